@@ -1,0 +1,114 @@
+# tenon — make targets. Run `make` or `make help` for the list.
+
+SHELL := /usr/bin/env bash -o pipefail
+.SHELLFLAGS := -ec
+.DEFAULT_GOAL := help
+
+# Versions. The Kubernetes version is the one hack/envtest builds (its go.mod) and testenv looks for.
+ENVTEST_K8S_VERSION    ?= 1.37.2
+CONTROLLER_GEN_VERSION ?= v0.23.0
+GOLANGCI_LINT_VERSION  ?= v2.15.0
+SETUP_ENVTEST_VERSION  ?= v0.25.1
+
+# ENVTEST_SOURCE=build (default) builds etcd, kube-apiserver and kube-controller-manager from Go
+# modules, which needs only a Go module proxy. ENVTEST_SOURCE=download uses setup-envtest to
+# download etcd and kube-apiserver and builds only kube-controller-manager (setup-envtest does not
+# ship it; the garbage collector in testing/testenv needs it).
+ENVTEST_SOURCE ?= build
+
+# Tools live in bin/ under versioned names, so changing a version above installs the new one.
+LOCALBIN ?= $(CURDIR)/bin
+CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
+GOLANGCI_LINT  ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+SETUP_ENVTEST  ?= $(LOCALBIN)/setup-envtest-$(SETUP_ENVTEST_VERSION)
+
+# Go modules in this repository, other than the library itself, that have tests or must build.
+EXAMPLE_MODULES := $(wildcard examples/*/go.mod)
+TOOL_MODULES    := hack/envtest/go.mod $(wildcard hack/bench/go.mod)
+
+GO_TEST_FLAGS ?= -race -count=1
+
+##@ General
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make \033[36m<target>\033[0m\n"} \
+		/^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2 } \
+		/^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: generate
+generate: controller-gen ## Generate deepcopy code (zz_generated.deepcopy.go).
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./internal/testtypes/...
+
+.PHONY: manifests
+manifests: controller-gen ## Generate CRD manifests for the test types.
+	$(CONTROLLER_GEN) crd paths=./internal/testtypes/... output:crd:artifacts:config=internal/testtypes/crd
+
+.PHONY: fmt
+fmt: ## Run gofmt on every module.
+	gofmt -s -w $$(git ls-files '*.go')
+
+.PHONY: vet
+vet: ## Run go vet on the library.
+	go vet ./...
+
+.PHONY: lint
+lint: golangci-lint ## Run golangci-lint (config: .golangci.yml).
+	$(GOLANGCI_LINT) run ./...
+
+.PHONY: verify
+verify: generate manifests ## Regenerate, tidy and fail if anything changed.
+	go mod tidy
+	@for m in $(EXAMPLE_MODULES) $(TOOL_MODULES); do (cd $$(dirname $$m) && go mod tidy); done
+	@if [ -n "$$(git status --porcelain -- . ':!bin')" ]; then \
+		echo "verify: generated files or go.mod/go.sum are out of date; run make generate manifests and go mod tidy:"; \
+		git status --porcelain -- . ':!bin'; git --no-pager diff --stat; exit 1; \
+	fi
+	@echo "verify: generated files and go.mod files are up to date"
+
+##@ Test
+
+.PHONY: envtest
+envtest: ## Make the envtest binaries available (ENVTEST_SOURCE=build|download).
+ifeq ($(ENVTEST_SOURCE),download)
+envtest: setup-envtest
+	@dir=$$($(SETUP_ENVTEST) use $(ENVTEST_K8S_VERSION) -p path) && \
+		echo "envtest: etcd and kube-apiserver from setup-envtest in $$dir" && \
+		cd hack/envtest && go run . -binaries kube-controller-manager -dir "$$dir"
+else
+	@cd hack/envtest && go run . >/dev/null
+endif
+
+.PHONY: test
+test: envtest ## Run every test (unit and envtest) of the library and the example operator, with -race.
+	go test $(GO_TEST_FLAGS) ./...
+	@for m in $(EXAMPLE_MODULES); do echo "go test $(GO_TEST_FLAGS) ./... in $$(dirname $$m)"; \
+		(cd $$(dirname $$m) && go test $(GO_TEST_FLAGS) ./...); done
+
+##@ Tools
+
+.PHONY: controller-gen
+controller-gen: $(CONTROLLER_GEN) ## Install controller-gen into bin/.
+$(CONTROLLER_GEN): $(LOCALBIN)
+	$(call go-install-tool,$(CONTROLLER_GEN),sigs.k8s.io/controller-tools/cmd/controller-gen,$(CONTROLLER_GEN_VERSION))
+
+.PHONY: golangci-lint
+golangci-lint: $(GOLANGCI_LINT) ## Install golangci-lint into bin/.
+$(GOLANGCI_LINT): $(LOCALBIN)
+	$(call go-install-tool,$(GOLANGCI_LINT),github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(GOLANGCI_LINT_VERSION))
+
+.PHONY: setup-envtest
+setup-envtest: $(SETUP_ENVTEST) ## Install setup-envtest into bin/ (only for ENVTEST_SOURCE=download).
+$(SETUP_ENVTEST): $(LOCALBIN)
+	$(call go-install-tool,$(SETUP_ENVTEST),sigs.k8s.io/controller-runtime/tools/setup-envtest,$(SETUP_ENVTEST_VERSION))
+
+$(LOCALBIN):
+	mkdir -p $(LOCALBIN)
+
+# go-install-tool installs package $(2) at version $(3) as $(1).
+define go-install-tool
+@echo "Installing $(2)@$(3)"
+@tmp=$$(mktemp -d) && GOBIN="$$tmp" go install "$(2)@$(3)" && mv "$$tmp/$$(basename "$(2)")" "$(1)" && rm -rf "$$tmp"
+endef

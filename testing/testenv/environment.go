@@ -1,0 +1,266 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package testenv
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// Options configures an [Environment]. The zero value starts etcd and kube-apiserver with
+// client-go's scheme, no CRDs and no garbage collector.
+type Options struct {
+	// CRDDirectoryPaths lists directories, or single files, of CRD manifests to install before
+	// the tests run. A path that does not exist is an error: a typo must not turn into a
+	// "no matches for kind" failure in every test.
+	CRDDirectoryPaths []string
+
+	// CRDs are CRD objects to install in addition to those read from CRDDirectoryPaths.
+	CRDs []*apiextensionsv1.CustomResourceDefinition
+
+	// Scheme is used by the environment's clients and managers. Defaults to client-go's scheme,
+	// which knows the built-in Kubernetes types; register your own types on a scheme that
+	// includes those.
+	Scheme *runtime.Scheme
+
+	// GarbageCollector starts kube-controller-manager with only its garbage-collector and
+	// namespace controllers, so that deleting an owner removes its dependents (ownerReferences,
+	// foreground and background propagation) and a deleted namespace finishes terminating. Plain
+	// envtest has neither. It costs a few seconds at start-up: Start waits until the collector has
+	// proved it works on a probe object.
+	GarbageCollector bool
+
+	// BinaryAssetsDirectory is the directory holding etcd, kube-apiserver and (for the garbage
+	// collector) kube-controller-manager. When empty, the directory named by KUBEBUILDER_ASSETS is
+	// used, then setup-envtest's standard directory (KubernetesVersion first).
+	BinaryAssetsDirectory string
+
+	// ControlPlaneOutput receives the output of etcd, kube-apiserver and kube-controller-manager.
+	// Nil discards it; the last lines of a process that fails to start are part of the error.
+	ControlPlaneOutput io.Writer
+
+	// WaitTimeout bounds the wait helpers ([Environment.CreateAndWait], [Environment.DeleteAndWait],
+	// namespace deletion) when their context has no deadline. Defaults to 30 seconds.
+	WaitTimeout time.Duration
+
+	// StartTimeout bounds the start of each control-plane process. Defaults to 60 seconds.
+	StartTimeout time.Duration
+}
+
+// Environment is a running control plane for tests: etcd, kube-apiserver and, optionally,
+// kube-controller-manager's garbage collector.
+//
+// Start one per test package in TestMain and share it between the package's tests; give each
+// test its own namespace with [Environment.Namespace]. All methods are safe for concurrent use
+// once Start has returned.
+type Environment struct {
+	opts Options
+
+	bins      binaries
+	env       *envtest.Environment
+	config    *rest.Config
+	client    client.Client
+	workDir   string
+	reaper    *reaper
+	collector *controllerManager
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// New returns an Environment that is not yet started; see [Environment.Run] and
+// [Environment.Start].
+func New(opts Options) *Environment {
+	if opts.Scheme == nil {
+		opts.Scheme = clientgoscheme.Scheme
+	}
+	if opts.WaitTimeout <= 0 {
+		opts.WaitTimeout = 30 * time.Second
+	}
+	if opts.StartTimeout <= 0 {
+		opts.StartTimeout = 60 * time.Second
+	}
+	return &Environment{opts: opts}
+}
+
+// Run starts the environment, runs the tests and stops the environment, returning the exit code
+// for os.Exit. It is meant to be the whole body of TestMain:
+//
+//	func TestMain(m *testing.M) {
+//		env = testenv.New(testenv.Options{CRDDirectoryPaths: []string{"../config/crd/bases"}})
+//		os.Exit(env.Run(m))
+//	}
+//
+// When the environment cannot start, Run prints why (for missing binaries, the command that
+// provides them) and returns 1 without running any test.
+func (e *Environment) Run(m *testing.M) int {
+	if err := e.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "testenv: failed to start the test control plane: %v\n", err)
+		return 1
+	}
+	code := m.Run()
+	if err := e.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "testenv: failed to stop the test control plane: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
+
+// Start starts the control plane, installs the CRDs and, if requested, the garbage collector.
+//
+// Whatever happens to the test process afterwards (a panic, a timeout, a signal), its
+// control-plane processes do not outlive it: a small watchdog process kills them when the test
+// process exits without calling Stop. On failure, everything started so far is stopped.
+func (e *Environment) Start() (err error) {
+	for _, p := range e.opts.CRDDirectoryPaths {
+		if _, statErr := os.Stat(p); statErr != nil {
+			abs, _ := filepath.Abs(p)
+			return fmt.Errorf("CRD path %q (%s) does not exist: check Options.CRDDirectoryPaths", p, abs)
+		}
+	}
+	bins, err := findBinaries(e.opts.BinaryAssetsDirectory, e.opts.GarbageCollector)
+	if err != nil {
+		return err
+	}
+	e.bins = bins
+
+	e.workDir, err = os.MkdirTemp("", "tenon-testenv-")
+	if err != nil {
+		return fmt.Errorf("failed to create a working directory: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, e.Stop())
+		}
+	}()
+	// Without the reaper the environment still works; it only loses its crash guarantee.
+	e.reaper, _ = startReaper(e.workDir)
+
+	output := e.opts.ControlPlaneOutput
+	e.env = &envtest.Environment{
+		Scheme:                   e.opts.Scheme,
+		CRDDirectoryPaths:        e.opts.CRDDirectoryPaths,
+		CRDs:                     e.opts.CRDs,
+		ErrorIfCRDPathMissing:    true,
+		ControlPlaneStartTimeout: e.opts.StartTimeout,
+		ControlPlaneStopTimeout:  30 * time.Second,
+	}
+	apiServer := e.env.ControlPlane.GetAPIServer()
+	apiServer.Path = bins.apiServer
+	apiServer.CertDir = filepath.Join(e.workDir, "apiserver")
+	e.env.ControlPlane.Etcd = &envtest.Etcd{
+		Path:    bins.etcd,
+		DataDir: filepath.Join(e.workDir, "etcd"),
+	}
+	if output != nil {
+		apiServer.Out, apiServer.Err = output, output
+		e.env.ControlPlane.Etcd.Out, e.env.ControlPlane.Etcd.Err = output, output
+	}
+	for _, dir := range []string{apiServer.CertDir, e.env.ControlPlane.Etcd.DataDir} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("failed to create %s: %w", dir, err)
+		}
+	}
+
+	cfg, startErr := e.env.Start()
+	// Hand the processes to the reaper even when the start failed half-way.
+	for _, pid := range childrenRunning(bins.etcd, bins.apiServer) {
+		e.reaper.watch(pid)
+	}
+	if startErr != nil {
+		return fmt.Errorf("failed to start etcd and kube-apiserver from %s: %w", bins.dir, startErr)
+	}
+	e.config = cfg
+
+	e.client, err = client.New(cfg, client.Options{Scheme: e.opts.Scheme})
+	if err != nil {
+		return fmt.Errorf("failed to create a client: %w", err)
+	}
+
+	if e.opts.GarbageCollector {
+		e.collector, err = startControllerManager(e, bins.controllerManager, output)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Stop stops the garbage collector, kube-apiserver and etcd, and removes the environment's
+// temporary files. It is safe to call more than once and on an environment that failed to start.
+func (e *Environment) Stop() error {
+	e.stopOnce.Do(func() {
+		var errs []error
+		if e.collector != nil {
+			errs = append(errs, e.collector.stop())
+		}
+		if e.env != nil {
+			if err := e.env.Stop(); err != nil {
+				errs = append(errs, fmt.Errorf("failed to stop etcd and kube-apiserver: %w", err))
+			}
+		}
+		if e.workDir != "" {
+			if err := os.RemoveAll(e.workDir); err != nil {
+				errs = append(errs, fmt.Errorf("failed to remove %s: %w", e.workDir, err))
+			}
+		}
+		if len(errs) == 0 {
+			e.reaper.release()
+		}
+		// Otherwise the reaper kills whatever is left when this process exits.
+		e.stopErr = errors.Join(errs...)
+	})
+	return e.stopErr
+}
+
+// Config returns the REST configuration of a cluster administrator (group system:masters).
+// Each call returns a copy that the caller may modify.
+func (e *Environment) Config() *rest.Config {
+	return rest.CopyConfig(e.config)
+}
+
+// Client returns a client that talks directly to the API server, as a cluster administrator,
+// with the environment's scheme. It has no cache: reads always see the latest state.
+func (e *Environment) Client() client.Client {
+	return e.client
+}
+
+// Scheme returns the environment's scheme.
+func (e *Environment) Scheme() *runtime.Scheme {
+	return e.opts.Scheme
+}
+
+// GarbageCollector reports whether the environment runs the garbage collector and namespace
+// controller.
+func (e *Environment) GarbageCollector() bool {
+	return e.collector != nil
+}

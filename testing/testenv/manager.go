@@ -1,0 +1,78 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package testenv
+
+import (
+	"context"
+	"testing"
+
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+// NewManager returns a manager for the environment, configured for tests: the environment's scheme
+// and administrator credentials unless opts sets them, no metrics or health-probe listener (tests
+// run in parallel and would fight over ports), no leader election, and controller-name validation
+// off so several tests may register controllers with the same name. Fields set in opts win.
+//
+// Register controllers on it, then start it with [StartManager].
+func (e *Environment) NewManager(t testing.TB, opts manager.Options) manager.Manager {
+	t.Helper()
+	if opts.Scheme == nil {
+		opts.Scheme = e.opts.Scheme
+	}
+	if opts.Metrics.BindAddress == "" {
+		opts.Metrics = metricsserver.Options{BindAddress: "0"}
+	}
+	if opts.HealthProbeBindAddress == "" {
+		opts.HealthProbeBindAddress = "0"
+	}
+	if opts.Controller.SkipNameValidation == nil {
+		opts.Controller = withSkipNameValidation(opts.Controller)
+	}
+	mgr, err := manager.New(e.Config(), opts)
+	if err != nil {
+		t.Fatalf("testenv: failed to create a manager: %v", err)
+	}
+	return mgr
+}
+
+func withSkipNameValidation(c config.Controller) config.Controller {
+	c.SkipNameValidation = ptr.To(true)
+	return c
+}
+
+// StartManager starts mgr in the background and waits until its caches have synced. When the
+// test ends, the manager is stopped and StartManager's cleanup waits until it has returned, so no
+// reconcile of this test runs into the next one; an error the manager returns fails the test.
+func StartManager(t testing.TB, mgr manager.Manager) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("testenv: manager stopped with an error: %v", err)
+		}
+	})
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		t.Fatal("testenv: the manager's cache did not sync")
+	}
+}

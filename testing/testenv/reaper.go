@@ -1,0 +1,157 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package testenv
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+)
+
+// reaperScript runs in a small shell that outlives the test process. Each line it reads is the
+// process group of a control-plane process; when its standard input reaches end of file, which
+// happens when the test process exits for any reason (return, panic, os.Exit, a signal, SIGKILL),
+// it kills those process groups and removes the environment's working directory. A line "done"
+// means the environment was stopped cleanly and there is nothing left to do.
+const reaperScript = `
+groups=""
+while read -r line; do
+  case "$line" in
+    done) exit 0 ;;
+    *) groups="$groups $line" ;;
+  esac
+done
+for g in $groups; do kill -KILL "-$g" 2>/dev/null; done
+rm -rf -- "$1"
+`
+
+// reaper makes sure that no control-plane process outlives the test binary that started it, even
+// when the binary panics or is killed before Stop runs. controller-runtime starts etcd and
+// kube-apiserver in their own process groups, so they would otherwise be left running.
+type reaper struct {
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	writer *os.File
+}
+
+// startReaper starts the watchdog shell. A failure is not fatal for the environment: the
+// processes are still stopped by Stop; only the guarantee for crashed test binaries is lost.
+func startReaper(workDir string) (*reaper, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("failed to create the reaper pipe: %w", err)
+	}
+	cmd := exec.Command("/bin/sh", "-c", reaperScript, "tenon-testenv-reaper", workDir)
+	cmd.Stdin = r
+	// Its own process group, so a Ctrl-C delivered to the test's process group does not kill the
+	// reaper before it has done its work.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		_ = r.Close()
+		_ = w.Close()
+		return nil, fmt.Errorf("failed to start the reaper: %w", err)
+	}
+	_ = r.Close() // the child holds its own copy
+	go func() { _ = cmd.Wait() }()
+	return &reaper{cmd: cmd, writer: w}, nil
+}
+
+// watch asks the reaper to kill process group pgid if the test process dies.
+func (r *reaper) watch(pgid int) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.writer != nil {
+		_, _ = fmt.Fprintf(r.writer, "%d\n", pgid)
+	}
+}
+
+// release tells the reaper that everything was stopped cleanly, and lets it exit.
+func (r *reaper) release() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.writer != nil {
+		_, _ = r.writer.WriteString("done\n")
+		_ = r.writer.Close()
+		r.writer = nil
+	}
+}
+
+// childrenRunning returns the process IDs of this process's direct children that run one of the
+// given executables. It reads /proc and returns nothing where /proc does not exist.
+func childrenRunning(executables ...string) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	want := make(map[string]bool, len(executables))
+	for _, e := range executables {
+		if resolved, err := filepath.EvalSymlinks(e); err == nil {
+			e = resolved
+		}
+		want[e] = true
+	}
+	self := os.Getpid()
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if parentOf(pid) != self {
+			continue
+		}
+		exe, err := os.Readlink("/proc/" + e.Name() + "/exe")
+		if err == nil && want[exe] {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// parentOf returns the parent process ID of pid from /proc/<pid>/stat, or -1.
+func parentOf(pid int) int {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return -1
+	}
+	// The command name in field 2 is in parentheses and may contain spaces; fields after the last
+	// ')' are: state, ppid, ...
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return -1
+	}
+	fields := bytes.Fields(stat[i+1:])
+	if len(fields) < 2 {
+		return -1
+	}
+	ppid, err := strconv.Atoi(string(fields[1]))
+	if err != nil {
+		return -1
+	}
+	return ppid
+}
