@@ -10,10 +10,10 @@ CONTROLLER_GEN_VERSION ?= v0.23.0
 GOLANGCI_LINT_VERSION  ?= v2.15.0
 SETUP_ENVTEST_VERSION  ?= v0.25.1
 
-# ENVTEST_SOURCE=build (default) builds etcd, kube-apiserver and kube-controller-manager from Go
-# modules, which needs only a Go module proxy. ENVTEST_SOURCE=download uses setup-envtest to
-# download etcd and kube-apiserver and builds only kube-controller-manager (setup-envtest does not
-# ship it; the garbage collector in testing/testenv needs it).
+# ENVTEST_SOURCE=build (default) builds etcd, kube-apiserver, kube-controller-manager and kubectl
+# from Go modules, which needs only a Go module proxy. ENVTEST_SOURCE=download uses setup-envtest
+# to download etcd, kube-apiserver and kubectl and builds only kube-controller-manager
+# (setup-envtest does not ship it; the garbage collector in testing/testenv needs it).
 ENVTEST_SOURCE ?= build
 
 # Tools live in bin/ under versioned names, so changing a version above installs the new one.

@@ -14,15 +14,15 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command envtest builds the control-plane binaries that envtest needs (etcd, kube-apiserver and
-// kube-controller-manager) from their Go modules, so that tests run on machines that cannot reach
+// Command envtest builds the control-plane binaries that envtest needs (etcd, kube-apiserver,
+// kube-controller-manager and kubectl) from their Go modules, so that tests run on machines that cannot reach
 // the download site setup-envtest uses but can reach a Go module proxy.
 //
 // The binaries are installed where setup-envtest would put them,
 // $XDG_DATA_HOME/kubebuilder-envtest/k8s/<version>-<os>-<arch> (~/.local/share when XDG_DATA_HOME
 // is unset), so the same tests find them whichever way they were obtained. The versions are the
-// ones this module's go.mod requires: k8s.io/kubernetes for kube-apiserver and
-// kube-controller-manager, go.etcd.io/etcd/server/v3 for etcd.
+// ones this module's go.mod requires: k8s.io/kubernetes for kube-apiserver,
+// kube-controller-manager and kubectl, go.etcd.io/etcd/server/v3 for etcd.
 //
 // A run that finds binaries reporting the right versions does nothing. Otherwise it builds the
 // missing ones in a single `go build` (they share most packages), printing progress, and moves
@@ -73,7 +73,11 @@ type binary struct {
 func (b binary) versionOK(ctx context.Context, path string) bool {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, path, "--version").CombinedOutput()
+	args := []string{"--version"}
+	if b.name == "kubectl" {
+		args = []string{"version", "--client"}
+	}
+	out, err := exec.CommandContext(ctx, path, args...).CombinedOutput()
 	if err != nil {
 		return false
 	}
@@ -81,6 +85,9 @@ func (b binary) versionOK(ctx context.Context, path string) bool {
 	case "etcd":
 		// "etcd Version: 3.7.0\nGit SHA: ..."
 		return bytes.Contains(out, []byte("etcd Version: "+b.version+"\n"))
+	case "kubectl":
+		// "Client Version: v1.37.2\nKustomize Version: v5.x"
+		return bytes.HasPrefix(out, []byte("Client Version: v"+b.version+"\n"))
 	default:
 		// "Kubernetes v1.37.2"
 		return strings.TrimSpace(string(out)) == "Kubernetes v"+b.version
@@ -91,7 +98,7 @@ func main() {
 	var o options
 	flag.BoolVar(&o.printDir, "print-dir", false, "print the assets directory and exit")
 	flag.StringVar(&o.dir, "dir", "", "install into this directory instead of setup-envtest's standard one")
-	flag.StringVar(&o.only, "binaries", "", "comma-separated subset of etcd,kube-apiserver,kube-controller-manager to install")
+	flag.StringVar(&o.only, "binaries", "", "comma-separated subset of etcd,kube-apiserver,kube-controller-manager,kubectl to install")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -130,12 +137,13 @@ func run(ctx context.Context, o options) error {
 		{name: "etcd", pkg: "./etcd", module: etcdModule, version: versions[etcdModule]},
 		{name: "kube-apiserver", pkg: kubernetesModule + "/cmd/kube-apiserver", module: kubernetesModule, version: k8sVersion},
 		{name: "kube-controller-manager", pkg: kubernetesModule + "/cmd/kube-controller-manager", module: kubernetesModule, version: k8sVersion},
+		{name: "kubectl", pkg: kubernetesModule + "/cmd/kubectl", module: kubernetesModule, version: k8sVersion},
 	}
 	if o.only != "" {
 		wanted := strings.Split(o.only, ",")
 		binaries = slices.DeleteFunc(binaries, func(b binary) bool { return !slices.Contains(wanted, b.name) })
 		if len(binaries) != len(wanted) {
-			return fmt.Errorf("-binaries %q: each name must be one of etcd, kube-apiserver, kube-controller-manager", o.only)
+			return fmt.Errorf("-binaries %q: each name must be one of etcd, kube-apiserver, kube-controller-manager, kubectl", o.only)
 		}
 	}
 	var missing []binary

@@ -41,6 +41,7 @@ const (
 	etcdBinary              = "etcd"
 	apiServerBinary         = "kube-apiserver"
 	controllerManagerBinary = "kube-controller-manager"
+	kubectlBinary           = "kubectl"
 )
 
 // ErrBinariesNotFound is returned (wrapped) by [Environment.Start] when no directory holds the

@@ -17,11 +17,14 @@ limitations under the License.
 package testenv
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -83,13 +86,14 @@ type Options struct {
 type Environment struct {
 	opts Options
 
-	bins      binaries
-	env       *envtest.Environment
-	config    *rest.Config
-	client    client.Client
-	workDir   string
-	reaper    *reaper
-	collector *controllerManager
+	bins       binaries
+	env        *envtest.Environment
+	config     *rest.Config
+	kubeconfig string
+	client     client.Client
+	workDir    string
+	reaper     *reaper
+	collector  *controllerManager
 
 	stopOnce sync.Once
 	stopErr  error
@@ -200,6 +204,10 @@ func (e *Environment) Start() (err error) {
 		return fmt.Errorf("failed to start etcd and kube-apiserver from %s: %w", bins.dir, startErr)
 	}
 	e.config = cfg
+	e.kubeconfig = filepath.Join(e.workDir, "admin.kubeconfig")
+	if err := os.WriteFile(e.kubeconfig, e.env.KubeConfig, 0o600); err != nil {
+		return fmt.Errorf("failed to write the administrator kubeconfig: %w", err)
+	}
 
 	e.client, err = client.New(cfg, client.Options{Scheme: e.opts.Scheme})
 	if err != nil {
@@ -263,4 +271,27 @@ func (e *Environment) Scheme() *runtime.Scheme {
 // controller.
 func (e *Environment) GarbageCollector() bool {
 	return e.collector != nil
+}
+
+// KubeconfigPath returns the path of a kubeconfig file with the environment's administrator
+// credentials, for programs a test runs against the control plane, such as kubectl or the
+// operator's own binary. The file is removed when the environment stops.
+func (e *Environment) KubeconfigPath() string {
+	return e.kubeconfig
+}
+
+// Kubectl runs kubectl from the binaries directory as a cluster administrator and returns its
+// combined output. `make envtest` builds kubectl, and setup-envtest downloads it; it is an error
+// when the directory has none.
+func (e *Environment) Kubectl(ctx context.Context, args ...string) ([]byte, error) {
+	path := filepath.Join(e.bins.dir, kubectlBinary)
+	if !isExecutable(path) {
+		return nil, fmt.Errorf("%w: %s has no kubectl", ErrBinariesNotFound, e.bins.dir)
+	}
+	cmd := exec.CommandContext(ctx, path, append([]string{"--kubeconfig", e.kubeconfig}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return out, fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, out)
+	}
+	return out, nil
 }
