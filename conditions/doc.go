@@ -1,0 +1,75 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package conditions manages status conditions (metav1.Condition) the way Kubernetes tools read
+// them: each condition says which generation it describes, timestamps move only on real
+// transitions, the list has a stable order, and nothing the API server would reject is ever set.
+//
+// It works on any object that exposes its conditions with two methods (see [Setter]), on a bare
+// slice ([ForSlice]) and on unstructured objects ([FromUnstructured]); it does not need API
+// types of its own.
+//
+// # Setting conditions
+//
+// [Set], [MarkTrue], [MarkFalse] and [MarkUnknown] set a condition and report whether anything
+// changed, so a reconcile that changes nothing writes nothing:
+//
+//   - ObservedGeneration is stamped from the object's metadata.generation;
+//   - LastTransitionTime changes only when the status does, and is truncated to seconds, as the
+//     API server stores it, so a status does not churn (and trigger another reconcile) because
+//     of a new message or a nanosecond difference;
+//   - the condition is validated first (type, reason, status, message size) and an invalid one
+//     is an error that names the field and the rule, with the object left as it was;
+//   - new conditions are inserted in a documented order: Ready first, then alphabetical.
+//
+// Condition types and reasons are the typed strings [Type] and [Reason]; declare yours as
+// constants. [ReasonFrom] derives a valid reason from an error message.
+//
+// # Reading conditions
+//
+// [Get], [Has], [IsTrue], [IsFalse] and [IsUnknown] read a condition. [IsCurrent] and [IsReady]
+// also check that the condition was computed for the current generation: a Ready condition that
+// lags behind metadata.generation describes an older spec and must not be trusted.
+//
+// # Summaries
+//
+// [Summarize] computes Ready (or any type) from dependent conditions, aware of polarity:
+// Degraded, Stalled, Reconciling and Deleting are healthy when False. [Mirror] copies a
+// condition from another object, [Aggregate] combines one condition across many objects.
+// [Track] removes conditions a reconcile did not set, for controllers that own a changing set.
+//
+// # The kstatus convention
+//
+// Tools built on kstatus (Flux, Argo CD, kpt, cli-utils) and `kubectl wait` read an object's
+// state from three conditions and status.observedGeneration. [MarkReconciling] while work is in
+// progress, [MarkStalled] when it cannot progress, [MarkReconciled] when done, and
+// [SetObservedGeneration] at the end of each reconcile. [Compute] returns the state kstatus
+// would report (Current, InProgress, Failed, Terminating), and [Check] lists how an object breaks
+// the convention, for tests.
+//
+// # Several writers
+//
+// [NewPatch] and [Patch.Apply] carry one controller's condition changes onto the latest version
+// of an object without losing conditions others set meanwhile; the patch package uses them to
+// resolve conflicts. [Transitions], [RecordEvents] and [Metrics] turn changes into Events and
+// Prometheus series.
+//
+// # What this package does not do
+//
+// It never talks to the API server: write the object with the patch package or your client.
+// It does not sort lists it did not build (see [Sort]); and it cannot stop another controller
+// from writing invalid conditions.
+package conditions

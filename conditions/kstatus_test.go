@@ -1,0 +1,261 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package conditions_test
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+
+	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/internal/testtypes"
+)
+
+func TestMarkReconcilingAndMarkStalledClearEachOther(t *testing.T) {
+	g := NewWithT(t)
+	w := widget(1)
+
+	changed, err := conditions.MarkStalled(w, "InvalidSpec", "replicas must be odd")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed).To(BeTrue())
+	g.Expect(types(w.Status.Conditions)).To(Equal([]string{"Stalled"}))
+
+	changed, err = conditions.MarkReconciling(w, conditions.ReasonProgressing, "applying")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed).To(BeTrue())
+	g.Expect(types(w.Status.Conditions)).To(Equal([]string{"Reconciling"}))
+
+	changed, err = conditions.MarkReconciling(w, conditions.ReasonProgressing, "applying")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed).To(BeFalse())
+
+	_, err = conditions.MarkStalled(w, "InvalidSpec", "again")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(types(w.Status.Conditions)).To(Equal([]string{"Stalled"}))
+
+	g.Expect(conditions.MarkReconciled(w)).To(BeTrue())
+	g.Expect(w.Status.Conditions).To(BeEmpty())
+	g.Expect(conditions.MarkReconciled(w)).To(BeFalse())
+}
+
+// plain has the kubebuilder status shape but no accessor methods.
+type plain struct {
+	metav1.TypeMeta
+	metav1.ObjectMeta
+	Status struct {
+		ObservedGeneration int64
+	}
+}
+
+func TestSetObservedGeneration(t *testing.T) {
+	t.Run("an object with accessors", func(t *testing.T) {
+		g := NewWithT(t)
+		w := widget(4)
+		changed, err := conditions.SetObservedGeneration(w)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(changed).To(BeTrue())
+		g.Expect(w.Status.ObservedGeneration).To(BeEquivalentTo(4))
+		changed, err = conditions.SetObservedGeneration(w)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(changed).To(BeFalse())
+	})
+	t.Run("a struct with Status.ObservedGeneration", func(t *testing.T) {
+		g := NewWithT(t)
+		p := &plain{ObjectMeta: metav1.ObjectMeta{Generation: 9}}
+		changed, err := conditions.SetObservedGeneration(p)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(changed).To(BeTrue())
+		g.Expect(p.Status.ObservedGeneration).To(BeEquivalentTo(9))
+		got, ok := conditions.GetObservedGeneration(p)
+		g.Expect(ok).To(BeTrue())
+		g.Expect(got).To(BeEquivalentTo(9))
+	})
+	t.Run("an unstructured object", func(t *testing.T) {
+		g := NewWithT(t)
+		u := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"generation": int64(2)}}}
+		changed, err := conditions.SetObservedGeneration(u)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(changed).To(BeTrue())
+		g.Expect(u.Object["status"]).To(HaveKeyWithValue("observedGeneration", int64(2)))
+		changed, err = conditions.SetObservedGeneration(u)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(changed).To(BeFalse())
+	})
+	t.Run("an object without the field", func(t *testing.T) {
+		g := NewWithT(t)
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
+		changed, err := conditions.SetObservedGeneration(cm)
+		g.Expect(err).To(MatchError(ContainSubstring("*v1.ConfigMap has no status.observedGeneration")))
+		g.Expect(changed).To(BeFalse())
+		_, ok := conditions.GetObservedGeneration(cm)
+		g.Expect(ok).To(BeFalse())
+	})
+}
+
+func TestCompute(t *testing.T) {
+	tests := []struct {
+		name        string
+		obj         func() *testtypes.Widget
+		want        conditions.Status
+		wantMessage string
+	}{
+		{
+			name: "current: observed generation matches, nothing in progress",
+			obj: func() *testtypes.Widget {
+				w := widget(2, cond("Ready", "True", "R", "", 2, at(0)))
+				w.Status.ObservedGeneration = 2
+				return w
+			},
+			want: conditions.StatusCurrent, wantMessage: "Resource is current",
+		},
+		{
+			name: "in progress: the controller has not observed the latest generation",
+			obj: func() *testtypes.Widget {
+				w := widget(3, cond("Ready", "True", "R", "", 2, at(0)))
+				w.Status.ObservedGeneration = 2
+				return w
+			},
+			want: conditions.StatusInProgress, wantMessage: "Widget generation is 3, but latest observed generation is 2",
+		},
+		{
+			name: "in progress: Reconciling is True",
+			obj: func() *testtypes.Widget {
+				w := widget(2, cond("Reconciling", "True", "R", "scaling up", 2, at(0)))
+				w.Status.ObservedGeneration = 2
+				return w
+			},
+			want: conditions.StatusInProgress, wantMessage: "scaling up",
+		},
+		{
+			name: "failed: Stalled is True",
+			obj: func() *testtypes.Widget {
+				w := widget(2, cond("Stalled", "True", "R", "bad spec", 2, at(0)))
+				w.Status.ObservedGeneration = 2
+				return w
+			},
+			want: conditions.StatusFailed, wantMessage: "bad spec",
+		},
+		{
+			name: "terminating: a deletionTimestamp wins",
+			obj: func() *testtypes.Widget {
+				w := widget(2, cond("Stalled", "True", "R", "bad spec", 2, at(0)))
+				w.DeletionTimestamp = ptr.To(at(0))
+				return w
+			},
+			want: conditions.StatusTerminating, wantMessage: "Resource scheduled for deletion",
+		},
+		{
+			name: "current by kstatus's rules although Ready is False",
+			obj: func() *testtypes.Widget {
+				w := widget(2, cond("Ready", "False", "R", "", 2, at(0)))
+				w.Status.ObservedGeneration = 2
+				return w
+			},
+			want: conditions.StatusCurrent, wantMessage: "Resource is current",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			obj := tt.obj()
+			res, err := conditions.Compute(obj)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(res.Status).To(Equal(tt.want))
+			g.Expect(res.Message).To(Equal(tt.wantMessage))
+		})
+	}
+}
+
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		name      string
+		obj       func() *testtypes.Widget
+		wantRules []string
+	}{
+		{
+			name: "a compliant ready object",
+			obj: func() *testtypes.Widget {
+				w := widget(2, cond("Ready", "True", "R", "", 2, at(0)))
+				w.Status.ObservedGeneration = 2
+				return w
+			},
+		},
+		{
+			name: "a compliant object in progress",
+			obj: func() *testtypes.Widget {
+				w := widget(2, cond("Ready", "False", "R", "", 2, at(0)), cond("Reconciling", "True", "R", "", 2, at(0)))
+				w.Status.ObservedGeneration = 2
+				return w
+			},
+		},
+		{
+			name: "Ready False without Reconciling or Stalled",
+			obj: func() *testtypes.Widget {
+				w := widget(2, cond("Ready", "False", "R", "", 2, at(0)))
+				w.Status.ObservedGeneration = 2
+				return w
+			},
+			wantRules: []string{"rule 4: Ready is False but neither Reconciling nor Stalled is True"},
+		},
+		{
+			name:      "no Ready condition and no observedGeneration",
+			obj:       func() *testtypes.Widget { return widget(1, cond("Reconciling", "True", "R", "", 1, at(0))) },
+			wantRules: []string{"rule 2: no Ready condition", "rule 3: no status.observedGeneration"},
+		},
+		{
+			name: "contradictions and impossible generations",
+			obj: func() *testtypes.Widget {
+				w := widget(2, cond("Ready", "True", "R", "", 3, at(0)), cond("Reconciling", "True", "R", "", 2, at(0)), cond("Stalled", "True", "R", "", 2, at(0)))
+				w.Status.ObservedGeneration = 5
+				return w
+			},
+			wantRules: []string{
+				"rule 3: status.observedGeneration 5 is newer than metadata.generation 2",
+				"rule 3: condition Ready observed generation 3",
+				"rule 5: Ready is True while Reconciling or Stalled is True",
+				"rule 5: Reconciling and Stalled are both True",
+			},
+		},
+		{
+			name: "invalid and duplicate conditions",
+			obj: func() *testtypes.Widget {
+				w := widget(1, cond("Ready", "True", "bad reason", "", 1, at(0)), cond("Ready", "True", "R", "", 1, at(0)))
+				w.Status.ObservedGeneration = 1
+				return w
+			},
+			wantRules: []string{"rule 1: invalid condition \"Ready\"", "rule 1: condition Ready appears more than once"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			err := conditions.Check(tt.obj())
+			if len(tt.wantRules) == 0 {
+				g.Expect(err).NotTo(HaveOccurred())
+				return
+			}
+			g.Expect(err).To(MatchError(conditions.ErrNotCompliant))
+			for _, rule := range tt.wantRules {
+				g.Expect(err.Error()).To(ContainSubstring(rule))
+			}
+		})
+	}
+}

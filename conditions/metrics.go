@@ -1,0 +1,80 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package conditions
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Object is what [Metrics] records: an object with conditions, a name and a namespace. Every
+// custom resource that implements [Getter] is one.
+type Object interface {
+	Getter
+	GetName() string
+	GetNamespace() string
+}
+
+// Metrics exports the conditions of objects as the Prometheus gauge
+//
+//	tenon_condition{kind, namespace, name, type, status}
+//
+// which is 1 for each condition's current status and 0 for the two others, so that an alert
+// such as `tenon_condition{type="Ready",status="False"} == 1` fires for every object that is not
+// ready. Register it once, with controller-runtime's registry
+// (sigs.k8s.io/controller-runtime/pkg/metrics.Registry) to serve it from the manager's metrics
+// endpoint. Each object adds a few series: record only objects of which there are not millions.
+type Metrics struct {
+	gauge *prometheus.GaugeVec
+}
+
+// NewMetrics returns unregistered condition metrics.
+func NewMetrics() *Metrics {
+	return &Metrics{gauge: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "tenon_condition",
+		Help: "The status of a condition of an object: 1 for the current status, 0 for the others.",
+	}, []string{"kind", "namespace", "name", "type", "status"})}
+}
+
+// Register registers the metrics with reg.
+func (m *Metrics) Register(reg prometheus.Registerer) error {
+	return reg.Register(m.gauge)
+}
+
+var statuses = [...]metav1.ConditionStatus{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown}
+
+// Record sets the gauge for every condition of obj, whose kind is kind, and removes the series of
+// conditions obj no longer has. Call it after each reconcile.
+func (m *Metrics) Record(kind string, obj Object) {
+	ns, name := obj.GetNamespace(), obj.GetName()
+	list := obj.GetConditions()
+	m.gauge.DeletePartialMatch(prometheus.Labels{"kind": kind, "namespace": ns, "name": name})
+	for i := range list {
+		for _, s := range statuses {
+			v := 0.0
+			if list[i].Status == s {
+				v = 1
+			}
+			m.gauge.WithLabelValues(kind, ns, name, list[i].Type, string(s)).Set(v)
+		}
+	}
+}
+
+// Forget removes every series of the object kind/namespace/name. Call it when the object is gone.
+func (m *Metrics) Forget(kind, namespace, name string) {
+	m.gauge.DeletePartialMatch(prometheus.Labels{"kind": kind, "namespace": namespace, "name": name})
+}

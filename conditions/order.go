@@ -1,0 +1,86 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package conditions
+
+import (
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// defaultOrder puts Ready first; every other type follows alphabetically.
+var defaultOrder = []Type{Ready}
+
+// orderOf returns the types obj wants first.
+func orderOf(obj any) []Type {
+	if o, ok := obj.(Orderer); ok {
+		return o.ConditionOrder()
+	}
+	return defaultOrder
+}
+
+// Compare orders condition types: the types in first come first, in that order; all others
+// follow in byte-wise alphabetical order. With first nil it is the default order, Ready first.
+// It returns a negative number when a sorts before b, a positive number when after, 0 when equal.
+func Compare(first []Type, a, b string) int {
+	if first == nil {
+		first = defaultOrder
+	}
+	ia, ib := slices.Index(first, Type(a)), slices.Index(first, Type(b))
+	switch {
+	case ia >= 0 && ib >= 0:
+		return ia - ib
+	case ia >= 0:
+		return -1
+	case ib >= 0:
+		return 1
+	}
+	return strings.Compare(a, b)
+}
+
+// Sort sorts obj's conditions into its order (see [Set]) and reports whether the order changed.
+// Set never reorders, so that writers with different orders cannot fight; call Sort when you own
+// the whole list and want to normalise one written by hand or by an older controller.
+func Sort(obj Setter) (changed bool) {
+	first := orderOf(obj)
+	list := obj.GetConditions()
+	cmp := func(a, b metav1.Condition) int { return Compare(first, a.Type, b.Type) }
+	if slices.IsSortedFunc(list, cmp) {
+		return false
+	}
+	list = slices.Clone(list)
+	slices.SortStableFunc(list, cmp)
+	obj.SetConditions(list)
+	return true
+}
+
+// insert returns a copy of list with c inserted before the first condition that sorts after it.
+// In a sorted list that is c's sorted position.
+func insert(list []metav1.Condition, c metav1.Condition, first []Type) []metav1.Condition {
+	at := len(list)
+	for j := range list {
+		if Compare(first, c.Type, list[j].Type) < 0 {
+			at = j
+			break
+		}
+	}
+	out := make([]metav1.Condition, 0, len(list)+1)
+	out = append(out, list[:at]...)
+	out = append(out, c)
+	return append(out, list[at:]...)
+}

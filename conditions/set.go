@@ -1,0 +1,139 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package conditions
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Set sets c on obj, replacing the condition of the same type, and reports whether anything
+// changed.
+//
+//   - ObservedGeneration is set to obj's generation, so the condition says which spec it
+//     describes. (When obj has no generation, as a [ForSlice] adapter with generation 0, c's own
+//     ObservedGeneration is kept.)
+//   - LastTransitionTime changes only when Status does: a new reason or message keeps the
+//     existing time. On a transition, or for a new condition, it is c.LastTransitionTime when
+//     set, otherwise now; either way truncated to whole seconds, which is all the API server
+//     stores, so an object and its copy read back from the server are equal.
+//   - A message with invalid UTF-8 has it replaced by U+FFFD, as the API server would.
+//   - Setting a condition equal to the current one (type, status, reason, message, observed
+//     generation) is not a change: nothing is written to obj and Set returns false. This path
+//     does not allocate.
+//   - A new condition is inserted at its place in the order (Ready first, then alphabetical, or
+//     obj's [Orderer] order); existing conditions are never reordered, so writers that order
+//     differently cannot fight over the list.
+//   - When c is invalid (see [Validate]), Set returns an error naming the field and the rule,
+//     and obj is not modified.
+func Set(obj Setter, c metav1.Condition) (changed bool, err error) {
+	touch(obj, Type(c.Type))
+	if gen := obj.GetGeneration(); gen > 0 {
+		c.ObservedGeneration = gen
+	}
+	c.Message = strings.ToValidUTF8(c.Message, "\uFFFD")
+
+	list := obj.GetConditions()
+	i := indexOf(list, c.Type)
+	if i >= 0 {
+		existing := &list[i]
+		if existing.Status == c.Status {
+			c.LastTransitionTime = existing.LastTransitionTime
+		} else {
+			c.LastTransitionTime = transitionTime(c.LastTransitionTime)
+		}
+		if err := Validate(c); err != nil {
+			return false, err
+		}
+		if equal(existing, &c) {
+			return false, nil
+		}
+		list[i] = c
+		obj.SetConditions(list)
+		return true, nil
+	}
+
+	c.LastTransitionTime = transitionTime(c.LastTransitionTime)
+	if err := Validate(c); err != nil {
+		return false, err
+	}
+	obj.SetConditions(insert(list, c, orderOf(obj)))
+	return true, nil
+}
+
+// MarkTrue sets a True condition of type t on obj; see [Set]. The message is passed through
+// [TruncateMessage], so it may come straight from an error.
+func MarkTrue(obj Setter, t Type, reason Reason, message string) (changed bool, err error) {
+	return Set(obj, newCondition(t, metav1.ConditionTrue, reason, message))
+}
+
+// MarkFalse sets a False condition of type t on obj; see [MarkTrue].
+func MarkFalse(obj Setter, t Type, reason Reason, message string) (changed bool, err error) {
+	return Set(obj, newCondition(t, metav1.ConditionFalse, reason, message))
+}
+
+// MarkUnknown sets an Unknown condition of type t on obj; see [MarkTrue].
+func MarkUnknown(obj Setter, t Type, reason Reason, message string) (changed bool, err error) {
+	return Set(obj, newCondition(t, metav1.ConditionUnknown, reason, message))
+}
+
+func newCondition(t Type, status metav1.ConditionStatus, reason Reason, message string) metav1.Condition {
+	return metav1.Condition{Type: string(t), Status: status, Reason: string(reason), Message: TruncateMessage(message)}
+}
+
+// Delete removes the condition of type t from obj and reports whether it was there.
+func Delete(obj Setter, t Type) (changed bool) {
+	touch(obj, t)
+	list := obj.GetConditions()
+	i := indexOf(list, string(t))
+	if i < 0 {
+		return false
+	}
+	obj.SetConditions(slices.Delete(slices.Clone(list), i, i+1))
+	return true
+}
+
+// transitionTime returns t truncated to seconds, or now truncated when t is zero.
+func transitionTime(t metav1.Time) metav1.Time {
+	if t.IsZero() {
+		return metav1.NewTime(time.Now().Truncate(time.Second))
+	}
+	return metav1.NewTime(t.Truncate(time.Second))
+}
+
+// equal reports whether a and b carry the same information. LastTransitionTime is compared
+// too, so that a transition time carried over from elsewhere is not lost.
+func equal(a, b *metav1.Condition) bool {
+	return a.Type == b.Type &&
+		a.Status == b.Status &&
+		a.Reason == b.Reason &&
+		a.Message == b.Message &&
+		a.ObservedGeneration == b.ObservedGeneration &&
+		a.LastTransitionTime.Equal(&b.LastTransitionTime)
+}
+
+func indexOf(list []metav1.Condition, t string) int {
+	for i := range list {
+		if list[i].Type == t {
+			return i
+		}
+	}
+	return -1
+}

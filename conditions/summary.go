@@ -1,0 +1,196 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package conditions
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// SummaryOptions configures [Summary], [Summarize] and [Aggregate]. Build it with
+// [SummaryOption] values; the zero value is the default.
+type SummaryOptions struct {
+	// NegativePolarity lists types for which False is the healthy status, in addition to the
+	// standard ones: Reconciling, Stalled, Deleting and Degraded.
+	NegativePolarity []Type
+
+	// IgnoreIfMissing lists dependents that count as healthy while absent, such as conditions of
+	// an optional feature. Any other missing dependent makes the summary Unknown.
+	IgnoreIfMissing []Type
+
+	// TrueReason is the reason of a True summary. Defaults to [ReasonSucceeded].
+	TrueReason Reason
+
+	// TrueMessage is the message of a True summary. Defaults to none.
+	TrueMessage string
+}
+
+// SummaryOption configures [Summary], [Summarize] and [Aggregate].
+type SummaryOption interface {
+	ApplyToSummary(*SummaryOptions)
+}
+
+// NegativePolarity lists condition types for which False is healthy; see
+// [SummaryOptions.NegativePolarity].
+type NegativePolarity []Type
+
+// ApplyToSummary implements [SummaryOption].
+func (n NegativePolarity) ApplyToSummary(o *SummaryOptions) {
+	o.NegativePolarity = append(o.NegativePolarity, n...)
+}
+
+// IgnoreIfMissing lists dependents that count as healthy while absent; see
+// [SummaryOptions.IgnoreIfMissing].
+type IgnoreIfMissing []Type
+
+// ApplyToSummary implements [SummaryOption].
+func (i IgnoreIfMissing) ApplyToSummary(o *SummaryOptions) {
+	o.IgnoreIfMissing = append(o.IgnoreIfMissing, i...)
+}
+
+// WithTrueReason sets the reason and message of a True summary.
+type WithTrueReason struct {
+	Reason  Reason
+	Message string
+}
+
+// ApplyToSummary implements [SummaryOption].
+func (w WithTrueReason) ApplyToSummary(o *SummaryOptions) {
+	o.TrueReason, o.TrueMessage = w.Reason, w.Message
+}
+
+func newSummaryOptions(opts []SummaryOption) SummaryOptions {
+	var o SummaryOptions
+	for _, opt := range opts {
+		opt.ApplyToSummary(&o)
+	}
+	if o.TrueReason == "" {
+		o.TrueReason = ReasonSucceeded
+	}
+	return o
+}
+
+func (o *SummaryOptions) negative(t Type) bool {
+	return slices.Contains(negativePolarity, t) || slices.Contains(o.NegativePolarity, t)
+}
+
+// health is how one dependent counts towards a summary. The order is from best to worst.
+type health int
+
+const (
+	healthy health = iota
+	unknown
+	unhealthy
+)
+
+// assess classifies c (nil when missing) for a summary of an object at generation gen.
+func (o *SummaryOptions) assess(t Type, c *metav1.Condition, gen int64) health {
+	switch {
+	case c == nil:
+		if slices.Contains(o.IgnoreIfMissing, t) {
+			return healthy
+		}
+		return unknown
+	case stale(c, gen):
+		return unknown // computed for an older spec: its status may no longer hold
+	case c.Status == metav1.ConditionUnknown:
+		return unknown
+	case (c.Status == metav1.ConditionTrue) != o.negative(t):
+		return healthy
+	default:
+		return unhealthy
+	}
+}
+
+// Summary computes a condition of type t that summarises the dependents of obj, which are
+// conditions of obj, taking polarity into account:
+//
+//   - True when every dependent is healthy: True, or False for a negative-polarity type such as
+//     Degraded (see [SummaryOptions.NegativePolarity]);
+//   - False when any dependent is unhealthy;
+//   - Unknown otherwise: a dependent is Unknown, missing (unless listed in
+//     [SummaryOptions.IgnoreIfMissing]) or was computed for an older generation than obj's.
+//
+// The reason is that of the worst dependent, the first in dependents order among the equally
+// bad; the message lists every dependent that is not healthy, worst first, as
+// "Type: message". A True summary has reason [ReasonSucceeded] unless [WithTrueReason] says
+// otherwise. Summary does not modify obj; [Summarize] sets the result.
+func Summary(obj Getter, t Type, dependents []Type, opts ...SummaryOption) metav1.Condition {
+	o := newSummaryOptions(opts)
+	gen := obj.GetGeneration()
+
+	type finding struct {
+		t Type
+		c *metav1.Condition
+		h health
+	}
+	var bad []finding
+	for _, d := range dependents {
+		if d == t {
+			continue
+		}
+		c := Get(obj, d)
+		if h := o.assess(d, c, gen); h != healthy {
+			bad = append(bad, finding{t: d, c: c, h: h})
+		}
+	}
+	if len(bad) == 0 {
+		return newCondition(t, metav1.ConditionTrue, o.TrueReason, o.TrueMessage)
+	}
+	slices.SortStableFunc(bad, func(a, b finding) int { return int(b.h - a.h) })
+
+	parts := make([]string, len(bad))
+	for i, f := range bad {
+		parts[i] = string(f.t) + ": " + describe(f.c, gen)
+	}
+	worst := bad[0]
+	status, reason := metav1.ConditionFalse, ReasonNotObserved
+	if worst.h == unknown {
+		status = metav1.ConditionUnknown
+	}
+	if worst.c != nil && worst.c.Reason != "" && !stale(worst.c, gen) {
+		reason = Reason(worst.c.Reason)
+	}
+	return newCondition(t, status, reason, strings.Join(parts, "; "))
+}
+
+// Summarize sets the condition [Summary] computes on obj; see [Set].
+func Summarize(obj Setter, t Type, dependents []Type, opts ...SummaryOption) (changed bool, err error) {
+	return Set(obj, Summary(obj, t, dependents, opts...))
+}
+
+// describe says what is wrong with condition c (nil when missing) of an object at generation gen.
+func describe(c *metav1.Condition, gen int64) string {
+	switch {
+	case c == nil:
+		return "not reported"
+	case stale(c, gen):
+		return fmt.Sprintf("computed for generation %d, current is %d", c.ObservedGeneration, gen)
+	case c.Message == "":
+		return fmt.Sprintf("%s (%s)", c.Status, c.Reason)
+	}
+	return c.Message
+}
+
+// stale reports whether c was computed for a generation older than gen. A condition without an
+// observed generation (0) is not known to be stale.
+func stale(c *metav1.Condition, gen int64) bool {
+	return c.ObservedGeneration > 0 && c.ObservedGeneration < gen
+}
