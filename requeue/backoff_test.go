@@ -1,0 +1,192 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package requeue_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/tenon-dev/tenon/requeue"
+)
+
+// scripted is a reconciler that returns the outcomes of its script in turn.
+type scripted struct {
+	steps []func(ctx context.Context) (ctrl.Result, error)
+	calls int
+}
+
+func (s *scripted) Reconcile(ctx context.Context, _ reconcile.Request) (ctrl.Result, error) {
+	step := s.steps[s.calls%len(s.steps)]
+	s.calls++
+	return step(ctx)
+}
+
+var (
+	retry = requeue.Retry
+	done  = func(context.Context) (ctrl.Result, error) { return requeue.Done() }
+)
+
+func request(name string) reconcile.Request {
+	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
+}
+
+func TestWithBackoffGrowsRetryDelaysPerObjectAndResetsWhenDone(t *testing.T) {
+	g := NewWithT(t)
+	inner := &scripted{steps: []func(context.Context) (ctrl.Result, error){retry, retry, retry, retry, done}}
+	r := requeue.WithBackoff(inner, requeue.BackoffOptions{
+		Name:         "growth",
+		RetryLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](10*time.Millisecond, time.Second),
+	})
+	ctx := context.Background()
+	a, b := request("a"), request("b")
+
+	var delays []time.Duration
+	for range 4 {
+		res, err := r.Reconcile(ctx, a)
+		g.Expect(err).NotTo(HaveOccurred())
+		delays = append(delays, res.RequeueAfter)
+	}
+	g.Expect(delays).To(Equal([]time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 40 * time.Millisecond, 80 * time.Millisecond}))
+
+	// Another object has a backoff of its own.
+	inner.calls = 0
+	res, _ := r.Reconcile(ctx, b)
+	g.Expect(res.RequeueAfter).To(Equal(10 * time.Millisecond))
+
+	// a finishes: its backoff is forgotten, the next retry starts over.
+	inner.calls = 4
+	res, err := r.Reconcile(ctx, a)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.IsZero()).To(BeTrue())
+	res, _ = r.Reconcile(ctx, a)
+	g.Expect(res.RequeueAfter).To(Equal(10*time.Millisecond), "reset after a reconcile that did not retry")
+
+	g.Expect(counter(t, "tenon_reconcile_requeues_total", map[string]string{"controller": "growth", "reason": "retry"})).To(BeEquivalentTo(6))
+}
+
+func TestWithBackoffMakesReturnedConflictsQuiet(t *testing.T) {
+	g := NewWithT(t)
+	conflict := func(context.Context) (ctrl.Result, error) {
+		return ctrl.Result{}, apierrors.NewConflict(widgets, "w", errors.New("the object has been modified"))
+	}
+	inner := &scripted{steps: []func(context.Context) (ctrl.Result, error){conflict, conflict, conflict, done, conflict}}
+	r := requeue.WithBackoff(inner, requeue.BackoffOptions{
+		Name:            "quiet",
+		ConflictLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](100*time.Millisecond, time.Second),
+	})
+	ctx := context.Background()
+
+	var delays []time.Duration
+	for range 3 {
+		res, err := r.Reconcile(ctx, request("a"))
+		g.Expect(err).NotTo(HaveOccurred(), "a conflict is not an error")
+		delays = append(delays, res.RequeueAfter)
+	}
+	// Exponential with up to 100% jitter: [100,200), [200,400), [400,800) ms.
+	for i, d := range delays {
+		base := 100 * time.Millisecond << i
+		g.Expect(d).To(BeNumerically(">=", base))
+		g.Expect(d).To(BeNumerically("<", 2*base))
+	}
+	_, _ = r.Reconcile(ctx, request("a")) // done: forgotten
+	res, _ := r.Reconcile(ctx, request("a"))
+	g.Expect(res.RequeueAfter).To(BeNumerically("<", 200*time.Millisecond))
+
+	g.Expect(counter(t, "tenon_reconcile_quiet_conflicts_total", map[string]string{"controller": "quiet", "class": "conflict"})).To(BeEquivalentTo(4))
+}
+
+func TestWithBackoffPassesOtherErrorsThroughAndCountsTerminalOnes(t *testing.T) {
+	g := NewWithT(t)
+	boom := errors.New("boom")
+	inner := &scripted{steps: []func(context.Context) (ctrl.Result, error){
+		func(context.Context) (ctrl.Result, error) { return ctrl.Result{}, boom },
+		func(context.Context) (ctrl.Result, error) { return requeue.Terminal(errors.New("bad spec")) },
+		func(context.Context) (ctrl.Result, error) { return requeue.After(time.Minute) },
+	}}
+	r := requeue.WithBackoff(inner, requeue.BackoffOptions{Name: "passthrough"})
+	ctx := context.Background()
+
+	_, err := r.Reconcile(ctx, request("a"))
+	g.Expect(err).To(MatchError(boom))
+	_, err = r.Reconcile(ctx, request("a"))
+	g.Expect(requeue.IsTerminal(err)).To(BeTrue())
+	res, err := r.Reconcile(ctx, request("a"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.RequeueAfter).To(Equal(time.Minute))
+
+	g.Expect(counter(t, "tenon_reconcile_terminal_errors_total", map[string]string{"controller": "passthrough"})).To(BeEquivalentTo(1))
+	g.Expect(counter(t, "tenon_reconcile_requeues_total", map[string]string{"controller": "passthrough", "reason": "after"})).To(BeEquivalentTo(1))
+}
+
+func TestWithBackoffCanLeaveErrorsAlone(t *testing.T) {
+	g := NewWithT(t)
+	conflict := apierrors.NewConflict(widgets, "w", errors.New("modified"))
+	inner := &scripted{steps: []func(context.Context) (ctrl.Result, error){
+		func(context.Context) (ctrl.Result, error) { return ctrl.Result{}, conflict },
+	}}
+	r := requeue.WithBackoff(inner, requeue.BackoffOptions{QuietErrors: ptr.To(false)})
+
+	_, err := r.Reconcile(context.Background(), request("a"))
+
+	g.Expect(err).To(MatchError(conflict))
+}
+
+// counter returns the value of the counter with exactly the given labels from
+// controller-runtime's registry, or 0 when it has not been recorded.
+func counter(t *testing.T, name string, labels map[string]string) float64 {
+	t.Helper()
+	families, err := metrics.Registry.(prometheus.Gatherer).Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if matches(m, labels) {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+func matches(m *dto.Metric, labels map[string]string) bool {
+	if len(m.GetLabel()) != len(labels) {
+		return false
+	}
+	for _, l := range m.GetLabel() {
+		if labels[l.GetName()] != l.GetValue() {
+			return false
+		}
+	}
+	return true
+}

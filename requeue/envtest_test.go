@@ -1,0 +1,144 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package requeue_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/internal/testtypes"
+	"github.com/tenon-dev/tenon/requeue"
+	"github.com/tenon-dev/tenon/testing/testenv"
+)
+
+var env *testenv.Environment
+
+func TestMain(m *testing.M) {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(testtypes.AddToScheme(scheme))
+	env = testenv.New(testenv.Options{CRDDirectoryPaths: []string{testtypes.CRDDirectory()}, Scheme: scheme})
+	os.Exit(env.Run(m))
+}
+
+// conflictingReconciler writes Ready to a Widget's status from the cached copy; on its first
+// reconcile another writer changes the Widget in between, so that status write conflicts.
+type conflictingReconciler struct {
+	client.Client
+	other      client.Client
+	namespace  string
+	reconciles atomic.Int32
+}
+
+func (r *conflictingReconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
+	if req.Namespace != r.namespace {
+		return requeue.Done()
+	}
+	n := r.reconciles.Add(1)
+	var w testtypes.Widget
+	if err := r.Get(ctx, req.NamespacedName, &w); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if n == 1 {
+		// Another controller labels the object: the copy just read is now stale.
+		latest := w.DeepCopy()
+		latest.Labels = map[string]string{"touched-by": "someone-else"}
+		if err := r.other.Update(ctx, latest); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if _, err := conditions.MarkTrue(&w, conditions.Ready, conditions.ReasonSucceeded, ""); err != nil {
+		return requeue.Terminal(err)
+	}
+	// A plain Update with the stale resourceVersion: 409 Conflict on the first reconcile.
+	return ctrl.Result{}, r.Status().Update(ctx, &w)
+}
+
+func TestAConflictIsRetriedQuietlyUntilItSucceeds(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := env.Namespace(t)
+	mgr := env.NewManager(t, ctrl.Options{})
+	r := &conflictingReconciler{Client: mgr.GetClient(), other: env.Client(), namespace: ns}
+	const name = "conflicting"
+	g.Expect(ctrl.NewControllerManagedBy(mgr).For(&testtypes.Widget{}).Named(name).
+		Complete(requeue.WithBackoff(r, requeue.BackoffOptions{Name: name}))).To(Succeed())
+	testenv.StartManager(t, mgr)
+
+	w := &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: ns}}
+	g.Expect(env.Client().Create(ctx, w)).To(Succeed())
+
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), w)).To(Succeed())
+		g.Expect(conditions.IsTrue(w, conditions.Ready)).To(BeTrue())
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+
+	g.Expect(w.Labels).To(HaveKeyWithValue("touched-by", "someone-else"), "the other writer's change survived")
+	g.Expect(r.reconciles.Load()).To(BeNumerically(">=", 2), "the conflicting reconcile was retried")
+	g.Expect(counter(t, "tenon_reconcile_quiet_conflicts_total", map[string]string{"controller": name, "class": "conflict"})).To(BeNumerically(">=", 1))
+	g.Expect(counter(t, "controller_runtime_reconcile_errors_total", map[string]string{"controller": name})).To(BeZero(),
+		"a conflict must not count as a reconcile error")
+}
+
+// terminalReconciler always fails with a terminal error.
+type terminalReconciler struct {
+	namespace  string
+	reconciles atomic.Int32
+}
+
+func (r *terminalReconciler) Reconcile(_ context.Context, req reconcile.Request) (ctrl.Result, error) {
+	if req.Namespace != r.namespace {
+		return requeue.Done()
+	}
+	r.reconciles.Add(1)
+	return requeue.Terminal(errors.New("spec.size must be small, medium or large"))
+}
+
+func TestATerminalErrorIsNotRetried(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := env.Namespace(t)
+	mgr := env.NewManager(t, ctrl.Options{})
+	r := &terminalReconciler{namespace: ns}
+	const name = "terminal"
+	g.Expect(ctrl.NewControllerManagedBy(mgr).For(&testtypes.Widget{}).Named(name).
+		Complete(requeue.WithBackoff(r, requeue.BackoffOptions{Name: name}))).To(Succeed())
+	testenv.StartManager(t, mgr)
+
+	g.Expect(env.Client().Create(ctx, &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: ns}})).To(Succeed())
+
+	g.Eventually(r.reconciles.Load).WithTimeout(30 * time.Second).Should(BeEquivalentTo(1))
+	// controller-runtime's rate limiter would retry a plain error within milliseconds, ten times
+	// in the first five seconds; a terminal error is not retried at all.
+	g.Consistently(r.reconciles.Load).WithTimeout(2 * time.Second).Should(BeEquivalentTo(1))
+	g.Expect(counter(t, "tenon_reconcile_terminal_errors_total", map[string]string{"controller": name})).To(BeEquivalentTo(1))
+	g.Expect(counter(t, "controller_runtime_terminal_reconcile_errors_total", map[string]string{"controller": name})).To(BeEquivalentTo(1))
+}

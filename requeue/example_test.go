@@ -1,0 +1,113 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package requeue_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/tenon-dev/tenon/requeue"
+)
+
+func ExampleOnError() {
+	ctx := context.Background()
+	gr := schema.GroupResource{Group: "apps.example.com", Resource: "clusters"}
+
+	// A conflict is not a failure: requeue soon, return no error.
+	res, err := requeue.OnError(ctx, apierrors.NewConflict(gr, "demo", errors.New("the object has been modified")))
+	fmt.Println("conflict:", res.RequeueAfter > 0, err)
+
+	// The API server asks to slow down: wait as long as it says.
+	res, err = requeue.OnError(ctx, apierrors.NewTooManyRequests("slow down", 3))
+	fmt.Println("throttled:", res.RequeueAfter, err)
+
+	// An invalid request fails the same way every time: stop retrying.
+	_, err = requeue.OnError(ctx, apierrors.NewBadRequest("spec.replicas: must be odd"))
+	fmt.Println("invalid: terminal =", requeue.IsTerminal(err))
+
+	// Anything else is returned for controller-runtime to retry with backoff.
+	_, err = requeue.OnError(ctx, errors.New("dial tcp 10.0.0.7:443: connection refused"))
+	fmt.Println("other:", err)
+
+	// Output:
+	// conflict: true <nil>
+	// throttled: 3s <nil>
+	// invalid: terminal = true
+	// other: dial tcp 10.0.0.7:443: connection refused
+}
+
+func ExampleResults() {
+	// The steps of a reconcile each return a result.
+	reconcileConfig := requeue.Done
+	reconcileDNS := func() (ctrl.Result, error) { return requeue.After(30 * time.Second) }
+	reconcileCertificate := func() (ctrl.Result, error) { return requeue.After(10 * time.Minute) }
+
+	var results requeue.Results
+	results.Add(reconcileConfig())
+	results.Add(reconcileDNS())
+	results.Add(reconcileCertificate())
+	res, err := results.Merge()
+	fmt.Println(res.RequeueAfter, err)
+
+	// One step fails: the error wins, and it is retried.
+	results.Add(ctrl.Result{}, errors.New("dns api: 503"))
+	res, err = results.Merge()
+	fmt.Println(res.RequeueAfter, err, requeue.IsTerminal(err))
+
+	// Output:
+	// 30s <nil>
+	// 0s dns api: 503 false
+}
+
+func ExampleWithBackoff() {
+	notReady := 0
+	r := reconcile.Func(func(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
+		if notReady < 3 {
+			notReady++
+			return requeue.Retry(ctx) // a dependency is not ready yet
+		}
+		return requeue.Done()
+	})
+	wrapped := requeue.WithBackoff(r, requeue.BackoffOptions{Name: "example"})
+
+	req := reconcile.Request{}
+	for range 4 {
+		res, _ := wrapped.Reconcile(context.Background(), req)
+		fmt.Println(res.RequeueAfter)
+	}
+
+	// Output:
+	// 1s
+	// 2s
+	// 4s
+	// 0s
+}
+
+func ExamplePoll() {
+	res, _ := requeue.Poll(time.Minute)
+	fmt.Println(res.RequeueAfter >= time.Minute, res.RequeueAfter < 66*time.Second)
+
+	// Output:
+	// true true
+}

@@ -1,0 +1,77 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package requeue
+
+import (
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/tenon-dev/tenon/conditions"
+)
+
+// ReasonRetrying is the reason [Report] gives Reconciling after an error that will be retried.
+const ReasonRetrying conditions.Reason = "RetryingAfterError"
+
+// Report records the outcome of a reconcile in obj's kstatus conditions, so that tools and users
+// see what the result and error say, and reports whether it changed them. Call it just before
+// returning, with the values returned, and write the status afterwards (the patch package's
+// helper does it in one deferred call):
+//
+//   - a terminal error (or an invalid request, see [Classify]) marks the object Stalled and Ready
+//     False, with a reason derived from the error and the error as message, and sets
+//     status.observedGeneration: the controller has done all it can for this generation;
+//   - a conflict, or throttling, changes nothing: it is retried at once and says nothing about
+//     the object;
+//   - any other error marks the object Reconciling with reason [ReasonRetrying] and the error as
+//     message; Ready is left alone, so a transient failure does not flip it;
+//   - success removes Stalled, sets status.observedGeneration and, when the result asks for no
+//     requeue ([Done]), removes Reconciling too. A success that requeues leaves Reconciling as
+//     the reconciler set it: polling a ready object is not progress, waiting for a dependency is.
+//
+// status.observedGeneration is set only for objects conditions.SetObservedGeneration supports.
+func Report(obj conditions.Setter, res ctrl.Result, err error) (changed bool) {
+	mark := func(c bool, _ error) { changed = changed || c }
+	switch Classify(err) {
+	case ClassConflict, ClassAlreadyExists, ClassGone, ClassThrottled:
+		return false
+	case ClassTerminal, ClassInvalid:
+		message := strings.TrimPrefix(err.Error(), "terminal error: ")
+		reason := conditions.ReasonFrom(message)
+		mark(conditions.MarkStalled(obj, reason, message))
+		mark(conditions.MarkFalse(obj, conditions.Ready, reason, message))
+		setObservedGeneration(obj, &changed)
+	case ClassNone:
+		changed = conditions.Delete(obj, conditions.Stalled)
+		if res.IsZero() && conditions.Delete(obj, conditions.Reconciling) {
+			changed = true
+		}
+		setObservedGeneration(obj, &changed)
+	default:
+		mark(conditions.MarkReconciling(obj, ReasonRetrying, err.Error()))
+	}
+	return changed
+}
+
+func setObservedGeneration(obj conditions.Setter, changed *bool) {
+	if o, ok := obj.(metav1.Object); ok {
+		if c, err := conditions.SetObservedGeneration(o); err == nil && c {
+			*changed = true
+		}
+	}
+}
