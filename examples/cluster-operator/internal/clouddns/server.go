@@ -1,0 +1,299 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package clouddns
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+// Record statuses.
+const (
+	// StatusPending: the record was created or changed and is propagating.
+	StatusPending = "PENDING"
+	// StatusInSync: the record is served by every name server.
+	StatusInSync = "INSYNC"
+	// StatusDeleting: the record was deleted and is being withdrawn; it disappears afterwards.
+	StatusDeleting = "DELETING"
+)
+
+// Record is a DNS record as the API represents it.
+type Record struct {
+	// Name is the fully qualified name, such as "demo.clusters.example.com". It is the record's
+	// identity: the API holds at most one record per name.
+	Name string `json:"name"`
+	// Type is the record type, such as "A" or "CNAME".
+	Type string `json:"type"`
+	// Value is the record's data, such as an address.
+	Value string `json:"value"`
+	// TTL is the time to live in seconds.
+	TTL int `json:"ttl"`
+	// Owner is a free-form tag identifying who created the record, such as a Kubernetes UID.
+	Owner string `json:"owner,omitempty"`
+	// Status is PENDING, INSYNC or DELETING.
+	Status string `json:"status"`
+	// Revision increases with every change.
+	Revision int64 `json:"revision"`
+}
+
+// Faults configures the failures the server injects. The zero value injects none.
+type Faults struct {
+	// Latency is added to every request.
+	Latency time.Duration
+	// ErrorRate is the share of requests, from 0 to 1, answered with 503 Service Unavailable.
+	ErrorRate float64
+	// Down answers every request with 503 Service Unavailable, as an unreachable provider would.
+	Down bool
+}
+
+// Options configures a [Server]. The zero value works, with a fixed token "token".
+type Options struct {
+	// Token is the bearer token requests must carry. Defaults to "token".
+	Token string
+	// PropagationDelay is how long a change stays PENDING (or DELETING) before it takes effect.
+	// Defaults to 0: changes take effect at the next request.
+	PropagationDelay time.Duration
+	// Clock is the source of time for propagation. Defaults to the real clock.
+	Clock clock.PassiveClock
+	// Seed seeds the random number generator behind Faults.ErrorRate.
+	Seed uint64
+}
+
+// Server is the simulated DNS API. It is an http.Handler; serve it with net/http or httptest.
+// All methods are safe for concurrent use.
+type Server struct {
+	opts Options
+
+	mu       sync.Mutex
+	records  map[string]*entry
+	faults   Faults
+	rand     *rand.Rand
+	requests map[string]int
+	revision int64
+}
+
+// entry is a stored record and when its current status settles.
+type entry struct {
+	Record
+	settlesAt time.Time
+}
+
+var _ http.Handler = (*Server)(nil)
+
+// NewServer returns a Server with no records.
+func NewServer(opts Options) *Server {
+	if opts.Token == "" {
+		opts.Token = "token"
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	return &Server{
+		opts:     opts,
+		records:  map[string]*entry{},
+		rand:     rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)),
+		requests: map[string]int{},
+	}
+}
+
+// SetFaults replaces the failures the server injects.
+func (s *Server) SetFaults(f Faults) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = f
+}
+
+// Records returns every record the server holds, including those being deleted, sorted by name.
+// Tests use it to find leaked records.
+func (s *Server) Records() []Record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.settle()
+	out := make([]Record, 0, len(s.records))
+	for _, e := range s.records {
+		out = append(out, e.Record)
+	}
+	slices.SortFunc(out, func(a, b Record) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Requests returns how many requests the server received, by method.
+func (s *Server) Requests() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]int, len(s.requests))
+	for k, v := range s.requests {
+		out[k] = v
+	}
+	return out
+}
+
+// errorBody is the JSON body of an error response.
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+// ServeHTTP serves the API:
+//
+//	GET    /v1/records         list records
+//	GET    /v1/records/{name}  read a record
+//	PUT    /v1/records/{name}  create a record, or change its value
+//	DELETE /v1/records/{name}  delete a record
+//
+// PUT with the header "If-None-Match: *" creates only: it fails with 409 when the record exists.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.requests[r.Method]++
+	faults := s.faults
+	fail := faults.Down || (faults.ErrorRate > 0 && s.rand.Float64() < faults.ErrorRate)
+	s.mu.Unlock()
+
+	if faults.Latency > 0 {
+		if err := wait(r.Context(), faults.Latency); err != nil {
+			return
+		}
+	}
+	if fail {
+		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "service unavailable"})
+		return
+	}
+	if r.Header.Get("Authorization") != "Bearer "+s.opts.Token {
+		writeJSON(w, http.StatusUnauthorized, errorBody{Error: "invalid or missing token"})
+		return
+	}
+
+	name, hasName := strings.CutPrefix(r.URL.Path, "/v1/records/")
+	switch {
+	case r.URL.Path == "/v1/records" && r.Method == http.MethodGet:
+		writeJSON(w, http.StatusOK, s.Records())
+	case hasName && name != "" && r.Method == http.MethodGet:
+		s.get(w, name)
+	case hasName && name != "" && r.Method == http.MethodPut:
+		s.put(w, r, name)
+	case hasName && name != "" && r.Method == http.MethodDelete:
+		s.delete(w, name)
+	default:
+		writeJSON(w, http.StatusNotFound, errorBody{Error: "no such endpoint"})
+	}
+}
+
+func (s *Server) get(w http.ResponseWriter, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.settle()
+	e, ok := s.records[name]
+	if !ok {
+		writeJSON(w, http.StatusNotFound, errorBody{Error: fmt.Sprintf("record %s not found", name)})
+		return
+	}
+	writeJSON(w, http.StatusOK, e.Record)
+}
+
+func (s *Server) put(w http.ResponseWriter, r *http.Request, name string) {
+	var in Record
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		writeJSON(w, http.StatusBadRequest, errorBody{Error: "invalid JSON: " + err.Error()})
+		return
+	}
+	if in.Type == "" || in.Value == "" {
+		writeJSON(w, http.StatusBadRequest, errorBody{Error: "type and value are required"})
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.settle()
+	e, exists := s.records[name]
+	switch {
+	case exists && r.Header.Get("If-None-Match") == "*":
+		writeJSON(w, http.StatusConflict, errorBody{Error: fmt.Sprintf("record %s already exists", name)})
+		return
+	case exists && e.Status == StatusDeleting:
+		writeJSON(w, http.StatusConflict, errorBody{Error: fmt.Sprintf("record %s is being deleted", name)})
+		return
+	case exists && e.Type == in.Type && e.Value == in.Value && e.TTL == in.TTL && e.Owner == in.Owner:
+		writeJSON(w, http.StatusOK, e.Record) // nothing to change
+		return
+	}
+	s.revision++
+	rec := Record{Name: name, Type: in.Type, Value: in.Value, TTL: in.TTL, Owner: in.Owner, Status: StatusPending, Revision: s.revision}
+	s.records[name] = &entry{Record: rec, settlesAt: s.opts.Clock.Now().Add(s.opts.PropagationDelay)}
+	status := http.StatusOK
+	if !exists {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, rec)
+}
+
+func (s *Server) delete(w http.ResponseWriter, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.settle()
+	e, ok := s.records[name]
+	if !ok {
+		writeJSON(w, http.StatusNotFound, errorBody{Error: fmt.Sprintf("record %s not found", name)})
+		return
+	}
+	if e.Status != StatusDeleting {
+		s.revision++
+		e.Status, e.Revision = StatusDeleting, s.revision
+		e.settlesAt = s.opts.Clock.Now().Add(s.opts.PropagationDelay)
+	}
+	writeJSON(w, http.StatusAccepted, e.Record)
+}
+
+// settle applies the changes whose propagation delay has passed. s.mu must be held.
+func (s *Server) settle() {
+	now := s.opts.Clock.Now()
+	for name, e := range s.records {
+		if now.Before(e.settlesAt) {
+			continue
+		}
+		switch e.Status {
+		case StatusPending:
+			e.Status = StatusInSync
+		case StatusDeleting:
+			delete(s.records, name)
+		}
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, body any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+// wait waits for d or until ctx is done.
+func wait(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
