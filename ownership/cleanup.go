@@ -1,0 +1,87 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package ownership
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+)
+
+// DeleteTracked deletes the children that owner tracks (see [TrackingLabels]) of the kinds in
+// lists, and returns how many remain: the garbage collector never deletes them, so call it from
+// the owner's finalizer and remove the finalizer only once it returns 0 and no error.
+//
+// Each element of lists is an empty list of one kind of child, such as &corev1.ConfigMapList{};
+// pass every kind the owner may track. Children recorded by an owner reference are left to the
+// garbage collector, which deletes them once the owner is gone.
+//
+//   - remaining counts the tracked children found, including those this call asked to delete
+//     and those already being deleted (waiting for their own finalizers). A deleted child may
+//     still be listed by a cache for a moment, so a finalizer usually comes back once more and
+//     sees 0. It never returns 0 while a child it found may still exist.
+//   - Deletions carry a UID precondition; a child replaced by another object of the same name
+//     since it was listed does not count. A previous incarnation's children are not tracked by
+//     this owner and are neither deleted nor counted.
+//   - A failed deletion does not stop the others; the errors are joined, and the child counts
+//     as remaining.
+//   - Children are found with the tracking label (or [UseIndex]); a child created moments ago
+//     that c's cache has not seen yet is missed, so stop creating children once the owner is
+//     being deleted.
+//   - The owner's deletion propagation policy is not consulted: tracked children are deleted
+//     even when the owner is deleted with --cascade=orphan. [Release] a child to keep it.
+//
+// With tenon's finalizer package, the cleanup is a step:
+//
+//	finalizer.Step[*v1alpha1.Cluster]{Name: "tracked-children", Run: func(ctx context.Context, cluster *v1alpha1.Cluster) (finalizer.Progress, error) {
+//		remaining, err := ownership.DeleteTracked(ctx, r.Client, cluster, []client.ObjectList{&corev1.ConfigMapList{}, &rbacv1.ClusterRoleList{}})
+//		if err != nil || remaining > 0 {
+//			return finalizer.InProgress(2*time.Second, fmt.Sprintf("waiting for %d tracked children to be deleted", remaining)), err
+//		}
+//		return finalizer.Done(), nil
+//	}}
+func DeleteTracked(ctx context.Context, c client.Client, owner client.Object, lists []client.ObjectList, opts ...ChildrenOption) (remaining int, err error) {
+	o := childrenOptions(opts)
+	var errs []error
+	for _, list := range lists {
+		children, err := listChildren(ctx, c, owner, list, &o, true)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("failed to delete tracked children: %w", err))
+			continue
+		}
+		for _, child := range children {
+			if child.GetDeletionTimestamp() != nil {
+				remaining++
+				continue
+			}
+			gone, err := deleteChild(ctx, c, child, &o)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("failed to delete tracked children: %w", err))
+			}
+			if !gone {
+				remaining++
+			}
+			if err == nil && !gone {
+				log.FromContext(ctx).V(1).Info("Deleted a tracked child", "child", describe(child, c.Scheme()).String())
+			}
+		}
+	}
+	return remaining, errors.Join(errs...)
+}
