@@ -63,15 +63,17 @@ func IsCurrent(obj Getter, t Type) bool {
 }
 
 // IsReady reports whether obj's Ready condition is True and current (see [IsCurrent]), and,
-// when obj reports a status.observedGeneration (see [ObservedGenerationGetter]), that it is
-// current too. This is what `kubectl wait --for=condition=Ready` should mean and, for a stale
+// when obj has a status.observedGeneration (see [GetObservedGeneration]), that it is current
+// too. This is what `kubectl wait --for=condition=Ready` should mean and, for a stale
 // condition, does not.
 func IsReady(obj Getter) bool {
 	if !IsTrue(obj, Ready) || !IsCurrent(obj, Ready) {
 		return false
 	}
-	if o, ok := obj.(ObservedGenerationGetter); ok && o.GetObservedGeneration() < obj.GetGeneration() {
-		return false
+	if o, ok := obj.(metav1.Object); ok {
+		if observed, found := GetObservedGeneration(o); found && observed < obj.GetGeneration() {
+			return false
+		}
 	}
 	return true
 }

@@ -21,6 +21,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/tenon-dev/tenon/conditions"
 )
@@ -92,4 +93,25 @@ func TestIsReadyRequiresACurrentReadyCondition(t *testing.T) {
 		})
 	}
 	NewWithT(t).Expect(conditions.IsReady(widget(1))).To(BeFalse(), "no Ready condition")
+}
+
+func TestIsReadyReadsTheObservedGenerationOfAnyObject(t *testing.T) {
+	g := NewWithT(t)
+	lagging := map[string]any{
+		"metadata": map[string]any{"name": "u", "generation": int64(2)},
+		"status": map[string]any{
+			"observedGeneration": int64(1),
+			"conditions": []any{map[string]any{
+				"type": "Ready", "status": "True", "reason": "R", "message": "",
+				"observedGeneration": int64(2), "lastTransitionTime": "2026-11-29T12:00:00Z",
+			}},
+		},
+	}
+	a, err := conditions.FromUnstructured(&unstructured.Unstructured{Object: lagging})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	g.Expect(conditions.IsReady(a)).To(BeFalse(), "status.observedGeneration 1 lags generation 2")
+	_, err = conditions.SetObservedGeneration(a.Unstructured)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(conditions.IsReady(a)).To(BeTrue())
 }

@@ -116,6 +116,8 @@ func GetObservedGeneration(obj metav1.Object) (generation int64, ok bool) {
 	case *unstructured.Unstructured:
 		g, found, err := unstructured.NestedInt64(o.Object, "status", "observedGeneration")
 		return g, found && err == nil
+	case *Unstructured:
+		return GetObservedGeneration(o.Unstructured)
 	}
 	field, err := observedGenerationField(obj)
 	if err != nil {

@@ -16,8 +16,9 @@ limitations under the License.
 
 // Package testenv runs a real Kubernetes control plane (etcd and kube-apiserver, through
 // controller-runtime's envtest) for the tests of one Go package, with what plain envtest lacks:
-// a garbage collector, per-test namespaces, cache-aware waits and a guarantee that no
-// control-plane process outlives the tests.
+// a garbage collector, per-test namespaces, cache-aware waits, users with exactly the
+// permissions of an operator's RBAC manifests, and a guarantee that no control-plane process
+// outlives the tests.
 //
 // Use it for behaviour that only a real API server has: metadata.generation, resourceVersion
 // conflicts, the status subresource, server-side apply, finalizers, admission validation (OpenAPI
@@ -66,4 +67,16 @@ limitations under the License.
 // the cache has seen it: [Environment.CreateAndWait], [Environment.DeleteAndWait] and
 // [Environment.WaitUntilSeen] do that. [Environment.NewManager] and [StartManager] run
 // controllers for the duration of one test.
+//
+// # RBAC-limited users
+//
+// [Environment.Client] and [Environment.NewManager] act as a cluster administrator, so a
+// controller whose RBAC markers miss a verb passes every test and fails in production.
+// [Environment.NewUser] creates a user bound to exactly the ClusterRoles and Roles of given YAML
+// files, such as the config/rbac/role.yaml that controller-gen generates from the markers;
+// [User.NewManager] runs the controller as that user, and a missing verb fails with the
+// Forbidden error a real cluster returns:
+//
+//	u := env.NewUser(t, "operator", testenv.RoleFiles{"../../config/rbac/role.yaml"}, testenv.RoleNamespace(ns))
+//	mgr := u.NewManager(t, ctrl.Options{})
 package testenv

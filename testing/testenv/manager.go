@@ -20,6 +20,7 @@ import (
 	"context"
 	"testing"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -34,6 +35,12 @@ import (
 // Register controllers on it, then start it with [StartManager].
 func (e *Environment) NewManager(t testing.TB, opts manager.Options) manager.Manager {
 	t.Helper()
+	return e.newManager(t, e.Config(), opts)
+}
+
+// newManager returns a manager configured for tests that acts with cfg's credentials.
+func (e *Environment) newManager(t testing.TB, cfg *rest.Config, opts manager.Options) manager.Manager {
+	t.Helper()
 	if opts.Scheme == nil {
 		opts.Scheme = e.opts.Scheme
 	}
@@ -46,7 +53,7 @@ func (e *Environment) NewManager(t testing.TB, opts manager.Options) manager.Man
 	if opts.Controller.SkipNameValidation == nil {
 		opts.Controller = withSkipNameValidation(opts.Controller)
 	}
-	mgr, err := manager.New(e.Config(), opts)
+	mgr, err := manager.New(cfg, opts)
 	if err != nil {
 		t.Fatalf("testenv: failed to create a manager: %v", err)
 	}

@@ -1,0 +1,210 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package matchers
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/onsi/gomega/types"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tenon-dev/tenon/conditions"
+)
+
+// ConditionOptions are the refinements of [HaveCondition] and [HaveDeletingCondition]. The zero
+// value checks only type and status.
+type ConditionOptions struct {
+	// Reason, when set, must be the condition's reason.
+	Reason conditions.Reason
+	// MessageContaining, when set, must be part of the condition's message.
+	MessageContaining string
+	// CurrentGeneration requires that the condition was observed at the object's current
+	// metadata.generation, not for an older spec.
+	CurrentGeneration bool
+}
+
+// ConditionOption refines a condition matcher.
+type ConditionOption interface {
+	ApplyToCondition(*ConditionOptions)
+}
+
+// Reason requires the condition's reason to be this one.
+type Reason conditions.Reason
+
+// ApplyToCondition sets the reason to require.
+func (r Reason) ApplyToCondition(o *ConditionOptions) { o.Reason = conditions.Reason(r) }
+
+// MessageContaining requires the condition's message to contain this text.
+type MessageContaining string
+
+// ApplyToCondition sets the message text to require.
+func (m MessageContaining) ApplyToCondition(o *ConditionOptions) { o.MessageContaining = string(m) }
+
+// CurrentGeneration requires the condition's observedGeneration to be the object's
+// metadata.generation: the controller has reported on the latest spec.
+type CurrentGeneration struct{}
+
+// ApplyToCondition requires the current generation.
+func (CurrentGeneration) ApplyToCondition(o *ConditionOptions) { o.CurrentGeneration = true }
+
+var (
+	_ ConditionOption = Reason("")
+	_ ConditionOption = MessageContaining("")
+	_ ConditionOption = CurrentGeneration{}
+)
+
+// HaveCondition succeeds when the actual value has a condition of type t with status, and,
+// with options, the given [Reason], a message containing [MessageContaining], and an
+// observedGeneration equal to its metadata.generation ([CurrentGeneration]):
+//
+//	g.Expect(cluster).To(matchers.HaveCondition(conditions.Ready, metav1.ConditionFalse,
+//		matchers.Reason("QuotaExceeded"), matchers.MessageContaining("cpu"), matchers.CurrentGeneration{}))
+//
+// The actual value is an object with conditions (a [conditions.Getter]), an
+// *unstructured.Unstructured with status.conditions, or a bare []metav1.Condition, which has no
+// generation to check. Anything else is an error. The failure message says which part did not
+// match and lists the object's conditions.
+func HaveCondition(t conditions.Type, status metav1.ConditionStatus, opts ...ConditionOption) types.GomegaMatcher {
+	var o ConditionOptions
+	for _, opt := range opts {
+		opt.ApplyToCondition(&o)
+	}
+	return &matcher{
+		expectation: "have condition " + conditionDesc(t, status, o),
+		check:       func(s *subject) (bool, string, error) { return checkCondition(s, t, status, o) },
+		details:     (*subject).conditionTable,
+	}
+}
+
+// HaveDeletingCondition succeeds when the actual object is being deleted (it has a
+// deletionTimestamp) and its Deleting condition is True, refined by opts as in
+// [HaveCondition]: a finalizer is reporting on its cleanup.
+func HaveDeletingCondition(opts ...ConditionOption) types.GomegaMatcher {
+	var o ConditionOptions
+	for _, opt := range opts {
+		opt.ApplyToCondition(&o)
+	}
+	return &matcher{
+		expectation: "be deleting with condition " + conditionDesc(conditions.Deleting, metav1.ConditionTrue, o),
+		check: func(s *subject) (bool, string, error) {
+			if s.obj == nil {
+				return false, "", fmt.Errorf("%s is not an object: it has no deletionTimestamp", s.desc)
+			}
+			if s.obj.GetDeletionTimestamp() == nil {
+				return false, "it is not being deleted: it has no deletionTimestamp", nil
+			}
+			return checkCondition(s, conditions.Deleting, metav1.ConditionTrue, o)
+		},
+		details: (*subject).conditionTable,
+	}
+}
+
+// BeReady succeeds when the actual object is ready by [conditions.IsReady]: its Ready condition
+// is True and was observed at the current generation, and so was its status.observedGeneration,
+// if it has one. This is what `kubectl wait --for=condition=Ready` should mean, and for a stale
+// Ready condition does not.
+func BeReady() types.GomegaMatcher {
+	return &matcher{
+		expectation: "be Ready",
+		check: func(s *subject) (bool, string, error) {
+			g, err := s.conditionsGetter()
+			if err != nil {
+				return false, "", err
+			}
+			// conditions.IsReady checks status.observedGeneration only for types with a getter
+			// method; check it for unstructured objects and plain status structs too.
+			gen := g.GetGeneration()
+			var observed int64
+			hasObserved := false
+			if s.obj != nil {
+				observed, hasObserved = conditions.GetObservedGeneration(s.obj)
+			}
+			if conditions.IsReady(g) && (!hasObserved || observed >= gen) {
+				return true, "", nil
+			}
+			c := conditions.Get(g, conditions.Ready)
+			switch {
+			case c == nil:
+				return false, "it has no Ready condition", nil
+			case c.Status != metav1.ConditionTrue:
+				return false, "Ready is " + statusDesc(c), nil
+			case c.ObservedGeneration < gen:
+				return false, fmt.Sprintf("Ready is True for generation %d, not for the current generation %d", c.ObservedGeneration, gen), nil
+			}
+			return false, fmt.Sprintf("status.observedGeneration %d lags metadata.generation %d", observed, gen), nil
+		},
+		details: (*subject).conditionTable,
+	}
+}
+
+func checkCondition(s *subject, t conditions.Type, status metav1.ConditionStatus, o ConditionOptions) (bool, string, error) {
+	g, err := s.conditionsGetter()
+	if err != nil {
+		return false, "", err
+	}
+	if o.CurrentGeneration && s.bare {
+		return false, "", fmt.Errorf("a bare condition list has no generation to compare observedGeneration with")
+	}
+	c := conditions.Get(g, t)
+	switch {
+	case c == nil:
+		return false, fmt.Sprintf("it has no %s condition", t), nil
+	case c.Status != status:
+		return false, fmt.Sprintf("%s is %s", t, statusDesc(c)), nil
+	case o.Reason != "" && c.Reason != string(o.Reason):
+		return false, fmt.Sprintf("%s has reason %s", t, c.Reason), nil
+	case o.MessageContaining != "" && !strings.Contains(c.Message, o.MessageContaining):
+		return false, fmt.Sprintf("%s has message %q", t, c.Message), nil
+	case o.CurrentGeneration && c.ObservedGeneration != g.GetGeneration():
+		return false, fmt.Sprintf("%s was observed at generation %d, and the object is at generation %d", t, c.ObservedGeneration, g.GetGeneration()), nil
+	}
+	return true, "", nil
+}
+
+// conditionDesc is "Ready=True with reason Succeeded, a message containing "x", observed at the
+// current generation".
+func conditionDesc(t conditions.Type, status metav1.ConditionStatus, o ConditionOptions) string {
+	desc := fmt.Sprintf("%s=%s", t, status)
+	var parts []string
+	if o.Reason != "" {
+		parts = append(parts, "reason "+string(o.Reason))
+	}
+	if o.MessageContaining != "" {
+		parts = append(parts, fmt.Sprintf("a message containing %q", o.MessageContaining))
+	}
+	if len(parts) > 0 {
+		desc += " with " + strings.Join(parts, " and ")
+	}
+	if o.CurrentGeneration {
+		desc += ", observed at the current generation"
+	}
+	return desc
+}
+
+// statusDesc is "False (Failed: quota exceeded)".
+func statusDesc(c *metav1.Condition) string {
+	desc := string(c.Status)
+	if c.Reason == "" && c.Message == "" {
+		return desc
+	}
+	detail := c.Reason
+	if c.Message != "" {
+		detail = strings.TrimPrefix(detail+": "+oneLine(c.Message), ": ")
+	}
+	return desc + " (" + detail + ")"
+}

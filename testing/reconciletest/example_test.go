@@ -1,0 +1,135 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package reconciletest_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/tenon-dev/tenon/testing/faults"
+	"github.com/tenon-dev/tenon/testing/reconciletest"
+)
+
+// printingTB prints what a test would log, and the first lines of what would fail it.
+type printingTB struct{}
+
+func (printingTB) Helper()                  {}
+func (printingTB) Context() context.Context { return context.Background() }
+func (printingTB) Logf(format string, args ...any) {
+	fmt.Printf(format+"\n", args...)
+}
+func (printingTB) Fatalf(format string, args ...any) {
+	lines := strings.Split(fmt.Sprintf(format, args...), "\n")
+	fmt.Println("FAIL: " + strings.Join(lines[:min(3, len(lines))], "\n"))
+}
+
+// labelReconciler makes sure a ConfigMap is labelled as managed; with bump, it also counts its
+// reconciles in an annotation, which makes every reconcile a write.
+type labelReconciler struct {
+	client.Client
+	bump bool
+}
+
+func (r *labelReconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
+	var cm corev1.ConfigMap
+	if err := r.Get(ctx, req.NamespacedName, &cm); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	before := cm.DeepCopy()
+	metav1.SetMetaDataLabel(&cm.ObjectMeta, "app.kubernetes.io/managed-by", "example")
+	if r.bump {
+		n, _ := strconv.Atoi(cm.Annotations["example.com/reconciles"])
+		metav1.SetMetaDataAnnotation(&cm.ObjectMeta, "example.com/reconciles", strconv.Itoa(n+1))
+	}
+	if cm.Labels["app.kubernetes.io/managed-by"] == before.Labels["app.kubernetes.io/managed-by"] &&
+		cm.Annotations["example.com/reconciles"] == before.Annotations["example.com/reconciles"] {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, r.Patch(ctx, &cm, client.MergeFrom(before))
+}
+
+func ExampleHarness_AssertIdempotent() {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "default"}}
+	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(cm)}
+
+	good := faults.Record(fake.NewClientBuilder().WithObjects(cm.DeepCopy()).Build())
+	h := &reconciletest.Harness{Reconciler: &labelReconciler{Client: good}, Client: good}
+	h.AssertIdempotent(printingTB{}, req)
+	fmt.Println("the correct reconciler passes after", len(h.Steps()), "reconciles")
+
+	bad := faults.Record(fake.NewClientBuilder().WithObjects(cm.DeepCopy()).Build())
+	h = &reconciletest.Harness{Reconciler: &labelReconciler{Client: bad, bump: true}, Client: bad}
+	h.AssertIdempotent(printingTB{}, req)
+
+	// Output:
+	// the correct reconciler passes after 2 reconciles
+	// FAIL: reconciletest: default/settings is not idempotent: the reconcile after a stable one sent 1 write(s):
+	//   patch ConfigMap default/settings: ok
+	//     patch: {"metadata":{"annotations":{"example.com/reconciles":"2"}}}
+}
+
+func ExampleHarness_Converge() {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "default"}}
+	c, _ := faults.Wrap(fake.NewClientBuilder().WithObjects(cm).Build(), faults.Plan{Seed: 1, Rules: []faults.Rule{
+		{Match: faults.Match{Verbs: faults.Verbs{faults.Patch}}, Nth: 1, Fault: faults.Conflict},
+		{Match: faults.Match{Verbs: faults.Verbs{faults.Get}}, Nth: 2, Fault: faults.TooManyRequests},
+	}})
+	h := &reconciletest.Harness{Reconciler: &labelReconciler{Client: c}, Client: c}
+
+	h.Converge(printingTB{}, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(cm)})
+	for _, step := range h.Steps() {
+		fmt.Println(step.Number, step.Outcome())
+	}
+
+	// Output:
+	// reconciletest: default/settings converged in 4 reconciles; 2 faults injected (fault plan seed 1)
+	// 1 error: Operation cannot be fulfilled on configmaps "settings": the object has been modified; please apply your changes to the latest version and try again
+	// 2 error: too many requests, please try again later (injected by fault plan rule 1)
+	// 3 done
+	// 4 done
+}
+
+// Assertions on the result of one reconcile.
+func ExampleRequeueAfter() {
+	g := gomega.NewGomega(func(message string, _ ...int) { fmt.Println(message) })
+	poll := reconcile.Func(func(context.Context, reconcile.Request) (ctrl.Result, error) {
+		return ctrl.Result{RequeueAfter: time.Minute}, nil
+	})
+	c := faults.Record(fake.NewClientBuilder().Build())
+	h := &reconciletest.Harness{Reconciler: poll, Client: c}
+
+	step := h.Reconcile(printingTB{}, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "default", Name: "settings"}})
+
+	g.Expect(step).To(reconciletest.RequeueAfter(time.Minute))
+	g.Expect(step).To(reconciletest.BeDone())
+
+	// Output:
+	// Expected the reconcile of default/settings to be done
+	// but it returned requeue after 1m0s
+	//   step 1: requeue after 1m0s (no calls)
+}

@@ -1,0 +1,405 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package reconciletest
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"reflect"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/tenon-dev/tenon/testing/faults"
+)
+
+// TB is the part of testing.TB the harness uses; *testing.T, *testing.B and *testing.F satisfy
+// it. It is an interface of its own so that examples and other test frameworks can provide it.
+type TB interface {
+	Helper()
+	Context() context.Context
+	Logf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// Defaults of [Harness].
+const (
+	// DefaultMaxSteps bounds the reconciles of [Harness.ReconcileUntilStable] and
+	// [Harness.Converge].
+	DefaultMaxSteps = 10
+	// DefaultWaitTimeout bounds each wait for the cache.
+	DefaultWaitTimeout = 30 * time.Second
+)
+
+// Harness drives a reconcile.Reconciler directly, one reconcile at a time, and sees every
+// request it makes through a [faults.Client]. Set Reconciler and Client; the other fields have
+// working defaults.
+//
+// A Harness remembers the steps it ran and is not safe for concurrent use. It attributes every
+// call made through Client during a reconcile to that reconcile, so nothing else should use
+// Client meanwhile.
+type Harness struct {
+	// Reconciler is the reconciler under test. Required.
+	Reconciler reconcile.Reconciler
+
+	// Client is the client Reconciler reads and writes through, wrapped by the faults package:
+	// faults.Record(c) to count its requests, faults.Wrap(c, plan) to inject faults as well.
+	// Required.
+	Client *faults.Client
+
+	// Cache is where Reconciler's reads come from, when they do not come straight from the API
+	// server: a manager's cache, or an informer cache behind Client. After each reconcile, the
+	// harness waits until Cache returns every object the reconcile wrote at the written
+	// resourceVersion or a later one (or gone, for a delete), so the next reconcile does not act
+	// on a stale read, as a controller would after the watch event. Only kinds the reconciler
+	// has read through Client are waited for, so the harness never makes the cache start an
+	// informer the reconciler does not use. Nil (the fake client, or a client without a cache):
+	// nothing to wait for.
+	Cache client.Reader
+
+	// Reader reads objects before the idempotency check, for the diffs of its failure message.
+	// Defaults to the client Client wraps.
+	Reader client.Reader
+
+	// MaxSteps bounds ReconcileUntilStable and Converge. Defaults to [DefaultMaxSteps]; raise it
+	// for fault plans that fail many calls.
+	MaxSteps int
+
+	// WaitTimeout bounds each wait for Cache. Defaults to [DefaultWaitTimeout].
+	WaitTimeout time.Duration
+
+	steps []Step
+	read  map[schema.GroupKind]client.Object // a prototype of the Go type each kind was read with
+}
+
+// Steps returns every step the harness has run.
+func (h *Harness) Steps() []Step {
+	return slices.Clone(h.steps)
+}
+
+// Reconcile runs one reconcile of req and returns what it did. It fails t only when the harness
+// cannot do its job (no Reconciler or Client, a cache that does not catch up); the reconcile's
+// own error is in the step, for assertions such as
+//
+//	g.Expect(h.Reconcile(t, req)).To(reconciletest.RequeueAfter(time.Minute))
+//
+// A requeue is not waited for: the next call reconciles at once.
+func (h *Harness) Reconcile(t TB, req reconcile.Request) Step {
+	t.Helper()
+	if h.Reconciler == nil || h.Client == nil {
+		t.Fatalf("reconciletest: set Harness.Reconciler and Harness.Client (a *faults.Client wrapping the reconciler's client)")
+		return Step{}
+	}
+	ctx := t.Context()
+	mark := lastSeq(h.Client)
+	step := Step{Number: len(h.steps) + 1, Request: req}
+	step.Result, step.Err = h.call(ctx, req)
+	step.Calls = h.Client.Calls(faults.SelectorFunc(func(c faults.Call) bool { return c.Seq > mark }))
+	h.steps = append(h.steps, step)
+	h.learnReads(step)
+	if err := h.waitForCache(ctx, step); err != nil {
+		t.Fatalf("reconciletest: after %s:\n%v", step, err)
+	}
+	return step
+}
+
+// call runs the reconciler, turning a panic into an error as controller-runtime does.
+func (h *Harness) call(ctx context.Context, req reconcile.Request) (res reconcile.Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v [recovered]\n%s", r, debug.Stack())
+		}
+	}()
+	return h.Reconciler.Reconcile(ctx, req)
+}
+
+// ReconcileUntilStable reconciles req until a reconcile returns neither an error nor a requeue,
+// and returns how many reconciles that took. Requeues are not waited for. It fails t, listing
+// every step with its calls, when a reconcile returns a terminal error or MaxSteps reconciles
+// are not enough.
+func (h *Harness) ReconcileUntilStable(t TB, req reconcile.Request) int {
+	t.Helper()
+	n, _ := h.until(t, req, "become stable", Step.Stable)
+	return n
+}
+
+// Converge reconciles req, under whatever fault plan the harness's Client has, until a
+// reconcile returns neither an error nor a requeue and sends no write: the reconciler has
+// recovered from every fault and reached its desired state. It returns how many reconciles that
+// took, logs it with the number of injected faults and the plan's seed, and fails t, listing
+// every step with its calls, when a reconcile returns a terminal error or MaxSteps reconciles are
+// not enough.
+func (h *Harness) Converge(t TB, req reconcile.Request) int {
+	t.Helper()
+	first := len(h.steps)
+	n, ok := h.until(t, req, "converge", func(s Step) bool { return s.Stable() && len(s.Writes()) == 0 })
+	if !ok {
+		return n
+	}
+	injected := 0
+	for _, s := range h.steps[first:] {
+		for _, c := range s.Calls {
+			if c.Outcome == faults.Injected {
+				injected++
+			}
+		}
+	}
+	t.Logf("reconciletest: %s converged in %d reconciles; %d faults injected%s", req, n, injected, h.seedNote())
+	return n
+}
+
+// seedNote is " (fault plan seed N)" for a client with a fault plan, so a failure can be
+// replayed, and empty for a client that only records.
+func (h *Harness) seedNote() string {
+	plan := h.Client.Plan()
+	if len(plan.Rules) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (fault plan seed %d)", plan.Seed)
+}
+
+// until reconciles req until done reports true for a step, and reports whether it did.
+func (h *Harness) until(t TB, req reconcile.Request, goal string, done func(Step) bool) (int, bool) {
+	t.Helper()
+	limit := h.MaxSteps
+	if limit <= 0 {
+		limit = DefaultMaxSteps
+	}
+	first := len(h.steps)
+	for n := 1; n <= limit; n++ {
+		step := h.Reconcile(t, req)
+		if done(step) {
+			return n, true
+		}
+		if step.Terminal() {
+			t.Fatalf("reconciletest: %s did not %s: reconcile %d returned a terminal error, which controller-runtime does not retry%s:\n%s",
+				req, goal, n, h.seedNote(), stepLog(h.steps[first:]))
+			return n, false
+		}
+	}
+	t.Fatalf("reconciletest: %s did not %s in %d reconciles%s:\n%s",
+		req, goal, limit, h.seedNote(), stepLog(h.steps[first:]))
+	return limit, false
+}
+
+// AssertIdempotent reconciles req until it is stable, then once more, and fails t when that
+// last reconcile sends any write request, or fails: a reconcile of an object that is already in
+// its desired state must change nothing. The failure message lists each write and, for objects
+// the reconciler had read or written before, a diff of what the write changed.
+//
+// Run it without a fault plan, or with one that cannot fail the last reconcile; use
+// [Harness.Converge] to reconcile under faults.
+func (h *Harness) AssertIdempotent(t TB, req reconcile.Request) {
+	t.Helper()
+	if _, ok := h.until(t, req, "become stable", Step.Stable); !ok {
+		return
+	}
+	before := h.snapshot(t.Context())
+	step := h.Reconcile(t, req)
+	if step.Err != nil {
+		t.Fatalf("reconciletest: %s is not idempotent: the reconcile after a stable one failed%s:\n  %s", req, h.seedNote(), step)
+		return
+	}
+	writes := step.Writes()
+	if len(writes) == 0 {
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "reconciletest: %s is not idempotent: the reconcile after a stable one sent %d write(s)%s:", req, len(writes), h.seedNote())
+	for _, w := range writes {
+		b.WriteString("\n  " + w.String())
+		b.WriteString(indent(describeWrite(w, before), "    "))
+	}
+	fmt.Fprintf(&b, "\nAll calls of that reconcile:\n  %s", step)
+	t.Fatalf("%s", b.String())
+}
+
+// lastSeq returns the Seq of c's latest call, or 0.
+func lastSeq(c *faults.Client) int {
+	calls := c.Calls()
+	if len(calls) == 0 {
+		return 0
+	}
+	return calls[len(calls)-1].Seq
+}
+
+// learnReads remembers the kinds the reconciler reads, and the Go type it reads them with.
+func (h *Harness) learnReads(step Step) {
+	if h.read == nil {
+		h.read = map[schema.GroupKind]client.Object{}
+	}
+	for _, c := range step.Calls {
+		if (c.Verb != faults.Get && c.Verb != faults.List) || c.Subresource != "" {
+			continue
+		}
+		gk := c.GVK.GroupKind()
+		if c.Object != nil {
+			h.read[gk] = c.Object
+		} else if _, known := h.read[gk]; !known {
+			h.read[gk] = nil // read by a list: the type comes from the scheme
+		}
+	}
+}
+
+// objectKey names one object across kinds.
+type objectKey struct {
+	gk  schema.GroupKind
+	key types.NamespacedName
+}
+
+// waitForCache waits until Cache has caught up with the last write of each object the step
+// wrote.
+func (h *Harness) waitForCache(ctx context.Context, step Step) error {
+	if h.Cache == nil {
+		return nil
+	}
+	last := map[objectKey]faults.Call{}
+	var order []objectKey
+	for _, c := range step.Calls {
+		if !c.IsWrite() || c.Key.Name == "" || !c.Forwarded {
+			continue
+		}
+		k := objectKey{gk: c.GVK.GroupKind(), key: c.Key}
+		if _, read := h.read[k.gk]; !read {
+			continue
+		}
+		if _, seen := last[k]; !seen {
+			order = append(order, k)
+		}
+		last[k] = c
+	}
+	timeout := h.WaitTimeout
+	if timeout <= 0 {
+		timeout = DefaultWaitTimeout
+	}
+	for _, k := range order {
+		c := last[k]
+		var cond wait.ConditionWithContextFunc
+		var want string
+		switch {
+		case c.Verb == faults.Delete && c.Outcome == faults.OK:
+			want = "gone or being deleted"
+			cond = func(ctx context.Context) (bool, error) {
+				obj := h.prototype(c.GVK)
+				err := h.Cache.Get(ctx, c.Key, obj)
+				if apierrors.IsNotFound(err) {
+					return true, nil
+				}
+				return err == nil && obj.GetDeletionTimestamp() != nil, client.IgnoreNotFound(err)
+			}
+		case c.ResourceVersion != "":
+			want = "at resourceVersion " + c.ResourceVersion + " or later"
+			cond = func(ctx context.Context) (bool, error) {
+				obj := h.prototype(c.GVK)
+				err := h.Cache.Get(ctx, c.Key, obj)
+				if err != nil {
+					return false, client.IgnoreNotFound(err)
+				}
+				return atLeast(obj.GetResourceVersion(), c.ResourceVersion), nil
+			}
+		default:
+			continue // a failed write changed nothing
+		}
+		if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, timeout, true, cond); err != nil {
+			return fmt.Errorf("failed to see %s %s %s in the cache: %w", c.GVK.Kind, c.Key, want, err)
+		}
+	}
+	return nil
+}
+
+// prototype returns an empty object to read gvk into, of the Go type the reconciler reads it
+// with: the type of its gets, else the scheme's type, else unstructured.
+func (h *Harness) prototype(gvk schema.GroupVersionKind) client.Object {
+	if p := h.read[gvk.GroupKind()]; p != nil {
+		return newLike(p)
+	}
+	if obj, err := h.Client.Scheme().New(gvk); err == nil {
+		if o, ok := obj.(client.Object); ok {
+			return o
+		}
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	return u
+}
+
+// newLike returns an empty object of obj's type, keeping the kind of unstructured and
+// metadata-only objects.
+func newLike(obj client.Object) client.Object {
+	switch o := obj.(type) {
+	case *unstructured.Unstructured:
+		fresh := &unstructured.Unstructured{}
+		fresh.SetGroupVersionKind(o.GroupVersionKind())
+		return fresh
+	case *metav1.PartialObjectMetadata:
+		return &metav1.PartialObjectMetadata{TypeMeta: o.TypeMeta}
+	}
+	fresh, _ := reflect.New(reflect.TypeOf(obj).Elem()).Interface().(client.Object)
+	return fresh
+}
+
+// atLeast reports whether resourceVersion got is the same as or newer than want. Versions are
+// etcd revisions on every etcd-backed API server and on the fake client; anything else is
+// compared for equality.
+func atLeast(got, want string) bool {
+	g, errG := strconv.ParseUint(got, 10, 64)
+	w, errW := strconv.ParseUint(want, 10, 64)
+	if errG != nil || errW != nil {
+		return got == want
+	}
+	return g >= w
+}
+
+// snapshot reads every object the reconciler has read or written so far, as it is now.
+func (h *Harness) snapshot(ctx context.Context) map[objectKey]map[string]any {
+	reader := h.Reader
+	if reader == nil {
+		reader = h.Client.Unwrap()
+	}
+	known := map[objectKey]schema.GroupVersionKind{}
+	for _, s := range h.steps {
+		for _, c := range s.Calls {
+			if c.Key.Name != "" && c.Subresource == "" && (c.Verb == faults.Get || c.IsWrite()) {
+				known[objectKey{gk: c.GVK.GroupKind(), key: c.Key}] = c.GVK
+			}
+		}
+	}
+	out := make(map[objectKey]map[string]any, len(known))
+	for _, k := range slices.SortedFunc(maps.Keys(known), compareKeys) {
+		obj := h.prototype(known[k])
+		if err := reader.Get(ctx, k.key, obj); err == nil {
+			out[k] = normalized(obj)
+		}
+	}
+	return out
+}
+
+func compareKeys(a, b objectKey) int {
+	return strings.Compare(a.gk.String()+"/"+a.key.String(), b.gk.String()+"/"+b.key.String())
+}

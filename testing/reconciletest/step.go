@@ -1,0 +1,113 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package reconciletest
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/tenon-dev/tenon/testing/faults"
+)
+
+// Step is the record of one reconcile the harness ran.
+type Step struct {
+	// Number counts the reconciles of the harness, from 1.
+	Number int
+
+	// Request is what was reconciled.
+	Request reconcile.Request
+
+	// Result and Err are what Reconcile returned. A panic is turned into an error, as
+	// controller-runtime does.
+	Result reconcile.Result
+	Err    error
+
+	// Calls are the calls the reconcile made through the harness's client, in order.
+	Calls []faults.Call
+}
+
+// Writes returns the calls of the step that wrote, or tried to: creates, updates, patches,
+// applies and deletes, whatever their outcome.
+func (s Step) Writes() []faults.Call {
+	var writes []faults.Call
+	for _, c := range s.Calls {
+		if c.IsWrite() {
+			writes = append(writes, c)
+		}
+	}
+	return writes
+}
+
+// Requeued reports whether the reconcile asked to be run again later without an error:
+// RequeueAfter, or the deprecated Requeue.
+func (s Step) Requeued() bool {
+	r := s.Result
+	r.Priority = nil
+	return !r.IsZero()
+}
+
+// Stable reports whether the reconcile finished: no error and no requeue.
+func (s Step) Stable() bool {
+	return s.Err == nil && !s.Requeued()
+}
+
+// Terminal reports whether the reconcile returned a terminal error, which controller-runtime
+// does not retry.
+func (s Step) Terminal() bool {
+	return s.Err != nil && errors.Is(s.Err, reconcile.TerminalError(nil))
+}
+
+// Outcome describes what the reconcile returned: "done", "requeue after 5s", "error: ..." or
+// "terminal error: ...".
+func (s Step) Outcome() string {
+	switch {
+	case s.Terminal():
+		return "terminal error: " + s.Err.Error()
+	case s.Err != nil:
+		return "error: " + s.Err.Error()
+	case s.Result.RequeueAfter > 0:
+		return fmt.Sprintf("requeue after %v", s.Result.RequeueAfter)
+	case s.Requeued():
+		return "requeue (rate limited)"
+	}
+	return "done"
+}
+
+// String describes the step: its number, outcome, and calls, one a line.
+func (s Step) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "step %d: %s", s.Number, s.Outcome())
+	if len(s.Calls) == 0 {
+		b.WriteString(" (no calls)")
+	}
+	for _, c := range s.Calls {
+		b.WriteString("\n    " + c.String())
+	}
+	return b.String()
+}
+
+// stepLog renders steps, one after the other.
+func stepLog(steps []Step) string {
+	lines := make([]string, 0, len(steps))
+	for _, s := range steps {
+		lines = append(lines, "  "+s.String())
+	}
+	return strings.Join(lines, "\n")
+}
