@@ -1,0 +1,423 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package patch
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/tenon-dev/tenon/conditions"
+)
+
+// Applier writes objects with server-side apply under one field manager, and skips every
+// request that would change nothing. Create it once per controller with [NewApplier] and keep
+// it: it remembers what it applied. It is safe for concurrent use.
+type Applier struct {
+	client  client.Client
+	reader  client.Reader
+	manager string
+	cache   *applyCache
+}
+
+// ApplierOptions configures an [Applier]. The zero value is the default configuration.
+type ApplierOptions struct {
+	// Reader reads the live object before each apply, to decide whether the apply is needed
+	// and, for [Applier.ApplyStatus], to carry condition transition times over. Default: the
+	// client given to [NewApplier]. A manager's client (mgr.GetClient()) reads typed objects
+	// from its cache, so a skipped apply costs no request at all; it reads unstructured objects
+	// from the API server unless client.Options.Cache.Unstructured is set.
+	Reader client.Reader
+
+	// CacheSize is the number of (object, field manager, subresource) combinations whose last
+	// apply the Applier remembers, about 150 bytes each. Objects it has forgotten are compared
+	// field by field instead. Default: 4096.
+	CacheSize int
+}
+
+// NewApplier returns an Applier that applies with c under fieldManager, the name recorded in
+// managedFields (for example "cluster-controller"). c must not be nil and fieldManager must not
+// be empty, or every call of the Applier returns an error.
+func NewApplier(c client.Client, fieldManager string, opts ApplierOptions) *Applier {
+	if opts.Reader == nil {
+		opts.Reader = c
+	}
+	if opts.CacheSize <= 0 {
+		opts.CacheSize = 4096
+	}
+	return &Applier{client: c, reader: opts.Reader, manager: fieldManager, cache: newApplyCache(opts.CacheSize)}
+}
+
+// Apply makes obj, a desired object (typed, such as an *appsv1.Deployment, or unstructured),
+// true on the API server with server-side apply, and reports whether the object changed.
+//
+//   - The request declares the fields set in obj, owned by the Applier's field manager (or
+//     [FieldOwner]); fields this manager applied before and obj no longer sets are removed,
+//     fields of other managers are kept. With [ForceOwnership] fields another manager owns are
+//     taken over; without it such a field with a different value fails the request with a 409.
+//   - The object is created if it does not exist.
+//   - The request is skipped when it would change nothing: when the Applier applied the same
+//     obj and the live object still has the resourceVersion that apply left, or else when every
+//     field of obj has its value in the live object and the manager owns exactly those fields
+//     (so a restarted controller does not re-apply everything). Server-side defaulting cannot
+//     cause a hot loop: fields obj does not set are not compared.
+//   - Identity and server-owned metadata in obj (resourceVersion, uid, generation,
+//     managedFields, creationTimestamp) and the status are not sent: use [Applier.ApplyStatus]
+//     for the status.
+//
+// Typed objects: a field whose Go type has no omitempty is sent even when it is the zero value,
+// which makes the manager own it with that value; build such objects with the fields you mean
+// to own only, or use an unstructured object.
+//
+// On success obj holds the live object: the server's response, or the object read when the
+// request was skipped. changed is true when a request was sent and the object's resourceVersion
+// moved (or it was created). On error obj is not modified.
+func (a *Applier) Apply(ctx context.Context, obj client.Object, opts ...ApplyOption) (changed bool, err error) {
+	o := (&ApplyOptions{}).ApplyOptions(opts)
+	gvk, manager, err := a.prepare(obj, o)
+	if err != nil {
+		return false, err
+	}
+	desired, err := applyBody(obj, gvk)
+	if err != nil {
+		return false, err
+	}
+	live, err := a.readLive(ctx, obj, gvk)
+	if err != nil {
+		return false, err
+	}
+	return a.apply(ctx, obj, gvk, desired, live, manager, "", o.ForceOwnership)
+}
+
+// ApplyStatus applies obj's status through the status subresource with server-side apply and
+// reports whether the object changed. It lets several controllers, each with its own field
+// manager, write the status of one object, each owning its own conditions (status.conditions
+// must be a list of type map keyed by type, as metav1.Condition lists are in kubebuilder
+// types with +listType=map and +listMapKey=type):
+//
+//   - The request holds obj's status: every field set in it and its conditions, or with
+//     [OwnedConditions] only the conditions of those types. A condition this manager applied
+//     before and no longer sends is removed; other managers' conditions are kept.
+//   - LastTransitionTime is carried over from the live object for every condition whose status
+//     did not change, so a condition rebuilt from scratch each reconcile does not move its
+//     transition time (nor change the object); a new or flipped condition without one gets
+//     the current time, truncated to seconds.
+//   - The request is skipped when it would change nothing, as for [Applier.Apply].
+//
+// As for [Applier.Apply], a typed object's status fields whose Go type has no omitempty are sent
+// even when they are the zero value, and become owned by this manager.
+//
+// The object must exist and have a status subresource (for a CRD without one use [Helper]). On
+// success obj holds the live object; on error obj is not modified.
+func (a *Applier) ApplyStatus(ctx context.Context, obj client.Object, opts ...ApplyOption) (changed bool, err error) {
+	o := (&ApplyOptions{}).ApplyOptions(opts)
+	gvk, manager, err := a.prepare(obj, o)
+	if err != nil {
+		return false, err
+	}
+	live, err := a.readLive(ctx, obj, gvk)
+	if err != nil {
+		return false, err
+	}
+	if live == nil {
+		return false, fmt.Errorf("failed to apply the status of %s %s: %w", gvk.Kind, client.ObjectKeyFromObject(obj),
+			apierrors.NewNotFound(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, obj.GetName()))
+	}
+	desired, err := statusBody(obj, gvk, live, o.OwnedConditions)
+	if err != nil {
+		return false, err
+	}
+	return a.apply(ctx, obj, gvk, desired, live, manager, "status", o.ForceOwnership)
+}
+
+// Forget drops what the Applier remembers about obj, for every field manager. Call it after
+// deleting an object; an Applier that is never told only keeps the entries until newer ones push
+// them out.
+func (a *Applier) Forget(obj client.Object) {
+	if a == nil || a.client == nil || obj == nil {
+		return
+	}
+	gvk, err := apiutil.GVKForObject(obj, a.client.Scheme())
+	if err != nil {
+		return
+	}
+	a.cache.forget(func(k applyKey) bool {
+		return k.gvk == gvk && k.name == obj.GetName() && k.namespace == obj.GetNamespace()
+	})
+}
+
+// prepare checks the arguments and returns obj's kind and the field manager of the call.
+func (a *Applier) prepare(obj client.Object, o *ApplyOptions) (schema.GroupVersionKind, string, error) {
+	if a == nil || a.client == nil {
+		return schema.GroupVersionKind{}, "", errors.New("failed to apply: the Applier has no client")
+	}
+	if obj == nil || reflect.ValueOf(obj).IsNil() {
+		return schema.GroupVersionKind{}, "", errors.New("failed to apply: the object is nil")
+	}
+	manager := a.manager
+	if o.FieldOwner != "" {
+		manager = o.FieldOwner
+	}
+	if manager == "" {
+		return schema.GroupVersionKind{}, "", errors.New("failed to apply: no field manager")
+	}
+	gvk, err := apiutil.GVKForObject(obj, a.client.Scheme())
+	if err != nil {
+		return schema.GroupVersionKind{}, "", fmt.Errorf("failed to apply %T: %w", obj, err)
+	}
+	return gvk, manager, nil
+}
+
+// readLive reads the live object with the Applier's reader; nil when it does not exist.
+func (a *Applier) readLive(ctx context.Context, obj client.Object, gvk schema.GroupVersionKind) (client.Object, error) {
+	live, err := newLike(obj, gvk)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.reader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("failed to read %s %s: %w", gvk.Kind, client.ObjectKeyFromObject(obj), err)
+	}
+	return live, nil
+}
+
+// apply sends desired unless live shows it would change nothing.
+func (a *Applier) apply(ctx context.Context, obj client.Object, gvk schema.GroupVersionKind, desired map[string]any,
+	live client.Object, manager, subresource string, force bool,
+) (changed bool, err error) {
+	key := applyKey{gvk: gvk, namespace: obj.GetNamespace(), name: obj.GetName(), manager: manager, subresource: subresource}
+	hash, err := hashOf(desired, force)
+	if err != nil {
+		return false, err
+	}
+	if live != nil {
+		if r, ok := a.cache.get(key); ok && r.hash == hash && r.resourceVersion == live.GetResourceVersion() {
+			copyInto(obj, live)
+			return false, nil
+		}
+		liveMap, err := toMap(live)
+		if err != nil {
+			return false, err
+		}
+		if upToDate(desired, liveMap, live.GetManagedFields(), manager, subresource) {
+			a.cache.put(key, applyRecord{hash: hash, resourceVersion: live.GetResourceVersion()})
+			copyInto(obj, live)
+			return false, nil
+		}
+	}
+
+	u := &unstructured.Unstructured{Object: deepCopyMap(desired)}
+	ac := client.ApplyConfigurationFromUnstructured(u)
+	if subresource == "status" {
+		opts := []client.SubResourceApplyOption{client.FieldOwner(manager)}
+		if force {
+			opts = append(opts, client.ForceOwnership)
+		}
+		err = a.client.Status().Apply(ctx, ac, opts...)
+	} else {
+		opts := []client.ApplyOption{client.FieldOwner(manager)}
+		if force {
+			opts = append(opts, client.ForceOwnership)
+		}
+		err = a.client.Apply(ctx, ac, opts...)
+	}
+	what := gvk.Kind + " " + client.ObjectKeyFromObject(obj).String()
+	if subresource != "" {
+		what = "the " + subresource + " of " + what
+	}
+	if err != nil {
+		return false, fmt.Errorf("failed to apply %s: %w", what, err)
+	}
+	// What the object was before: the live object, or, when the reader has not seen it yet (a
+	// cache right after this Applier created it), what this Applier left it at.
+	previous := ""
+	if live != nil {
+		previous = live.GetResourceVersion()
+	} else if r, ok := a.cache.get(key); ok && r.hash == hash {
+		previous = r.resourceVersion
+	}
+	a.cache.put(key, applyRecord{hash: hash, resourceVersion: u.GetResourceVersion()})
+	changed = previous == "" || u.GetResourceVersion() != previous
+	if changed {
+		log.FromContext(ctx).V(1).Info("Applied", "object", what, "fieldManager", manager, "resourceVersion", u.GetResourceVersion())
+	}
+	if err := setFromUnstructured(obj, u); err != nil {
+		return changed, fmt.Errorf("failed to read the response to the apply of %s: %w", what, err)
+	}
+	return changed, nil
+}
+
+// setFromUnstructured replaces obj with the object u holds.
+func setFromUnstructured(obj client.Object, u *unstructured.Unstructured) error {
+	if o, ok := obj.(*unstructured.Unstructured); ok {
+		o.Object = u.Object
+		return nil
+	}
+	fresh, err := newLike(obj, schema.GroupVersionKind{})
+	if err != nil {
+		return err
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, fresh); err != nil {
+		return err
+	}
+	copyInto(obj, fresh)
+	return nil
+}
+
+// hashOf returns the hash of an apply request: its body and whether it forces ownership.
+func hashOf(desired map[string]any, force bool) ([32]byte, error) {
+	data, err := json.Marshal(desired) // encoding/json sorts map keys: the same body, the same bytes
+	if err != nil {
+		return [32]byte{}, fmt.Errorf("failed to encode the apply request: %w", err)
+	}
+	if force {
+		data = append(data, 1)
+	}
+	return sha256.Sum256(data), nil
+}
+
+// appliedMetadata lists the metadata fields an apply request may declare; the rest is identity
+// the request is addressed by, or belongs to the API server.
+var appliedMetadata = []string{"name", "namespace", "labels", "annotations", "ownerReferences", "finalizers"}
+
+// applyBody returns the body of the apply request for obj: obj without status and
+// server-owned metadata, with its apiVersion and kind.
+func applyBody(obj client.Object, gvk schema.GroupVersionKind) (map[string]any, error) {
+	m, err := toMap(obj)
+	if err != nil {
+		return nil, err
+	}
+	body := make(map[string]any, len(m))
+	for k, v := range m {
+		switch k {
+		case "status", "metadata":
+		default:
+			body[k] = pruneNulls(deepCopy(v))
+		}
+	}
+	meta := nestedMap(m, "metadata")
+	applied := make(map[string]any, len(appliedMetadata))
+	for _, k := range appliedMetadata {
+		if v, ok := meta[k]; ok && v != nil {
+			applied[k] = deepCopy(v)
+		}
+	}
+	body["metadata"] = applied
+	body["apiVersion"], body["kind"] = gvk.GroupVersion().String(), gvk.Kind
+	return body, nil
+}
+
+// statusBody returns the body of the status apply request for obj: its identity and status,
+// with only the owned conditions when owned is set, and transition times carried over from live.
+func statusBody(obj client.Object, gvk schema.GroupVersionKind, live client.Object, owned []conditions.Type) (map[string]any, error) {
+	m, err := toMap(obj)
+	if err != nil {
+		return nil, err
+	}
+	status, _ := pruneNulls(deepCopy(m["status"])).(map[string]any)
+	if status == nil {
+		status = map[string]any{}
+	}
+	meta := map[string]any{"name": obj.GetName()}
+	if ns := obj.GetNamespace(); ns != "" {
+		meta["namespace"] = ns
+	}
+	body := map[string]any{
+		"apiVersion": gvk.GroupVersion().String(),
+		"kind":       gvk.Kind,
+		"metadata":   meta,
+		"status":     status,
+	}
+	raw, has := status["conditions"]
+	if !has {
+		return body, nil
+	}
+	desired, ok := parseConditions(raw)
+	if !ok {
+		return body, nil // not metav1.Conditions: applied as they are
+	}
+	liveMap, err := toMap(live)
+	if err != nil {
+		return nil, err
+	}
+	liveRaw, _ := nested(liveMap, "status", "conditions")
+	current, _ := parseConditions(liveRaw)
+	out := make([]metav1.Condition, 0, len(desired))
+	for _, c := range desired {
+		if owned != nil && !slices.Contains(owned, conditions.Type(c.Type)) {
+			continue
+		}
+		i := slices.IndexFunc(current, func(l metav1.Condition) bool { return l.Type == c.Type })
+		switch {
+		case i >= 0 && current[i].Status == c.Status:
+			c.LastTransitionTime = current[i].LastTransitionTime
+		case c.LastTransitionTime.IsZero():
+			c.LastTransitionTime = metav1.NewTime(time.Now().Truncate(time.Second))
+		}
+		out = append(out, c)
+	}
+	if len(out) == 0 {
+		delete(status, "conditions")
+		return body, nil
+	}
+	list := make([]any, len(out))
+	for i := range out {
+		cm, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&out[i])
+		if err != nil {
+			return nil, fmt.Errorf("failed to convert condition %s: %w", out[i].Type, err)
+		}
+		list[i] = cm
+	}
+	status["conditions"] = list
+	return body, nil
+}
+
+// pruneNulls removes null fields from objects in v, recursively: a typed object converted to
+// unstructured has them for fields it cannot omit, and an apply request must not declare them.
+func pruneNulls(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if e == nil {
+				delete(x, k)
+				continue
+			}
+			x[k] = pruneNulls(e)
+		}
+	case []any:
+		for i := range x {
+			x[i] = pruneNulls(x[i])
+		}
+	}
+	return v
+}

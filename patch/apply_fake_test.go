@@ -1,0 +1,90 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package patch_test
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/tenon-dev/tenon/patch"
+)
+
+func configMap(value string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "default"}, Data: map[string]string{"k": value}}
+}
+
+func TestApplyRejectsWhatItCannotApply(t *testing.T) {
+	c := fake.NewClientBuilder().Build()
+	for _, tc := range []struct {
+		name    string
+		applier *patch.Applier
+		obj     client.Object
+		opts    []patch.ApplyOption
+		want    string
+	}{
+		{"a nil object", patch.NewApplier(c, "me", patch.ApplierOptions{}), nil, nil, "the object is nil"},
+		{"no field manager", patch.NewApplier(c, "", patch.ApplierOptions{}), configMap("v"), nil, "no field manager"},
+		{"no client", patch.NewApplier(nil, "me", patch.ApplierOptions{}), configMap("v"), nil, "has no client"},
+		{"a type the scheme does not know", patch.NewApplier(fake.NewClientBuilder().WithScheme(testScheme()).Build(), "me", patch.ApplierOptions{}), configMap("v"), nil, "failed to apply *v1.ConfigMap"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			changed, err := tc.applier.Apply(t.Context(), tc.obj, tc.opts...)
+			g.Expect(err).To(MatchError(ContainSubstring(tc.want)))
+			g.Expect(changed).To(BeFalse())
+			_, err = tc.applier.ApplyStatus(t.Context(), tc.obj, tc.opts...)
+			g.Expect(err).To(MatchError(ContainSubstring(tc.want)))
+		})
+	}
+}
+
+func TestApplyStatusOfAMissingObjectIsNotFound(t *testing.T) {
+	g := NewWithT(t)
+	a := patch.NewApplier(fake.NewClientBuilder().Build(), "me", patch.ApplierOptions{})
+	_, err := a.ApplyStatus(t.Context(), configMap("v"))
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "got %v", err)
+}
+
+func TestFieldOwnerOverridesTheAppliersFieldManager(t *testing.T) {
+	g := NewWithT(t)
+	c := fake.NewClientBuilder().WithReturnManagedFields().Build()
+	a := patch.NewApplier(c, "me", patch.ApplierOptions{})
+	cm := configMap("v")
+	_, err := a.Apply(t.Context(), cm, patch.FieldOwner("someone-else"))
+	g.Expect(err).NotTo(HaveOccurred())
+	var managers []string
+	for _, e := range cm.ManagedFields {
+		managers = append(managers, e.Manager)
+	}
+	g.Expect(managers).To(Equal([]string{"someone-else"}))
+
+	// What the Applier remembers and compares is per field manager: "me" has not applied it yet.
+	cm = configMap("v")
+	_, err = a.Apply(t.Context(), cm)
+	g.Expect(err).NotTo(HaveOccurred())
+	managers = nil
+	for _, e := range cm.ManagedFields {
+		managers = append(managers, e.Manager)
+	}
+	g.Expect(managers).To(ConsistOf("someone-else", "me"))
+}

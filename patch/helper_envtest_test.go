@@ -1,0 +1,436 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package patch_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/internal/testtypes"
+	"github.com/tenon-dev/tenon/patch"
+	"github.com/tenon-dev/tenon/requeue"
+)
+
+// newWidget creates a Widget with a Ready condition in a namespace of its own and returns it as
+// read back from the API server.
+func newWidget(t *testing.T, g Gomega, name string, mutate ...func(*testtypes.Widget)) *testtypes.Widget {
+	t.Helper()
+	ctx := t.Context()
+	c := env.Client()
+	w := &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: env.Namespace(t)}, Spec: testtypes.WidgetSpec{Size: "small"}}
+	for _, m := range mutate {
+		m(w)
+	}
+	status := w.Status
+	g.Expect(c.Create(ctx, w)).To(Succeed())
+	_, err := conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "created")
+	g.Expect(err).NotTo(HaveOccurred())
+	w.Status.Conditions = append(w.Status.Conditions, status.Conditions...)
+	g.Expect(c.Status().Update(ctx, w)).To(Succeed())
+	return w
+}
+
+// get reads the latest version of obj into a new object.
+func get(g Gomega, obj *testtypes.Widget) *testtypes.Widget {
+	latest := &testtypes.Widget{}
+	g.Expect(env.Client().Get(context.Background(), client.ObjectKeyFromObject(obj), latest)).To(Succeed())
+	return latest
+}
+
+func TestPatchSendsOnlyTheRequestsForWhatChanged(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		opts   []patch.Option
+		mutate func(g Gomega, w *testtypes.Widget)
+		// expect adjusts the expected object for what the options change.
+		expect func(w *testtypes.Widget)
+		want   counts
+	}{{
+		name:   "a reconcile that changes nothing sends nothing",
+		mutate: func(Gomega, *testtypes.Widget) {},
+		want:   counts{},
+	}, {
+		name: "setting a condition to what it is sends nothing",
+		mutate: func(g Gomega, w *testtypes.Widget) {
+			_, err := conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "created")
+			g.Expect(err).NotTo(HaveOccurred())
+		},
+		want: counts{},
+	}, {
+		name: "a condition change sends one status request",
+		mutate: func(g Gomega, w *testtypes.Widget) {
+			_, err := conditions.MarkFalse(w, conditions.Ready, "Scaling", "2 of 3 replicas")
+			g.Expect(err).NotTo(HaveOccurred())
+		},
+		want: counts{"status patch": 1},
+	}, {
+		name: "a new condition sends one status request",
+		mutate: func(g Gomega, w *testtypes.Widget) {
+			_, err := conditions.MarkTrue(w, "ConfigReady", "Written", "")
+			g.Expect(err).NotTo(HaveOccurred())
+		},
+		want: counts{"status patch": 1},
+	}, {
+		name:   "observedGeneration sends one status request",
+		opts:   []patch.Option{patch.WithObservedGeneration{}},
+		mutate: func(Gomega, *testtypes.Widget) {},
+		expect: func(w *testtypes.Widget) { w.Status.ObservedGeneration = w.Generation },
+		want:   counts{"status patch": 1},
+	}, {
+		name:   "a label change sends one request",
+		mutate: func(_ Gomega, w *testtypes.Widget) { w.Labels = map[string]string{"tier": "gold"} },
+		want:   counts{"patch": 1},
+	}, {
+		name:   "a spec change sends one request",
+		mutate: func(_ Gomega, w *testtypes.Widget) { w.Spec.Replicas = ptr.To(int32(3)) },
+		want:   counts{"patch": 1},
+	}, {
+		name:   "a finalizer sends one request",
+		mutate: func(_ Gomega, w *testtypes.Widget) { controllerutil.AddFinalizer(w, "test.tenon.dev/cleanup") },
+		want:   counts{"patch": 1},
+	}, {
+		name: "spec and status changes send one request each",
+		mutate: func(g Gomega, w *testtypes.Widget) {
+			w.Spec.Color = "blue"
+			w.Annotations = map[string]string{"example.com/note": "a/b~c"}
+			w.Status.Phase = "Scaling"
+			_, err := conditions.MarkFalse(w, conditions.Ready, "Scaling", "")
+			g.Expect(err).NotTo(HaveOccurred())
+		},
+		want: counts{"patch": 1, "status patch": 1},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			ctx := t.Context()
+			c := newCountingClient(t)
+			w := newWidget(t, g, "counted")
+
+			h, err := patch.NewHelper(w, c)
+			g.Expect(err).NotTo(HaveOccurred())
+			tc.mutate(g, w)
+			want := w.DeepCopy()
+			if tc.expect != nil {
+				tc.expect(want)
+			}
+			c.take()
+			g.Expect(h.Patch(ctx, w, tc.opts...)).To(Succeed())
+			g.Expect(c.take()).To(Equal(tc.want), "requests of the first Patch")
+
+			// The server has the changes, obj is what the server has, and a second Patch of the
+			// unchanged object sends nothing.
+			latest := get(g, w)
+			g.Expect(cmp.Diff(latest, w)).To(BeEmpty(), "obj is updated from the response")
+			g.Expect(cmp.Diff(want.Spec, latest.Spec)).To(BeEmpty())
+			g.Expect(cmp.Diff(want.Status, latest.Status)).To(BeEmpty())
+			g.Expect(cmp.Diff(want.Labels, latest.Labels)).To(BeEmpty())
+			g.Expect(cmp.Diff(want.Annotations, latest.Annotations)).To(BeEmpty())
+			g.Expect(cmp.Diff(want.Finalizers, latest.Finalizers)).To(BeEmpty())
+			g.Expect(h.Patch(ctx, w, tc.opts...)).To(Succeed())
+			g.Expect(c.take()).To(BeEmpty(), "requests of the second Patch")
+		})
+	}
+}
+
+func TestPatchNeverDropsFinalizersOrOwnerReferencesOthersAdded(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	c := newCountingClient(t)
+	w := newWidget(t, g, "shared", func(w *testtypes.Widget) { w.Finalizers = []string{"other.example.com/a"} })
+	owner := func(name string) metav1.OwnerReference {
+		return metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: name, UID: types.UID("uid-" + name)}
+	}
+
+	// Our reconcile works on w, which goes stale: another writer adds a finalizer, an owner
+	// reference and a label, and also happens to add the finalizer we are about to add.
+	h, err := patch.NewHelper(w, c)
+	g.Expect(err).NotTo(HaveOccurred())
+	other := get(g, w)
+	other.Finalizers = append(other.Finalizers, "other.example.com/b", "tenon.dev/ours")
+	other.OwnerReferences = append(other.OwnerReferences, owner("theirs"))
+	other.Labels = map[string]string{"theirs": "yes"}
+	g.Expect(env.Client().Update(ctx, other)).To(Succeed())
+
+	controllerutil.AddFinalizer(w, "tenon.dev/ours")
+	w.OwnerReferences = append(w.OwnerReferences, owner("ours"))
+	w.Labels = map[string]string{"ours": "yes"}
+	c.take()
+	g.Expect(h.Patch(ctx, w)).To(Succeed())
+	g.Expect(c.take()).To(Equal(counts{"patch": 2, "get": 1}), "one conflict, resolved by one read and one retry")
+
+	latest := get(g, w)
+	g.Expect(latest.Finalizers).To(Equal([]string{"other.example.com/a", "other.example.com/b", "tenon.dev/ours"}))
+	g.Expect(latest.OwnerReferences).To(Equal([]metav1.OwnerReference{owner("theirs"), owner("ours")}))
+	g.Expect(latest.Labels).To(Equal(map[string]string{"theirs": "yes", "ours": "yes"}))
+	g.Expect(cmp.Diff(latest, w)).To(BeEmpty())
+
+	// Removing ours while another writer removes one of theirs and adds another.
+	other = get(g, w)
+	other.Finalizers = []string{"other.example.com/b", "tenon.dev/ours", "other.example.com/c"}
+	g.Expect(env.Client().Update(ctx, other)).To(Succeed())
+	controllerutil.RemoveFinalizer(w, "tenon.dev/ours")
+	w.OwnerReferences = w.OwnerReferences[:1]
+	g.Expect(h.Patch(ctx, w)).To(Succeed())
+
+	latest = get(g, w)
+	g.Expect(latest.Finalizers).To(Equal([]string{"other.example.com/b", "other.example.com/c"}))
+	g.Expect(latest.OwnerReferences).To(Equal([]metav1.OwnerReference{owner("theirs")}))
+}
+
+func TestPatchMergesConditionsWithOtherWriters(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	w := newWidget(t, g, "conditions", func(w *testtypes.Widget) {
+		w.Status.Conditions = []metav1.Condition{{Type: "Synced", Status: metav1.ConditionTrue, Reason: "Synced", LastTransitionTime: metav1.Now()}}
+	})
+
+	// Another writer changes its condition and adds one; we change Ready.
+	h, err := patch.NewHelper(w, env.Client())
+	g.Expect(err).NotTo(HaveOccurred())
+	other := get(g, w)
+	_, err = conditions.MarkFalse(other, "Synced", "Lagging", "behind by 3")
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = conditions.MarkTrue(other, "Backup", "Done", "")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(env.Client().Status().Update(ctx, other)).To(Succeed())
+
+	_, err = conditions.MarkFalse(w, conditions.Ready, "Scaling", "")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(h.Patch(ctx, w)).To(Succeed())
+	latest := get(g, w)
+	g.Expect(conditions.Get(latest, "Synced").Reason).To(Equal("Lagging"))
+	g.Expect(conditions.IsTrue(latest, "Backup")).To(BeTrue())
+	g.Expect(conditions.Get(latest, conditions.Ready).Reason).To(Equal("Scaling"))
+
+	// Both change Ready. Not owned: the other writer's value stays and Patch reports a conflict
+	// that requeue classifies as such.
+	h, err = patch.NewHelper(w, env.Client())
+	g.Expect(err).NotTo(HaveOccurred())
+	other = get(g, w)
+	_, err = conditions.MarkTrue(other, conditions.Ready, "SomeoneElse", "")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(env.Client().Status().Update(ctx, other)).To(Succeed())
+	_, err = conditions.MarkFalse(w, conditions.Ready, "Failed", "")
+	g.Expect(err).NotTo(HaveOccurred())
+	err = h.Patch(ctx, w)
+	var conflict *conditions.ConflictError
+	g.Expect(errors.As(err, &conflict)).To(BeTrue(), "got %v", err)
+	g.Expect(conflict.Types).To(Equal([]conditions.Type{conditions.Ready}))
+	g.Expect(requeue.Classify(err)).To(Equal(requeue.ClassConflict))
+	g.Expect(conditions.Get(get(g, w), conditions.Ready).Reason).To(Equal("SomeoneElse"))
+
+	// Owned, ours wins.
+	g.Expect(h.Patch(ctx, w, patch.OwnedConditions{conditions.Ready})).To(Succeed())
+	g.Expect(conditions.Get(get(g, w), conditions.Ready).Reason).To(Equal("Failed"))
+}
+
+func TestPatchOfTheLastFinalizerToleratesTheObjectVanishing(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// before runs between NewHelper and Patch.
+		before func(g Gomega, w *testtypes.Widget)
+		want   counts
+	}{{
+		name:   "the patch removes the last finalizer, the status change is dropped",
+		before: func(Gomega, *testtypes.Widget) {},
+		want:   counts{"patch": 1},
+	}, {
+		name: "another writer removed the object meanwhile",
+		before: func(g Gomega, w *testtypes.Widget) {
+			latest := get(g, w)
+			latest.Finalizers = nil
+			g.Expect(env.Client().Update(context.Background(), latest)).To(Succeed())
+		},
+		want: counts{"patch": 1},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			ctx := t.Context()
+			c := newCountingClient(t)
+			w := newWidget(t, g, "vanishing", func(w *testtypes.Widget) { w.Finalizers = []string{"tenon.dev/ours"} })
+			g.Expect(env.Client().Delete(ctx, w)).To(Succeed())
+			w = get(g, w)
+			g.Expect(w.DeletionTimestamp).NotTo(BeNil())
+
+			h, err := patch.NewHelper(w, c)
+			g.Expect(err).NotTo(HaveOccurred())
+			tc.before(g, w)
+			_, err = conditions.MarkFalse(w, conditions.Deleting, "CleanedUp", "")
+			g.Expect(err).NotTo(HaveOccurred())
+			controllerutil.RemoveFinalizer(w, "tenon.dev/ours")
+			c.take()
+			g.Expect(h.Patch(ctx, w, patch.OwnedConditions{conditions.Deleting})).To(Succeed())
+			g.Expect(c.take()).To(Equal(tc.want))
+			err = env.Client().Get(ctx, client.ObjectKeyFromObject(w), &testtypes.Widget{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "got %v", err)
+		})
+	}
+}
+
+func TestPatchWritesTheStatusOfKindsWithoutStatusSubresourceWithTheObject(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	c := newCountingClient(t)
+	gd := &testtypes.Gadget{ObjectMeta: metav1.ObjectMeta{Name: "gadget", Namespace: env.Namespace(t)}}
+	g.Expect(env.Client().Create(ctx, gd)).To(Succeed())
+
+	// The first Patch of the kind in this process finds out that it has no status subresource.
+	h, err := patch.NewHelper(gd, c)
+	g.Expect(err).NotTo(HaveOccurred())
+	gd.Spec.Size = "large"
+	_, err = conditions.MarkTrue(gd, conditions.Ready, conditions.ReasonSucceeded, "")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(h.Patch(ctx, gd, patch.WithObservedGeneration{})).To(Succeed())
+	latest := &testtypes.Gadget{}
+	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(gd), latest)).To(Succeed())
+	g.Expect(latest.Spec.Size).To(Equal("large"))
+	g.Expect(conditions.IsTrue(latest, conditions.Ready)).To(BeTrue())
+	g.Expect(latest.Status.ObservedGeneration).To(BeEquivalentTo(1), "the generation the reconcile acted on")
+	g.Expect(cmp.Diff(latest, gd)).To(BeEmpty())
+
+	// From now on the kind is known: a spec and condition change is one request.
+	gen := latest.Generation
+	gd.Spec.Color = "red"
+	_, err = conditions.MarkFalse(gd, conditions.Ready, "Scaling", "")
+	g.Expect(err).NotTo(HaveOccurred())
+	c.take()
+	g.Expect(h.Patch(ctx, gd)).To(Succeed())
+	g.Expect(c.take()).To(Equal(counts{"patch": 1}))
+	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(gd), latest)).To(Succeed())
+	g.Expect(conditions.IsFalse(latest, conditions.Ready)).To(BeTrue())
+	g.Expect(latest.Spec.Color).To(Equal("red"))
+	g.Expect(latest.Generation).To(Equal(gen+1), "one write, which bumps the generation of such a kind")
+}
+
+func TestPatchWorksOnUnstructuredObjects(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	c := newCountingClient(t)
+	w := newWidget(t, g, "unstructured")
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(testtypes.GroupVersion.WithKind("Widget"))
+	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), u)).To(Succeed())
+
+	h, err := patch.NewHelper(u, c)
+	g.Expect(err).NotTo(HaveOccurred())
+	u.SetLabels(map[string]string{"app.kubernetes.io/name": "widget"})
+	controllerutil.AddFinalizer(u, "tenon.dev/ours")
+	g.Expect(unstructured.SetNestedField(u.Object, "large", "spec", "size")).To(Succeed())
+	cs, err := conditions.FromUnstructured(u)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = conditions.MarkFalse(cs, conditions.Ready, "Resizing", "")
+	g.Expect(err).NotTo(HaveOccurred())
+	c.take()
+	g.Expect(h.Patch(ctx, u)).To(Succeed())
+	g.Expect(c.take()).To(Equal(counts{"patch": 1, "status patch": 1}))
+
+	latest := get(g, w)
+	g.Expect(latest.Labels).To(Equal(map[string]string{"app.kubernetes.io/name": "widget"}))
+	g.Expect(latest.Finalizers).To(Equal([]string{"tenon.dev/ours"}))
+	g.Expect(latest.Spec.Size).To(Equal("large"))
+	g.Expect(conditions.Get(latest, conditions.Ready).Reason).To(Equal("Resizing"))
+	g.Expect(u.GetResourceVersion()).To(Equal(latest.ResourceVersion))
+	g.Expect(h.Patch(ctx, u)).To(Succeed())
+	g.Expect(c.take()).To(BeEmpty())
+}
+
+func TestObservedGenerationIsTheGenerationOfTheSnapshot(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	w := newWidget(t, g, "generation")
+	h, err := patch.NewHelper(w, env.Client())
+	g.Expect(err).NotTo(HaveOccurred())
+
+	// The spec changes while we reconcile generation 1.
+	other := get(g, w)
+	other.Spec.Replicas = ptr.To(int32(5))
+	g.Expect(env.Client().Update(ctx, other)).To(Succeed())
+	g.Expect(other.Generation).To(BeEquivalentTo(2))
+
+	g.Expect(h.Patch(ctx, w, patch.WithObservedGeneration{})).To(Succeed())
+	latest := get(g, w)
+	g.Expect(latest.Status.ObservedGeneration).To(BeEquivalentTo(1))
+	g.Expect(latest.Spec.Replicas).To(Equal(ptr.To(int32(5))), "a status write never reverts the spec")
+}
+
+func TestPatchFindsAConditionThatMoved(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	c := newCountingClient(t)
+	w := newWidget(t, g, "moved", func(w *testtypes.Widget) {
+		w.Status.Conditions = []metav1.Condition{{Type: "Synced", Status: metav1.ConditionTrue, Reason: "Synced", LastTransitionTime: metav1.Now()}}
+	})
+	g.Expect(w.Status.Conditions[1].Type).To(Equal("Synced"))
+	h, err := patch.NewHelper(w, c)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	// Another writer adds a condition, which goes before Synced: our copy has Synced at index 1,
+	// the server at index 2.
+	other := get(g, w)
+	_, err = conditions.MarkTrue(other, conditions.Available, "MinimumReplicas", "")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(env.Client().Status().Update(ctx, other)).To(Succeed())
+
+	_, err = conditions.MarkFalse(w, "Synced", "Lagging", "")
+	g.Expect(err).NotTo(HaveOccurred())
+	c.take()
+	g.Expect(h.Patch(ctx, w)).To(Succeed())
+	g.Expect(c.take()).To(Equal(counts{"status patch": 2, "get": 1}), "the guard failed once; the retry found Synced where it is now")
+
+	latest := get(g, w)
+	var types []string
+	for _, c := range latest.Status.Conditions {
+		types = append(types, c.Type)
+	}
+	g.Expect(types).To(Equal([]string{"Ready", "Available", "Synced"}))
+	g.Expect(conditions.Get(latest, "Synced").Reason).To(Equal("Lagging"))
+	g.Expect(conditions.IsTrue(latest, conditions.Available)).To(BeTrue())
+}
+
+func TestPatchWorksOnClusterScopedObjects(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	c := newCountingClient(t)
+	f := &testtypes.Fixture{ObjectMeta: metav1.ObjectMeta{Name: env.Namespace(t) + "-fixture"}}
+	g.Expect(env.Client().Create(ctx, f)).To(Succeed())
+	t.Cleanup(func() { _ = env.Client().Delete(context.Background(), f) })
+
+	h, err := patch.NewHelper(f, c)
+	g.Expect(err).NotTo(HaveOccurred())
+	f.Labels = map[string]string{"scope": "cluster"}
+	_, err = conditions.MarkTrue(f, conditions.Ready, conditions.ReasonSucceeded, "")
+	g.Expect(err).NotTo(HaveOccurred())
+	c.take()
+	g.Expect(h.Patch(ctx, f)).To(Succeed())
+	g.Expect(c.take()).To(Equal(counts{"patch": 1, "status patch": 1}))
+
+	latest := &testtypes.Fixture{}
+	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(f), latest)).To(Succeed())
+	g.Expect(latest.Labels).To(Equal(map[string]string{"scope": "cluster"}))
+	g.Expect(conditions.IsTrue(latest, conditions.Ready)).To(BeTrue())
+}

@@ -1,0 +1,221 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package patch_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/internal/testtypes"
+	"github.com/tenon-dev/tenon/patch"
+	"github.com/tenon-dev/tenon/requeue"
+)
+
+func testScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(testtypes.AddToScheme(s))
+	return s
+}
+
+// fakeWidget returns a Widget stored in a fake client with a status subresource, the client
+// wrapped with funcs, and the Widget as read through it.
+func fakeWidget(t *testing.T, funcs interceptor.Funcs) (*testtypes.Widget, client.Client) {
+	t.Helper()
+	w := &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "default"}}
+	c := interceptor.NewClient(fake.NewClientBuilder().WithScheme(testScheme()).
+		WithStatusSubresource(&testtypes.Widget{}).WithObjects(w).Build(), funcs)
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(w), w); err != nil {
+		t.Fatal(err)
+	}
+	return w, c
+}
+
+var conflict = apierrors.NewConflict(schema.GroupResource{Group: "test.tenon.dev", Resource: "widgets"}, "w", errors.New("the object has been modified"))
+
+func TestNewHelperRejectsWhatItCannotPatch(t *testing.T) {
+	c := fake.NewClientBuilder().WithScheme(testScheme()).Build()
+	for _, tc := range []struct {
+		name string
+		obj  client.Object
+		c    client.Client
+	}{
+		{"a nil object", nil, c},
+		{"a typed nil object", (*testtypes.Widget)(nil), c},
+		{"a nil client", &testtypes.Widget{}, nil},
+		{"a type the scheme does not know", &corev1.ConfigMap{}, c},
+		{"an unstructured object without a kind", &unstructured.Unstructured{Object: map[string]any{}}, c},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			h, err := patch.NewHelper(tc.obj, tc.c)
+			g.Expect(err).To(MatchError(ContainSubstring("failed to create a patch helper")))
+			g.Expect(h).To(BeNil())
+		})
+	}
+}
+
+func TestPatchRejectsAnotherObject(t *testing.T) {
+	g := NewWithT(t)
+	w, c := fakeWidget(t, interceptor.Funcs{})
+	h, err := patch.NewHelper(w, c)
+	g.Expect(err).NotTo(HaveOccurred())
+	other := w.DeepCopy()
+	other.Name = "other"
+	g.Expect(h.Patch(t.Context(), other)).To(MatchError(ContainSubstring("the helper was created for")))
+	g.Expect(h.Patch(t.Context(), nil)).To(MatchError(ContainSubstring("the object is nil")))
+}
+
+func TestPatchRetriesConflicts(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		conflicts int
+		retries   int
+		wantErr   bool
+		wantCalls int
+	}{
+		{name: "a conflict resolved by a retry is not an error", conflicts: 1, retries: 3, wantCalls: 2},
+		{name: "conflicts up to the last retry are not an error", conflicts: 3, retries: 3, wantCalls: 4},
+		{name: "when retries run out the error is a conflict", conflicts: 10, retries: 3, wantErr: true, wantCalls: 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			calls := 0
+			w, c := fakeWidget(t, interceptor.Funcs{
+				SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+					calls++
+					if calls <= tc.conflicts {
+						return conflict
+					}
+					return c.SubResource(sub).Patch(ctx, obj, p, opts...)
+				},
+			})
+			h, err := patch.NewHelper(w, c)
+			g.Expect(err).NotTo(HaveOccurred())
+			_, err = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
+			g.Expect(err).NotTo(HaveOccurred())
+
+			err = h.Patch(t.Context(), w, patch.RetryBackoff{Steps: tc.retries, Duration: time.Millisecond, Factor: 2})
+			g.Expect(calls).To(Equal(tc.wantCalls))
+			if !tc.wantErr {
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(conditions.IsTrue(w, conditions.Ready)).To(BeTrue())
+				return
+			}
+			g.Expect(err).To(MatchError(ContainSubstring("after 4 attempts")))
+			g.Expect(apierrors.IsConflict(err)).To(BeTrue())
+			g.Expect(requeue.Classify(err)).To(Equal(requeue.ClassConflict))
+			g.Expect(conditions.IsTrue(w, conditions.Ready)).To(BeTrue(), "obj keeps the unwritten change")
+		})
+	}
+}
+
+func TestPatchReturnsOtherErrorsAsTheyAre(t *testing.T) {
+	g := NewWithT(t)
+	invalid := apierrors.NewInvalid(schema.GroupKind{Group: "test.tenon.dev", Kind: "Widget"}, "w",
+		field.ErrorList{field.Invalid(field.NewPath("spec", "size"), "huge", "must be small or large")})
+	patches := 0
+	w, c := fakeWidget(t, interceptor.Funcs{
+		Patch: func(context.Context, client.WithWatch, client.Object, client.Patch, ...client.PatchOption) error {
+			patches++
+			return invalid
+		},
+	})
+	h, err := patch.NewHelper(w, c)
+	g.Expect(err).NotTo(HaveOccurred())
+	w.Spec.Size = "huge"
+	err = h.Patch(t.Context(), w)
+	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
+	g.Expect(err).To(MatchError(ContainSubstring("failed to patch Widget default/w")))
+	g.Expect(patches).To(Equal(1), "an invalid request is not retried")
+	g.Expect(requeue.Classify(err)).To(Equal(requeue.ClassInvalid))
+}
+
+func TestPatchStopsWaitingWhenTheContextIsDone(t *testing.T) {
+	g := NewWithT(t)
+	w, c := fakeWidget(t, interceptor.Funcs{
+		SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
+			return conflict
+		},
+	})
+	h, err := patch.NewHelper(w, c)
+	g.Expect(err).NotTo(HaveOccurred())
+	w.Status.Phase = "Running"
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	err = h.Patch(ctx, w, patch.RetryBackoff{Steps: 5, Duration: time.Hour})
+	g.Expect(errors.Is(err, context.Canceled)).To(BeTrue(), "got %v", err)
+}
+
+func TestPatchSendsTheFieldOwner(t *testing.T) {
+	g := NewWithT(t)
+	var owners []string
+	w, c := fakeWidget(t, interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
+			owners = append(owners, (&client.PatchOptions{}).ApplyOptions(opts).FieldManager)
+			return c.Patch(ctx, obj, p, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+			o := &client.SubResourcePatchOptions{}
+			for _, opt := range opts {
+				opt.ApplyToSubResourcePatch(o)
+			}
+			owners = append(owners, o.FieldManager)
+			return c.SubResource(sub).Patch(ctx, obj, p, opts...)
+		},
+	})
+	h, err := patch.NewHelper(w, c)
+	g.Expect(err).NotTo(HaveOccurred())
+	w.Spec.Size = "large"
+	w.Status.Phase = "Resizing"
+	g.Expect(h.Patch(t.Context(), w, patch.FieldOwner("widget-controller"))).To(Succeed())
+	g.Expect(owners).To(Equal([]string{"widget-controller", "widget-controller"}))
+}
+
+func TestOptionsAddUp(t *testing.T) {
+	g := NewWithT(t)
+	o := (&patch.HelperOptions{}).ApplyOptions([]patch.Option{
+		patch.OwnedConditions{conditions.Ready}, patch.OwnedConditions{"Synced"},
+		patch.ForceOverwriteConditions(true), patch.WithObservedGeneration{}, patch.FieldOwner("me"),
+		patch.RetryBackoff{Steps: 2},
+	})
+	g.Expect(o.OwnedConditions).To(Equal([]conditions.Type{conditions.Ready, "Synced"}))
+	g.Expect(o.ForceOverwriteConditions).To(BeTrue())
+	g.Expect(o.ObservedGeneration).To(BeTrue())
+	g.Expect(o.FieldOwner).To(Equal("me"))
+	g.Expect(o.Backoff.Steps).To(Equal(2))
+
+	a := (&patch.ApplyOptions{}).ApplyOptions([]patch.ApplyOption{
+		patch.OwnedConditions{conditions.Ready}, patch.FieldOwner("me"), patch.ForceOwnership(true),
+	})
+	g.Expect(a).To(Equal(&patch.ApplyOptions{OwnedConditions: []conditions.Type{conditions.Ready}, FieldOwner: "me", ForceOwnership: true}))
+}

@@ -1,0 +1,116 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package patch
+
+import (
+	"fmt"
+	"reflect"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tenon-dev/tenon/conditions"
+)
+
+// toMap returns obj as a JSON value. For an unstructured object it is the object's own map, which
+// callers must not modify.
+func toMap(obj client.Object) (map[string]any, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return u.Object, nil
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, fmt.Errorf("failed to convert %T to unstructured: %w", obj, err)
+	}
+	return m, nil
+}
+
+// newLike returns an empty object of obj's type with obj's name and namespace (and, for an
+// unstructured object, its kind): something to decode a response or a read into, without stale
+// fields surviving from a previous state.
+func newLike(obj client.Object, gvk schema.GroupVersionKind) (client.Object, error) {
+	var fresh client.Object
+	if _, ok := obj.(*unstructured.Unstructured); ok {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		fresh = u
+	} else {
+		t := reflect.TypeOf(obj)
+		if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+			return nil, fmt.Errorf("%T is not a pointer to a struct", obj)
+		}
+		o, ok := reflect.New(t.Elem()).Interface().(client.Object)
+		if !ok {
+			return nil, fmt.Errorf("%T is not a client.Object", obj)
+		}
+		fresh = o
+	}
+	fresh.SetName(obj.GetName())
+	fresh.SetNamespace(obj.GetNamespace())
+	return fresh, nil
+}
+
+// copyInto makes dst a shallow copy of src, an object of the same type.
+func copyInto(dst, src client.Object) {
+	if d, ok := dst.(*unstructured.Unstructured); ok {
+		if s, ok := src.(*unstructured.Unstructured); ok {
+			d.Object = s.Object
+		}
+		return
+	}
+	reflect.ValueOf(dst).Elem().Set(reflect.ValueOf(src).Elem())
+}
+
+// deepCopyObject returns a deep copy of obj.
+func deepCopyObject(obj client.Object) client.Object {
+	c, _ := obj.DeepCopyObject().(client.Object)
+	return c
+}
+
+// setObservedGeneration sets obj's status.observedGeneration to gen and reports whether it changed.
+func setObservedGeneration(obj client.Object, gen int64) (changed bool, err error) {
+	// conditions.SetObservedGeneration knows every shape of the field; it takes the generation
+	// from the object, so lend it the one to record.
+	if current := obj.GetGeneration(); current != gen {
+		obj.SetGeneration(gen)
+		defer obj.SetGeneration(current)
+	}
+	return conditions.SetObservedGeneration(obj)
+}
+
+// statusSubresources records the kinds found to have no status subresource, which the API server
+// does not advertise in a way a client.Client can see. The helper assumes a kind has one until a
+// status request for an existing object fails with 404 Not Found; from then on it sends that
+// kind's status with the rest of the object. If a later request shows that the server ignored a
+// status written that way, the kind has gained a status subresource and is forgotten again.
+var statusSubresources sync.Map // schema.GroupVersionKind → struct{}
+
+func hasStatusSubresource(gvk schema.GroupVersionKind) bool {
+	_, none := statusSubresources.Load(gvk)
+	return !none
+}
+
+func setStatusSubresource(gvk schema.GroupVersionKind, has bool) {
+	if has {
+		statusSubresources.Delete(gvk)
+	} else {
+		statusSubresources.Store(gvk, struct{}{})
+	}
+}

@@ -1,0 +1,213 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package patch
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// The helpers in this file work on JSON values as runtime.DefaultUnstructuredConverter and the
+// unstructured JSON decoder produce them: map[string]any, []any, string, bool, nil, int64 and
+// float64 (json.Number and other integer types are tolerated).
+
+// jsonEqual reports whether a and b are the same JSON value. Numbers are equal when their values
+// are, whatever their Go types: 1 read from a map[string]any decoded by encoding/json is a
+// float64, the same 1 converted from a typed object an int64.
+func jsonEqual(a, b any) bool {
+	switch av := a.(type) {
+	case map[string]any:
+		bv, ok := b.(map[string]any)
+		if !ok || len(av) != len(bv) {
+			return false
+		}
+		for k, x := range av {
+			y, ok := bv[k]
+			if !ok || !jsonEqual(x, y) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		bv, ok := b.([]any)
+		if !ok || len(av) != len(bv) {
+			return false
+		}
+		for i := range av {
+			if !jsonEqual(av[i], bv[i]) {
+				return false
+			}
+		}
+		return true
+	case string:
+		bv, ok := b.(string)
+		return ok && av == bv
+	case bool:
+		bv, ok := b.(bool)
+		return ok && av == bv
+	case nil:
+		return b == nil
+	}
+	if x, ok := integer(a); ok {
+		if y, ok := integer(b); ok {
+			return x == y
+		}
+	}
+	if x, ok := number(a); ok {
+		y, ok := number(b)
+		return ok && x == y
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+// integer returns v as an int64 when it is an integer of any Go type, or a float64 or
+// json.Number that holds an integral value.
+func integer(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	case int32:
+		return int64(n), true
+	case float64:
+		if n == float64(int64(n)) {
+			return int64(n), true
+		}
+	case json.Number:
+		i, err := n.Int64()
+		return i, err == nil
+	}
+	return 0, false
+}
+
+// number returns v as a float64 when it is a number.
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case float32:
+		return float64(n), true
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	}
+	if i, ok := integer(v); ok {
+		return float64(i), true
+	}
+	return 0, false
+}
+
+// deepCopy returns a copy of the JSON value v that shares no map or slice with it. Unlike
+// runtime.DeepCopyJSONValue it does not panic on values of other types: they are scalars here
+// and are returned as they are.
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		return deepCopyMap(x)
+	case []any:
+		out := make([]any, len(x))
+		for i := range x {
+			out[i] = deepCopy(x[i])
+		}
+		return out
+	}
+	return v
+}
+
+func deepCopyMap(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = deepCopy(v)
+	}
+	return out
+}
+
+// sortedKeys returns the keys of the maps, each once, in order, so that requests built from maps
+// are the same bytes every time.
+func sortedKeys(maps ...map[string]any) []string {
+	var keys []string
+	for _, m := range maps {
+		for k := range m {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
+// nested returns the value at path in m, and whether there is one.
+func nested(m map[string]any, path ...string) (any, bool) {
+	var v any = m
+	for _, p := range path {
+		mm, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = mm[p]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// nestedMap returns the map at path in m, or nil when there is none.
+func nestedMap(m map[string]any, path ...string) map[string]any {
+	v, _ := nested(m, path...)
+	mm, _ := v.(map[string]any)
+	return mm
+}
+
+// pointer returns the JSON pointer (RFC 6901) of the path.
+func pointer(path ...string) string {
+	var b strings.Builder
+	for _, p := range path {
+		b.WriteByte('/')
+		b.WriteString(escape(p))
+	}
+	return b.String()
+}
+
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
+func escape(token string) string {
+	if !strings.ContainsAny(token, "~/") {
+		return token
+	}
+	return pointerEscaper.Replace(token)
+}
+
+var pointerUnescaper = strings.NewReplacer("~1", "/", "~0", "~")
+
+// splitPointer returns the unescaped tokens of a JSON pointer.
+func splitPointer(p string) []string {
+	if p == "" {
+		return nil
+	}
+	tokens := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	for i, t := range tokens {
+		if strings.Contains(t, "~") {
+			tokens[i] = pointerUnescaper.Replace(t)
+		}
+	}
+	return tokens
+}
