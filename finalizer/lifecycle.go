@@ -1,0 +1,294 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package finalizer
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/patch"
+	"github.com/tenon-dev/tenon/requeue"
+)
+
+// Reasons of the Deleting and Stalled conditions and of the Events a [Lifecycle] records.
+const (
+	// ReasonCleanupInProgress: a step reported that its cleanup is under way.
+	ReasonCleanupInProgress conditions.Reason = "CleanupInProgress"
+	// ReasonCleanupFailed: a step returned an error; it is retried with backoff.
+	ReasonCleanupFailed conditions.Reason = "CleanupFailed"
+	// ReasonCleanupTimedOut: cleanup did not finish within Lifecycle.Timeout; the object is
+	// Stalled and retried only every Lifecycle.StalledRetryInterval.
+	ReasonCleanupTimedOut conditions.Reason = "CleanupTimedOut"
+	// ReasonFinalized: every step is done and the finalizer was removed (an Event).
+	ReasonFinalized conditions.Reason = "Finalized"
+	// ReasonReleased: a person released the finalizer with [ReleaseAnnotation] before the steps
+	// were done (a Warning Event).
+	ReasonReleased conditions.Reason = "FinalizerReleased"
+	// ReasonRetained: Lifecycle.Retain said to keep the external resources; the steps were skipped
+	// (an Event).
+	ReasonRetained conditions.Reason = "ResourcesRetained"
+)
+
+// ReleaseAnnotation is the escape hatch for a person: on an object being deleted whose
+// finalizer is stuck because the external system it cleans up is gone for good, set this
+// annotation to the finalizer's name,
+//
+//	kubectl annotate clusters.apps.example.com/demo finalizer.tenon.dev/release=apps.example.com/cleanup
+//
+// and a [Lifecycle] with AllowRelease skips its remaining steps and removes the finalizer. It
+// records a Warning Event and a log line that name the steps that did not finish, so what may
+// have been left behind is on record. The value must be the exact finalizer name, so that
+// releasing one controller's finalizer never releases another's.
+const ReleaseAnnotation = "finalizer.tenon.dev/release"
+
+// Progress is what a cleanup [Step] reports: done, or still in progress.
+type Progress struct {
+	done    bool
+	after   time.Duration
+	message string
+}
+
+// Done reports that a step's cleanup is complete.
+func Done() Progress { return Progress{done: true} }
+
+// InProgress reports that a step's cleanup is under way and should be checked again after
+// about after (at least one second); message says what it waits for, for the Deleting
+// condition. It is not an error: nothing is logged or counted as a failure.
+func InProgress(after time.Duration, message string) Progress {
+	return Progress{after: max(after, time.Second), message: message}
+}
+
+// IsDone reports whether the step is complete.
+func (p Progress) IsDone() bool { return p.done }
+
+// Step is one cleanup action of a [Lifecycle], such as deleting a DNS record.
+type Step[T client.Object] struct {
+	// Name identifies the step in conditions, Events and logs, such as "dns-record".
+	Name string
+
+	// Run performs or checks the cleanup. It runs again on every reconcile of the deleted object
+	// until every step is done, including after it reported done, so it must be idempotent and
+	// cheap once done: check whether the external resource still exists before deleting it, and
+	// report Done when it does not.
+	Run func(ctx context.Context, obj T) (Progress, error)
+}
+
+// Lifecycle runs a controller's finalizer: it adds the finalizer while the object lives and,
+// once the object is deleted, runs ordered cleanup steps and removes the finalizer only when
+// every step is done. The zero value of each optional field is a sensible default.
+type Lifecycle[T client.Object] struct {
+	// Finalizer is the finalizer's name; see [Validate]. Required.
+	Finalizer string
+
+	// Client writes the finalizer and the object's status. Required.
+	Client client.Client
+
+	// Steps are run in order, or in reverse order when Reverse is set; a step runs only when
+	// the steps before it are done.
+	Steps []Step[T]
+
+	// Reverse runs the steps last to first, to tear down in the reverse order of creation.
+	Reverse bool
+
+	// Recorder, when set, receives an Event for every failed step, for a deadline that passed,
+	// and when the finalizer is removed or released.
+	Recorder events.EventRecorder
+
+	// Timeout is the longest cleanup may take, counted from the deletionTimestamp. After it the
+	// object is marked Stalled with reason CleanupTimedOut and retried only every
+	// StalledRetryInterval, rather than failing noisily forever. Zero means no deadline.
+	Timeout time.Duration
+
+	// StalledRetryInterval is how often cleanup is retried after Timeout. Defaults to 10 minutes.
+	StalledRetryInterval time.Duration
+
+	// AllowRelease enables [ReleaseAnnotation]. Off by default: turn it on when people must be
+	// able to unblock deletion after an external system disappeared.
+	AllowRelease bool
+
+	// Retain, when set and true for the object being deleted, skips the steps and removes the
+	// finalizer: the external resources are kept on purpose (a deletion policy such as
+	// spec.deletionPolicy: Retain). An Event records it.
+	Retain func(obj T) bool
+}
+
+// Reconcile runs the finalizer logic for obj and tells the caller whether to go on with its
+// normal reconcile:
+//
+//	if proceed, res, err := r.lifecycle.Reconcile(ctx, cluster); !proceed {
+//		return res, err
+//	}
+//
+// When obj is not being deleted, Reconcile ensures the finalizer (writing only when it is
+// missing) and returns proceed true. Call it before creating anything the finalizer must clean
+// up, so that nothing is created without a finalizer to remove it.
+//
+// When obj is being deleted and has the finalizer, Reconcile returns proceed false and:
+//
+//   - runs the steps in order; the first that is not done ends this reconcile: in progress
+//     requeues after its delay without an error; an error is returned (conflicts quietly, see
+//     requeue.OnError) and recorded in an Event;
+//   - keeps a Deleting condition (when T is a conditions.Setter) that names the step, the
+//     reason and the message, so `kubectl get` shows why deletion waits;
+//   - after Timeout, marks the object Stalled and retries only every StalledRetryInterval;
+//   - removes the finalizer once every step is done (the object then disappears unless other
+//     finalizers hold it), or when Retain or [ReleaseAnnotation] say so.
+//
+// When obj is being deleted without the finalizer, there is nothing to do: proceed false and
+// an empty result.
+func (l *Lifecycle[T]) Reconcile(ctx context.Context, obj T) (proceed bool, result ctrl.Result, err error) {
+	if err := Validate(l.Finalizer); err != nil {
+		return false, ctrl.Result{}, fmt.Errorf("failed to run finalizer lifecycle: %w", err)
+	}
+	if obj.GetDeletionTimestamp() == nil {
+		if _, err := Ensure(ctx, l.Client, obj, l.Finalizer); err != nil {
+			res, err := requeue.OnError(ctx, err)
+			return false, res, err
+		}
+		if obj.GetDeletionTimestamp() != nil {
+			// Deleted while we tried to add the finalizer: nothing of ours to clean up yet.
+			return false, ctrl.Result{}, nil
+		}
+		return true, ctrl.Result{}, nil
+	}
+	if !Has(obj, l.Finalizer) {
+		return false, ctrl.Result{}, nil
+	}
+	result, err = l.finalize(ctx, obj)
+	return false, result, err
+}
+
+// finalize runs the steps of an object being deleted that still has the finalizer.
+func (l *Lifecycle[T]) finalize(ctx context.Context, obj T) (ctrl.Result, error) {
+	logger := log.FromContext(ctx).WithValues("finalizer", l.Finalizer)
+
+	if l.Retain != nil && l.Retain(obj) {
+		l.event(obj, corev1.EventTypeNormal, ReasonRetained, "Retained", "external resources retained by policy; cleanup steps skipped: %s", strings.Join(l.stepNames(), ", "))
+		return l.release(ctx, obj)
+	}
+	if l.AllowRelease && obj.GetAnnotations()[ReleaseAnnotation] == l.Finalizer {
+		last := "none recorded"
+		if s, ok := any(obj).(conditions.Setter); ok {
+			if c := conditions.Get(s, conditions.Deleting); c != nil {
+				last = c.Message
+			}
+		}
+		logger.Info("Finalizer released by annotation: cleanup steps may not have completed and external resources may be left behind",
+			"annotation", ReleaseAnnotation, "steps", l.stepNames(), "lastProgress", last)
+		l.event(obj, corev1.EventTypeWarning, ReasonReleased, "Released",
+			"finalizer released by the %s annotation before cleanup completed; steps %s may have left resources behind (last progress: %s)",
+			ReleaseAnnotation, strings.Join(l.stepNames(), ", "), last)
+		return l.release(ctx, obj)
+	}
+
+	h, err := patch.NewHelper(obj, l.Client)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	steps := slices.Clone(l.Steps)
+	if l.Reverse {
+		slices.Reverse(steps)
+	}
+	for _, step := range steps {
+		progress, stepErr := step.Run(ctx, obj)
+		if stepErr == nil && progress.done {
+			continue
+		}
+
+		var reason conditions.Reason
+		var message string
+		if stepErr != nil {
+			reason, message = ReasonCleanupFailed, fmt.Sprintf("step %s failed: %v", step.Name, stepErr)
+			if requeue.Classify(stepErr) != requeue.ClassConflict {
+				l.event(obj, corev1.EventTypeWarning, ReasonCleanupFailed, "Cleanup", "%s", message)
+			}
+		} else {
+			reason, message = ReasonCleanupInProgress, fmt.Sprintf("step %s: %s", step.Name, progress.message)
+		}
+		res, resErr := ctrl.Result{RequeueAfter: progress.after}, stepErr
+		if stepErr != nil {
+			res, resErr = requeue.OnError(ctx, stepErr)
+		}
+
+		timedOut := l.timedOut(obj)
+		if s, ok := any(obj).(conditions.Setter); ok {
+			_, _ = conditions.MarkTrue(s, conditions.Deleting, reason, message)
+			if timedOut {
+				_, _ = conditions.MarkStalled(s, ReasonCleanupTimedOut,
+					fmt.Sprintf("cleanup did not finish within %s of deletion: %s", l.Timeout, message))
+			}
+		}
+		if err := h.Patch(ctx, obj, patch.OwnedConditions{conditions.Deleting, conditions.Stalled, conditions.Reconciling}); err != nil {
+			// The status is informational; the step's outcome decides what happens next.
+			logger.V(1).Info("Failed to record cleanup progress", "error", err.Error())
+		}
+		if timedOut {
+			l.event(obj, corev1.EventTypeWarning, ReasonCleanupTimedOut, "Cleanup",
+				"cleanup did not finish within %s of deletion; retrying every %s: %s", l.Timeout, l.stalledRetryInterval(), message)
+			return ctrl.Result{RequeueAfter: l.stalledRetryInterval()}, nil
+		}
+		return res, resErr
+	}
+
+	l.event(obj, corev1.EventTypeNormal, ReasonFinalized, "Finalized", "cleanup complete (%s); finalizer %s removed", strings.Join(l.stepNames(), ", "), l.Finalizer)
+	return l.release(ctx, obj)
+}
+
+// release removes the finalizer.
+func (l *Lifecycle[T]) release(ctx context.Context, obj T) (ctrl.Result, error) {
+	if _, err := Remove(ctx, l.Client, obj, l.Finalizer); err != nil {
+		return requeue.OnError(ctx, err)
+	}
+	return ctrl.Result{}, nil
+}
+
+// timedOut reports whether cleanup has taken longer than Timeout.
+func (l *Lifecycle[T]) timedOut(obj T) bool {
+	ts := obj.GetDeletionTimestamp()
+	return l.Timeout > 0 && ts != nil && time.Since(ts.Time) > l.Timeout
+}
+
+func (l *Lifecycle[T]) stalledRetryInterval() time.Duration {
+	if l.StalledRetryInterval > 0 {
+		return l.StalledRetryInterval
+	}
+	return 10 * time.Minute
+}
+
+func (l *Lifecycle[T]) stepNames() []string {
+	names := make([]string, len(l.Steps))
+	for i, s := range l.Steps {
+		names[i] = s.Name
+	}
+	return names
+}
+
+func (l *Lifecycle[T]) event(obj T, eventType string, reason conditions.Reason, action, note string, args ...any) {
+	if l.Recorder != nil {
+		l.Recorder.Eventf(obj, nil, eventType, string(reason), action, note, args...)
+	}
+}

@@ -1,0 +1,436 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package finalizer_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/finalizer"
+	"github.com/tenon-dev/tenon/internal/testtypes"
+	"github.com/tenon-dev/tenon/testing/testenv"
+)
+
+// journal records the order in which steps ran.
+type journal struct {
+	mu      sync.Mutex
+	entries []string
+}
+
+func (j *journal) add(s string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.entries = append(j.entries, s)
+}
+
+func (j *journal) get() []string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return append([]string(nil), j.entries...)
+}
+
+// scriptedStep returns a step that reports the given outcomes in turn, then Done forever.
+func scriptedStep(name string, j *journal, outcomes ...func() (finalizer.Progress, error)) finalizer.Step[*testtypes.Widget] {
+	var calls atomic.Int32
+	return finalizer.Step[*testtypes.Widget]{Name: name, Run: func(context.Context, *testtypes.Widget) (finalizer.Progress, error) {
+		n := int(calls.Add(1)) - 1
+		j.add(name)
+		if n < len(outcomes) {
+			return outcomes[n]()
+		}
+		return finalizer.Done(), nil
+	}}
+}
+
+func inProgress(msg string) func() (finalizer.Progress, error) {
+	return func() (finalizer.Progress, error) { return finalizer.InProgress(time.Second, msg), nil }
+}
+
+func failing(msg string) func() (finalizer.Progress, error) {
+	return func() (finalizer.Progress, error) { return finalizer.Progress{}, errors.New(msg) }
+}
+
+// deleted creates a Widget, runs the lifecycle once to add the finalizer, deletes the Widget and
+// returns its deleted state.
+func deleted(t *testing.T, g Gomega, l *finalizer.Lifecycle[*testtypes.Widget]) *testtypes.Widget {
+	t.Helper()
+	ctx := t.Context()
+	w := newWidget(t)
+	proceed, res, err := l.Reconcile(ctx, w)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(proceed).To(BeTrue())
+	g.Expect(res.IsZero()).To(BeTrue())
+	g.Expect(w.Finalizers).To(ContainElement(l.Finalizer))
+	g.Expect(env.Client().Delete(ctx, w)).To(Succeed())
+	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), w)).To(Succeed())
+	return w
+}
+
+func gone(ctx context.Context, w *testtypes.Widget) bool {
+	return apierrors.IsNotFound(env.Client().Get(ctx, client.ObjectKeyFromObject(w), &testtypes.Widget{}))
+}
+
+func TestLifecycleRunsStepsInOrderAndRemovesTheFinalizerWhenAllAreDone(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	j := &journal{}
+	recorder := events.NewFakeRecorder(20)
+	l := &finalizer.Lifecycle[*testtypes.Widget]{
+		Finalizer: ours, Client: env.Client(), Recorder: recorder,
+		Steps: []finalizer.Step[*testtypes.Widget]{
+			scriptedStep("dns-record", j, inProgress("record deletion propagating")),
+			scriptedStep("directory-entry", j),
+		},
+	}
+	w := deleted(t, g, l)
+
+	// First run: the first step is in progress; the second does not run yet.
+	proceed, res, err := l.Reconcile(ctx, w)
+	g.Expect(err).NotTo(HaveOccurred(), "in progress is not an error")
+	g.Expect(proceed).To(BeFalse())
+	g.Expect(res.RequeueAfter).To(Equal(time.Second))
+	g.Expect(j.get()).To(Equal([]string{"dns-record"}))
+	var latest testtypes.Widget
+	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), &latest)).To(Succeed())
+	deleting := conditions.Get(&latest, conditions.Deleting)
+	g.Expect(deleting).NotTo(BeNil())
+	g.Expect(deleting.Status).To(Equal(metav1.ConditionTrue))
+	g.Expect(deleting.Reason).To(BeEquivalentTo(finalizer.ReasonCleanupInProgress))
+	g.Expect(deleting.Message).To(Equal("step dns-record: record deletion propagating"))
+	g.Expect(latest.Finalizers).To(ContainElement(ours))
+
+	// Second run: both steps are done; the finalizer goes and so does the object.
+	proceed, res, err = l.Reconcile(ctx, w)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(proceed).To(BeFalse())
+	g.Expect(res.IsZero()).To(BeTrue())
+	g.Expect(j.get()).To(Equal([]string{"dns-record", "dns-record", "directory-entry"}))
+	g.Expect(gone(ctx, w)).To(BeTrue())
+	g.Expect(recorder.Events).To(Receive(ContainSubstring("Normal Finalized cleanup complete (dns-record, directory-entry)")))
+}
+
+func TestLifecycleCanRunStepsInReverse(t *testing.T) {
+	g := NewWithT(t)
+	j := &journal{}
+	l := &finalizer.Lifecycle[*testtypes.Widget]{
+		Finalizer: ours, Client: env.Client(), Reverse: true,
+		Steps: []finalizer.Step[*testtypes.Widget]{scriptedStep("first", j), scriptedStep("second", j), scriptedStep("third", j)},
+	}
+	w := deleted(t, g, l)
+
+	_, _, err := l.Reconcile(t.Context(), w)
+
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(j.get()).To(Equal([]string{"third", "second", "first"}))
+	g.Expect(gone(t.Context(), w)).To(BeTrue())
+}
+
+func TestLifecycleReportsAFailingStepAndRetriesIt(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	j := &journal{}
+	recorder := events.NewFakeRecorder(20)
+	l := &finalizer.Lifecycle[*testtypes.Widget]{
+		Finalizer: ours, Client: env.Client(), Recorder: recorder,
+		Steps: []finalizer.Step[*testtypes.Widget]{scriptedStep("dns-record", j, failing("dns api: 503 Service Unavailable"))},
+	}
+	w := deleted(t, g, l)
+
+	_, _, err := l.Reconcile(ctx, w)
+
+	g.Expect(err).To(MatchError(ContainSubstring("503")), "an error is returned for the controller to retry with backoff")
+	g.Expect(recorder.Events).To(Receive(Equal("Warning CleanupFailed step dns-record failed: dns api: 503 Service Unavailable")))
+	var latest testtypes.Widget
+	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), &latest)).To(Succeed())
+	g.Expect(conditions.Get(&latest, conditions.Deleting).Reason).To(BeEquivalentTo(finalizer.ReasonCleanupFailed))
+	g.Expect(conditions.Has(&latest, conditions.Stalled)).To(BeFalse(), "no deadline, so never stalled")
+
+	_, res, err := l.Reconcile(ctx, w)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.IsZero()).To(BeTrue())
+	g.Expect(gone(ctx, w)).To(BeTrue())
+}
+
+func TestLifecycleMarksTheObjectStalledAfterItsDeadline(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	recorder := events.NewFakeRecorder(20)
+	l := &finalizer.Lifecycle[*testtypes.Widget]{
+		Finalizer: ours, Client: env.Client(), Recorder: recorder,
+		// Any cleanup is already too late: the deadline passes at the first failure.
+		Timeout:              time.Nanosecond,
+		StalledRetryInterval: 7 * time.Minute,
+		Steps: []finalizer.Step[*testtypes.Widget]{{Name: "dns-record", Run: func(context.Context, *testtypes.Widget) (finalizer.Progress, error) {
+			return finalizer.Progress{}, errors.New("dns api: 401 Unauthorized")
+		}}},
+	}
+	w := deleted(t, g, l)
+
+	_, res, err := l.Reconcile(ctx, w)
+
+	g.Expect(err).NotTo(HaveOccurred(), "past the deadline the controller stops failing loudly")
+	g.Expect(res.RequeueAfter).To(Equal(7*time.Minute), "and retries slowly")
+	var latest testtypes.Widget
+	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), &latest)).To(Succeed())
+	stalled := conditions.Get(&latest, conditions.Stalled)
+	g.Expect(stalled).NotTo(BeNil())
+	g.Expect(stalled.Reason).To(BeEquivalentTo(finalizer.ReasonCleanupTimedOut))
+	g.Expect(stalled.Message).To(ContainSubstring("step dns-record failed: dns api: 401 Unauthorized"))
+	res2, err := conditions.Compute(&latest)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res2.Status).To(Equal(conditions.StatusTerminating))
+	g.Expect(latest.Finalizers).To(ContainElement(ours), "the finalizer stays: nothing is leaked silently")
+	g.Expect(recorder.Events).To(Receive(ContainSubstring("Warning CleanupFailed")))
+	g.Expect(recorder.Events).To(Receive(ContainSubstring("Warning CleanupTimedOut cleanup did not finish within 1ns of deletion; retrying every 7m0s")))
+}
+
+func TestTheReleaseAnnotationIsAnAuditedEscapeHatch(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	j := &journal{}
+	stuck := func() (finalizer.Progress, error) { return finalizer.Progress{}, errors.New("dns api: no such zone") }
+	recorder := events.NewFakeRecorder(20)
+	l := &finalizer.Lifecycle[*testtypes.Widget]{
+		Finalizer: ours, Client: env.Client(), Recorder: recorder,
+		Steps: []finalizer.Step[*testtypes.Widget]{scriptedStep("dns-record", j, stuck, stuck, stuck, stuck)},
+	}
+	w := deleted(t, g, l)
+	_, _, err := l.Reconcile(ctx, w)
+	g.Expect(err).To(HaveOccurred())
+
+	// A person releases the finalizer, but this controller did not opt in: nothing happens.
+	w.Annotations = map[string]string{finalizer.ReleaseAnnotation: ours}
+	g.Expect(env.Client().Update(ctx, w)).To(Succeed())
+	_, _, err = l.Reconcile(ctx, w)
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(gone(ctx, w)).To(BeFalse())
+
+	// An annotation naming another finalizer releases nothing either.
+	l.AllowRelease = true
+	w.Annotations[finalizer.ReleaseAnnotation] = theirs
+	g.Expect(env.Client().Update(ctx, w)).To(Succeed())
+	_, _, err = l.Reconcile(ctx, w)
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(gone(ctx, w)).To(BeFalse())
+
+	w.Annotations[finalizer.ReleaseAnnotation] = ours
+	g.Expect(env.Client().Update(ctx, w)).To(Succeed())
+	calls := len(j.get())
+	_, res, err := l.Reconcile(ctx, w)
+
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.IsZero()).To(BeTrue())
+	g.Expect(gone(ctx, w)).To(BeTrue())
+	g.Expect(j.get()).To(HaveLen(calls), "released without running the step again")
+	var released string
+	for len(recorder.Events) > 0 {
+		e := <-recorder.Events
+		if strings.HasPrefix(e, "Warning FinalizerReleased") {
+			released = e
+		}
+	}
+	g.Expect(released).To(ContainSubstring("steps dns-record may have left resources behind"))
+	g.Expect(released).To(ContainSubstring("last progress: step dns-record failed: dns api: no such zone"))
+}
+
+func TestRetainSkipsTheSteps(t *testing.T) {
+	g := NewWithT(t)
+	j := &journal{}
+	recorder := events.NewFakeRecorder(5)
+	l := &finalizer.Lifecycle[*testtypes.Widget]{
+		Finalizer: ours, Client: env.Client(), Recorder: recorder,
+		Steps:  []finalizer.Step[*testtypes.Widget]{scriptedStep("dns-record", j)},
+		Retain: func(w *testtypes.Widget) bool { return w.Spec.Size == "retain" },
+	}
+	w := deleted(t, g, l)
+	w.Spec.Size = "retain"
+	g.Expect(env.Client().Update(t.Context(), w)).To(Succeed())
+
+	_, _, err := l.Reconcile(t.Context(), w)
+
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(j.get()).To(BeEmpty())
+	g.Expect(gone(t.Context(), w)).To(BeTrue())
+	g.Expect(recorder.Events).To(Receive(ContainSubstring("Normal ResourcesRetained external resources retained by policy; cleanup steps skipped: dns-record")))
+}
+
+func TestReconcileOfAnObjectWithItsFinalizerSendsNoWrite(t *testing.T) {
+	g := NewWithT(t)
+	c := countWrites(directClient(t))
+	l := &finalizer.Lifecycle[*testtypes.Widget]{Finalizer: ours, Client: c}
+	w := newWidget(t, ours)
+
+	proceed, res, err := l.Reconcile(t.Context(), w)
+
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(proceed).To(BeTrue())
+	g.Expect(res.IsZero()).To(BeTrue())
+	g.Expect(c.writes.Load()).To(BeZero())
+}
+
+func TestAnInvalidFinalizerNameIsAClearError(t *testing.T) {
+	g := NewWithT(t)
+	l := &finalizer.Lifecycle[*testtypes.Widget]{Finalizer: "cleanup", Client: env.Client()}
+
+	_, _, err := l.Reconcile(t.Context(), &testtypes.Widget{})
+
+	g.Expect(err).To(MatchError(finalizer.ErrInvalidName))
+}
+
+// widgetReconciler runs a Lifecycle for Widgets in one namespace.
+type widgetReconciler struct {
+	client.Client
+	namespace string
+	lifecycle *finalizer.Lifecycle[*testtypes.Widget]
+}
+
+func (r *widgetReconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
+	if req.Namespace != r.namespace {
+		return ctrl.Result{}, nil
+	}
+	var w testtypes.Widget
+	if err := r.Get(ctx, req.NamespacedName, &w); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	_, res, err := r.lifecycle.Reconcile(ctx, &w)
+	return res, err
+}
+
+// startController runs a Widget controller for namespace ns whose lifecycle has the given steps.
+func startController(t *testing.T, name, ns string, steps ...finalizer.Step[*testtypes.Widget]) {
+	t.Helper()
+	mgr := env.NewManager(t, ctrl.Options{})
+	r := &widgetReconciler{Client: mgr.GetClient(), namespace: ns, lifecycle: &finalizer.Lifecycle[*testtypes.Widget]{
+		Finalizer: ours, Client: mgr.GetClient(), Steps: steps,
+	}}
+	if err := ctrl.NewControllerManagedBy(mgr).For(&testtypes.Widget{}).Named(name).Complete(r); err != nil {
+		t.Fatal(err)
+	}
+	testenv.StartManager(t, mgr)
+}
+
+func TestInProgressStepsAreRequeuedWithoutReconcileErrors(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := env.Namespace(t)
+	j := &journal{}
+	const name = "in-progress"
+	startController(t, name, ns, scriptedStep("slow", j, inProgress("1"), inProgress("2"), inProgress("3")))
+
+	w := &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: ns}}
+	g.Expect(env.Client().Create(ctx, w)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), w)).To(Succeed())
+		g.Expect(w.Finalizers).To(ContainElement(ours))
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+	g.Expect(env.Client().Delete(ctx, w)).To(Succeed())
+
+	g.Eventually(func() bool { return gone(ctx, w) }).WithTimeout(30 * time.Second).Should(BeTrue())
+	g.Expect(len(j.get())).To(BeNumerically(">=", 4))
+	g.Expect(reconcileErrors(t, name)).To(BeZero(), "in progress must not count as a reconcile error")
+}
+
+func TestANamespaceWithCleanObjectsFinishesTerminating(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "terminating-"}}
+	g.Expect(env.Client().Create(ctx, ns)).To(Succeed())
+	j := &journal{}
+	startController(t, "namespace-clean", ns.Name, scriptedStep("dns-record", j, inProgress("propagating")))
+	w := &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: ns.Name}}
+	g.Expect(env.Client().Create(ctx, w)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), w)).To(Succeed())
+		g.Expect(w.Finalizers).To(ContainElement(ours))
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+
+	g.Expect(env.Client().Delete(ctx, ns)).To(Succeed())
+
+	g.Eventually(func() error {
+		return env.Client().Get(ctx, client.ObjectKeyFromObject(ns), &corev1.Namespace{})
+	}).WithTimeout(60 * time.Second).Should(Satisfy(apierrors.IsNotFound))
+	g.Expect(j.get()).To(ContainElement("dns-record"), "the namespace waited for the cleanup")
+}
+
+func TestAPermanentlyFailingStepHoldsTheObjectAndSaysWhy(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "stuck-"}}
+	g.Expect(env.Client().Create(ctx, ns)).To(Succeed())
+	startController(t, "namespace-stuck", ns.Name, finalizer.Step[*testtypes.Widget]{Name: "dns-record", Run: func(context.Context, *testtypes.Widget) (finalizer.Progress, error) {
+		return finalizer.Progress{}, errors.New("dns api: connection refused")
+	}})
+	w := &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: ns.Name}}
+	g.Expect(env.Client().Create(ctx, w)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), w)).To(Succeed())
+		g.Expect(w.Finalizers).To(ContainElement(ours))
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+
+	g.Expect(env.Client().Delete(ctx, ns)).To(Succeed())
+
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), w)).To(Succeed())
+		c := conditions.Get(w, conditions.Deleting)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Message).To(Equal("step dns-record failed: dns api: connection refused"))
+	}).WithTimeout(60 * time.Second).Should(Succeed())
+	g.Expect(w.DeletionTimestamp).NotTo(BeNil())
+	g.Expect(w.Finalizers).To(ContainElement(ours), "the object is not released while its cleanup fails")
+	var namespace corev1.Namespace
+	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(ns), &namespace)).To(Succeed())
+	g.Expect(namespace.Status.Phase).To(Equal(corev1.NamespaceTerminating))
+}
+
+// reconcileErrors returns controller_runtime_reconcile_errors_total for a controller.
+func reconcileErrors(t *testing.T, controller string) float64 {
+	t.Helper()
+	families, err := metrics.Registry.(prometheus.Gatherer).Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_errors_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == controller {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}

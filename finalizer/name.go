@@ -1,0 +1,81 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package finalizer
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+)
+
+// ErrInvalidName is wrapped by the errors returned for a finalizer name the API server would
+// reject or that is not domain-qualified.
+var ErrInvalidName = errors.New("invalid finalizer name")
+
+// ErrDeleting is returned by [Add] for an object that is being deleted: the API server refuses
+// new finalizers once a deletionTimestamp is set.
+var ErrDeleting = errors.New("no finalizer can be added to an object that is being deleted")
+
+// Validate reports why name cannot be a controller's finalizer, or nil. The API server requires a
+// qualified name (an optional DNS subdomain prefix and a slash, then at most 63 characters of
+// alphanumerics, '-', '_' and '.'). tenon also requires the prefix, as the API server recommends
+// (it warns about names without one): a finalizer such as "cleanup" collides with any other
+// controller's "cleanup", and one controller would then remove the other's.
+func Validate(name string) error {
+	if errs := validation.ValidateFinalizerName(name, field.NewPath("metadata", "finalizers")); len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalidName, errs.ToAggregate())
+	}
+	if !strings.Contains(name, "/") {
+		return fmt.Errorf("%w %q: use a domain-qualified name such as \"example.com/%s\" so that it cannot collide with another controller's finalizer", ErrInvalidName, name, name)
+	}
+	return nil
+}
+
+// Has reports whether obj has the finalizer name.
+func Has(obj client.Object, name string) bool {
+	return controllerutil.ContainsFinalizer(obj, name)
+}
+
+// Add adds the finalizer name to obj in memory and reports whether it was missing. It is for
+// callers that write obj themselves, typically with the patch package's helper, which keeps other
+// writers' finalizers; [Ensure] adds and writes in one call.
+//
+// Add returns [ErrDeleting], and changes nothing, when obj has a deletionTimestamp, and an error
+// wrapping [ErrInvalidName] for an invalid name.
+func Add(obj client.Object, name string) (changed bool, err error) {
+	if err := Validate(name); err != nil {
+		return false, err
+	}
+	if Has(obj, name) {
+		return false, nil
+	}
+	if obj.GetDeletionTimestamp() != nil {
+		return false, ErrDeleting
+	}
+	return controllerutil.AddFinalizer(obj, name), nil
+}
+
+// Delete removes the finalizer name from obj in memory and reports whether it was there. Other
+// finalizers are kept in their order. [Remove] removes and writes in one call.
+func Delete(obj client.Object, name string) (changed bool) {
+	return controllerutil.RemoveFinalizer(obj, name)
+}

@@ -1,0 +1,90 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package finalizer_test
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/tenon-dev/tenon/finalizer"
+	"github.com/tenon-dev/tenon/internal/testtypes"
+)
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		wantErr string
+	}{
+		{"example.com/cleanup", ""},
+		{"apps.tenon.dev/dns-record", ""},
+		{"cleanup", `use a domain-qualified name such as "example.com/cleanup"`},
+		{"", "name part must be non-empty"},
+		{"Example.COM/cleanup", "prefix part"},
+		{"example.com/has space", "name part must consist of alphanumeric characters"},
+		{"a/b/c", "a valid label key must consist of"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			err := finalizer.Validate(tt.name)
+			if tt.wantErr == "" {
+				g.Expect(err).NotTo(HaveOccurred())
+				return
+			}
+			g.Expect(err).To(MatchError(finalizer.ErrInvalidName))
+			g.Expect(err.Error()).To(ContainSubstring(tt.wantErr))
+		})
+	}
+}
+
+func TestAddAndDeleteInMemory(t *testing.T) {
+	g := NewWithT(t)
+	w := &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{Finalizers: []string{"other.example.com/keep"}}}
+
+	changed, err := finalizer.Add(w, "example.com/cleanup")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed).To(BeTrue())
+	changed, err = finalizer.Add(w, "example.com/cleanup")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed).To(BeFalse())
+	g.Expect(w.Finalizers).To(Equal([]string{"other.example.com/keep", "example.com/cleanup"}))
+	g.Expect(finalizer.Has(w, "example.com/cleanup")).To(BeTrue())
+
+	g.Expect(finalizer.Delete(w, "example.com/cleanup")).To(BeTrue())
+	g.Expect(finalizer.Delete(w, "example.com/cleanup")).To(BeFalse())
+	g.Expect(w.Finalizers).To(Equal([]string{"other.example.com/keep"}))
+
+	_, err = finalizer.Add(w, "cleanup")
+	g.Expect(err).To(MatchError(finalizer.ErrInvalidName))
+}
+
+func TestAddRefusesAnObjectBeingDeleted(t *testing.T) {
+	g := NewWithT(t)
+	w := &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{
+		DeletionTimestamp: ptr.To(metav1.Now()),
+		Finalizers:        []string{"other.example.com/keep"},
+	}}
+
+	changed, err := finalizer.Add(w, "example.com/cleanup")
+
+	g.Expect(err).To(MatchError(finalizer.ErrDeleting))
+	g.Expect(changed).To(BeFalse())
+	g.Expect(w.Finalizers).To(Equal([]string{"other.example.com/keep"}))
+}
