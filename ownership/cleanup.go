@@ -48,15 +48,7 @@ import (
 //   - The owner's deletion propagation policy is not consulted: tracked children are deleted
 //     even when the owner is deleted with --cascade=orphan. [Release] a child to keep it.
 //
-// With tenon's finalizer package, the cleanup is a step:
-//
-//	finalizer.Step[*v1alpha1.Cluster]{Name: "tracked-children", Run: func(ctx context.Context, cluster *v1alpha1.Cluster) (finalizer.Progress, error) {
-//		remaining, err := ownership.DeleteTracked(ctx, r.Client, cluster, []client.ObjectList{&corev1.ConfigMapList{}, &rbacv1.ClusterRoleList{}})
-//		if err != nil || remaining > 0 {
-//			return finalizer.InProgress(2*time.Second, fmt.Sprintf("waiting for %d tracked children to be deleted", remaining)), err
-//		}
-//		return finalizer.Done(), nil
-//	}}
+// With tenon's finalizer package, [CleanupStep] is this cleanup as a step.
 func DeleteTracked(ctx context.Context, c client.Client, owner client.Object, lists []client.ObjectList, opts ...ChildrenOption) (remaining int, err error) {
 	o := childrenOptions(opts)
 	var errs []error

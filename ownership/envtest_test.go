@@ -38,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/tenon-dev/tenon/finalizer"
 	"github.com/tenon-dev/tenon/internal/testtypes"
 	"github.com/tenon-dev/tenon/ownership"
 	"github.com/tenon-dev/tenon/requeue"
@@ -153,20 +154,14 @@ func (r *childrenReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 	if err := r.Get(ctx, req.NamespacedName, &w); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !w.DeletionTimestamp.IsZero() {
-		remaining, err := ownership.DeleteTracked(ctx, r.Client, &w, trackedKinds, ownership.UseIndex(true))
-		if err != nil || remaining > 0 {
-			return requeue.After(100 * time.Millisecond)
-		}
-		if controllerutil.RemoveFinalizer(&w, childrenFinalizer) {
-			return ctrl.Result{}, r.Update(ctx, &w)
-		}
-		return requeue.Done()
+	// The finalizer deletes the tracked children, which the garbage collector cannot reach.
+	lifecycle := &finalizer.Lifecycle[*testtypes.Widget]{
+		Finalizer: childrenFinalizer,
+		Client:    r.Client,
+		Steps:     []finalizer.Step[*testtypes.Widget]{ownership.CleanupStep[*testtypes.Widget](r.Client, trackedKinds, ownership.UseIndex(true))},
 	}
-	if controllerutil.AddFinalizer(&w, childrenFinalizer) {
-		if err := r.Update(ctx, &w); err != nil {
-			return ctrl.Result{}, err
-		}
+	if proceed, res, err := lifecycle.Reconcile(ctx, &w); !proceed {
+		return res, err
 	}
 	for _, child := range children(&w, r.remote) {
 		desired := child.DeepCopyObject().(client.Object)
