@@ -1,0 +1,164 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command manager runs the cluster operator.
+package main
+
+import (
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	_ "k8s.io/client-go/plugin/pkg/client/auth" // for exec and OIDC credential plugins
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	appsv1alpha1 "github.com/tenon-dev/tenon/examples/cluster-operator/api/v1alpha1"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/controller"
+
+	"github.com/tenon-dev/tenon/conditions"
+)
+
+var (
+	scheme   = runtime.NewScheme()
+	setupLog = ctrl.Log.WithName("setup")
+)
+
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(appsv1alpha1.AddToScheme(scheme))
+}
+
+func main() {
+	var (
+		metricsAddr, probeAddr     string
+		secureMetrics, enableHTTP2 bool
+		enableLeaderElection       bool
+		leaderElectionNamespace    string
+		dnsEndpoint, dnsSecret     string
+		directoryNamespace         string
+		maxConcurrentReconciles    int
+	)
+	flag.StringVar(&metricsAddr, "metrics-bind-address", "0", "The address the metrics endpoint binds to. "+
+		"Use :8443 for HTTPS or :8080 for HTTP, or leave as 0 to disable the metrics service.")
+	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "The address the probe endpoint binds to.")
+	flag.BoolVar(&enableLeaderElection, "leader-elect", false,
+		"Enable leader election for controller manager. Enabling this will ensure there is only one active controller manager.")
+	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "",
+		"Namespace of the leader election lease; defaults to the namespace the manager runs in.")
+	flag.BoolVar(&secureMetrics, "metrics-secure", true,
+		"If set, the metrics endpoint is served securely via HTTPS, with authentication and authorization.")
+	flag.BoolVar(&enableHTTP2, "enable-http2", false,
+		"If set, HTTP/2 will be enabled for the metrics server (disabled by default: CVE-2023-44487, CVE-2023-39325).")
+	flag.StringVar(&dnsEndpoint, "dns-endpoint", "", "Base URL of the DNS provider's API.")
+	flag.StringVar(&dnsSecret, "dns-credentials", "cluster-operator-system/dns-credentials",
+		"namespace/name of the Secret that holds the DNS provider's token under the key \"token\".")
+	flag.StringVar(&directoryNamespace, "directory-namespace", "cluster-directory",
+		"Namespace where every Cluster publishes its directory entry.")
+	flag.IntVar(&maxConcurrentReconciles, "max-concurrent-reconciles", 4, "How many Clusters are reconciled at once.")
+	opts := zap.Options{Development: false}
+	opts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+
+	if err := run(options{
+		metricsAddr: metricsAddr, probeAddr: probeAddr, secureMetrics: secureMetrics, enableHTTP2: enableHTTP2,
+		leaderElection: enableLeaderElection, leaderElectionNamespace: leaderElectionNamespace,
+		dnsEndpoint: dnsEndpoint, dnsSecret: dnsSecret, directoryNamespace: directoryNamespace,
+		maxConcurrentReconciles: maxConcurrentReconciles,
+	}); err != nil {
+		setupLog.Error(err, "manager exited with an error")
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	metricsAddr, probeAddr     string
+	secureMetrics, enableHTTP2 bool
+	leaderElection             bool
+	leaderElectionNamespace    string
+	dnsEndpoint, dnsSecret     string
+	directoryNamespace         string
+	maxConcurrentReconciles    int
+}
+
+func run(o options) error {
+	if o.dnsEndpoint == "" {
+		return errors.New("--dns-endpoint is required")
+	}
+	secretNamespace, secretName, ok := strings.Cut(o.dnsSecret, "/")
+	if !ok || secretNamespace == "" || secretName == "" {
+		return fmt.Errorf("--dns-credentials=%q: want namespace/name", o.dnsSecret)
+	}
+	secretKey := client.ObjectKey{Namespace: secretNamespace, Name: secretName}
+
+	var tlsOpts []func(*tls.Config)
+	if !o.enableHTTP2 {
+		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
+	}
+	metricsOptions := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.secureMetrics, TLSOpts: tlsOpts}
+	if o.secureMetrics {
+		metricsOptions.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsOptions,
+		HealthProbeBindAddress:  o.probeAddr,
+		LeaderElection:          o.leaderElection,
+		LeaderElectionID:        "cluster-operator.apps.tenon.dev",
+		LeaderElectionNamespace: o.leaderElectionNamespace,
+		// Step down promptly on SIGTERM, so a new leader takes over without waiting for the lease.
+		LeaderElectionReleaseOnCancel: true,
+		Cache:                         controller.CacheOptions(secretKey),
+	})
+	if err != nil {
+		return fmt.Errorf("failed to create the manager: %w", err)
+	}
+
+	dns := &controller.DNSProvider{Endpoint: o.dnsEndpoint, Secret: secretKey, Reader: mgr.GetClient()}
+	r := controller.NewReconciler(mgr, dns, o.directoryNamespace)
+	r.Metrics = conditions.NewMetrics()
+	if err := r.Metrics.Register(metrics.Registry); err != nil {
+		return fmt.Errorf("failed to register metrics: %w", err)
+	}
+	r.MaxConcurrentReconciles = o.maxConcurrentReconciles
+	ctx := ctrl.SetupSignalHandler()
+	if err := r.SetupWithManager(ctx, mgr); err != nil {
+		return fmt.Errorf("failed to set up the cluster controller: %w", err)
+	}
+
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return fmt.Errorf("failed to set up the health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return fmt.Errorf("failed to set up the ready check: %w", err)
+	}
+
+	setupLog.Info("starting manager", "dnsEndpoint", o.dnsEndpoint, "dnsCredentials", secretKey.String(), "directoryNamespace", o.directoryNamespace)
+	return mgr.Start(ctx)
+}

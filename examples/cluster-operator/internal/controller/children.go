@@ -1,0 +1,189 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/tenon-dev/tenon/examples/cluster-operator/api/v1alpha1"
+
+	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/ownership"
+	"github.com/tenon-dev/tenon/patch"
+	"github.com/tenon-dev/tenon/requeue"
+)
+
+// Labels every child carries; the manager's cache holds only objects with ManagedByLabel.
+const (
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	ManagedBy      = "cluster-operator"
+	nameLabel      = "app.kubernetes.io/name"
+	instanceLabel  = "app.kubernetes.io/instance"
+)
+
+// Reasons of the ConfigReady and WorkloadReady conditions.
+const (
+	ReasonApplied        conditions.Reason = "Applied"
+	ReasonRollingOut     conditions.Reason = "RollingOut"
+	ReasonReplicasReady  conditions.Reason = "ReplicasReady"
+	ReasonOwnedElsewhere conditions.Reason = "OwnedByAnotherObject"
+	ReasonApplyFailed    conditions.Reason = "ApplyFailed"
+)
+
+const (
+	clientPort, peerPort int32 = 7000, 7001
+	imageRepository            = "registry.example.com/cluster"
+)
+
+func childLabels(cluster *appsv1alpha1.Cluster) map[string]string {
+	return map[string]string{nameLabel: "cluster", instanceLabel: cluster.Name, ManagedByLabel: ManagedBy}
+}
+
+// reconcileConfig applies the cluster's ConfigMap and its entry in the directory namespace, and
+// sets ConfigReady.
+func (r *ClusterReconciler) reconcileConfig(ctx context.Context, cluster *appsv1alpha1.Cluster) (ctrl.Result, error) {
+	data := map[string]string{"version": cluster.Spec.Version, "replicas": fmt.Sprint(cluster.Spec.Replicas)}
+	maps.Copy(data, cluster.Spec.Config)
+	config := &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: cluster.Name + "-config", Namespace: cluster.Namespace, Labels: childLabels(cluster)},
+		Data:       data,
+	}
+	// The directory entry lives in another namespace, where no owner reference can point back:
+	// ownership tracks it with labels, and the finalizer deletes it.
+	entry := &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: cluster.Namespace + "." + cluster.Name, Namespace: r.DirectoryNamespace, Labels: childLabels(cluster)},
+		Data:       map[string]string{"namespace": cluster.Namespace, "name": cluster.Name, "dnsName": cluster.Spec.DNSName, "version": cluster.Spec.Version},
+	}
+	for _, child := range []*corev1.ConfigMap{config, entry} {
+		if res, err := r.applyOwned(ctx, cluster, child, appsv1alpha1.ConfigReady); err != nil || !res.IsZero() {
+			return res, err
+		}
+	}
+	_, err := conditions.MarkTrue(cluster, appsv1alpha1.ConfigReady, ReasonApplied,
+		fmt.Sprintf("config map %s and directory entry %s/%s applied", config.Name, entry.Namespace, entry.Name))
+	return ctrl.Result{}, err
+}
+
+// reconcileWorkload applies the Services and the StatefulSet, sets WorkloadReady and
+// status.readyReplicas, and returns the address clients reach the cluster at.
+func (r *ClusterReconciler) reconcileWorkload(ctx context.Context, cluster *appsv1alpha1.Cluster) (address string, res ctrl.Result, err error) {
+	selector := map[string]string{nameLabel: "cluster", instanceLabel: cluster.Name}
+	svc := &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{Name: cluster.Name, Namespace: cluster.Namespace, Labels: childLabels(cluster)},
+		Spec: corev1.ServiceSpec{
+			Selector: selector,
+			Ports:    []corev1.ServicePort{{Name: "client", Port: clientPort, TargetPort: intstr.FromString("client")}},
+		},
+	}
+	peers := &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{Name: cluster.Name + "-peers", Namespace: cluster.Namespace, Labels: childLabels(cluster)},
+		Spec: corev1.ServiceSpec{
+			ClusterIP:                corev1.ClusterIPNone,
+			PublishNotReadyAddresses: true,
+			Selector:                 selector,
+			Ports:                    []corev1.ServicePort{{Name: "peer", Port: peerPort, TargetPort: intstr.FromString("peer")}},
+		},
+	}
+	sts := &appsv1.StatefulSet{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
+		ObjectMeta: metav1.ObjectMeta{Name: cluster.Name, Namespace: cluster.Namespace, Labels: childLabels(cluster)},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:            ptr.To(cluster.Spec.Replicas),
+			ServiceName:         peers.Name,
+			PodManagementPolicy: appsv1.ParallelPodManagement,
+			Selector:            &metav1.LabelSelector{MatchLabels: selector},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: childLabels(cluster)},
+				Spec: corev1.PodSpec{
+					Containers: []corev1.Container{{
+						Name:  "member",
+						Image: imageRepository + ":" + cluster.Spec.Version,
+						Args:  []string{"--peers=" + peers.Name, "--config=/etc/cluster"},
+						Ports: []corev1.ContainerPort{
+							{Name: "client", ContainerPort: clientPort},
+							{Name: "peer", ContainerPort: peerPort},
+						},
+						VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/cluster"}},
+					}},
+					Volumes: []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{
+						ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: cluster.Name + "-config"}},
+					}}},
+				},
+			},
+		},
+	}
+	for _, child := range []client.Object{svc, peers, sts} {
+		if res, err := r.applyOwned(ctx, cluster, child, appsv1alpha1.WorkloadReady); err != nil || !res.IsZero() {
+			return "", res, err
+		}
+	}
+
+	// sts now holds the live StatefulSet, with its status.
+	cluster.Status.ReadyReplicas = sts.Status.ReadyReplicas
+	switch {
+	case sts.Status.ObservedGeneration < sts.Generation || sts.Status.UpdatedReplicas < cluster.Spec.Replicas:
+		_, err = conditions.MarkFalse(cluster, appsv1alpha1.WorkloadReady, ReasonRollingOut,
+			fmt.Sprintf("rolling out version %s: %d of %d replicas updated", cluster.Spec.Version, sts.Status.UpdatedReplicas, cluster.Spec.Replicas))
+	case sts.Status.ReadyReplicas < cluster.Spec.Replicas:
+		_, err = conditions.MarkFalse(cluster, appsv1alpha1.WorkloadReady, ReasonRollingOut,
+			fmt.Sprintf("%d of %d replicas ready", sts.Status.ReadyReplicas, cluster.Spec.Replicas))
+	default:
+		_, err = conditions.MarkTrue(cluster, appsv1alpha1.WorkloadReady, ReasonReplicasReady,
+			fmt.Sprintf("%d of %d replicas ready", sts.Status.ReadyReplicas, cluster.Spec.Replicas))
+	}
+	// The StatefulSet's status changes wake this controller up (Owns): no need to poll.
+	return svc.Spec.ClusterIP, ctrl.Result{}, err
+}
+
+// applyOwned makes cluster the owner of child and applies child with server-side apply. A
+// child another object controls is not taken: the condition t says so, and the reconcile stops
+// with a terminal error (the Cluster is Stalled) until a person resolves the clash.
+func (r *ClusterReconciler) applyOwned(ctx context.Context, cluster *appsv1alpha1.Cluster, child client.Object, t conditions.Type) (ctrl.Result, error) {
+	live := child.DeepCopyObject().(client.Object)
+	err := r.Get(ctx, client.ObjectKeyFromObject(child), live)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, err
+	}
+	existing := ownership.Existing{}
+	if err == nil {
+		existing.Object = live
+	}
+	if _, _, err := ownership.Set(cluster, child, r.Scheme, existing); err != nil {
+		_, _ = conditions.MarkFalse(cluster, t, ReasonOwnedElsewhere, err.Error())
+		return requeue.Terminal(fmt.Errorf("child owned by another object: %w", err))
+	}
+	if _, err := r.Applier.Apply(ctx, child, patch.ForceOwnership(true)); err != nil {
+		_, _ = conditions.MarkFalse(cluster, t, ReasonApplyFailed, err.Error())
+		return ctrl.Result{}, fmt.Errorf("failed to apply %T %s: %w", child, client.ObjectKeyFromObject(child), err)
+	}
+	return ctrl.Result{}, nil
+}

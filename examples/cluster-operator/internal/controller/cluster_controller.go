@@ -1,0 +1,240 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	appsv1alpha1 "github.com/tenon-dev/tenon/examples/cluster-operator/api/v1alpha1"
+
+	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/finalizer"
+	"github.com/tenon-dev/tenon/ownership"
+	"github.com/tenon-dev/tenon/patch"
+	"github.com/tenon-dev/tenon/requeue"
+)
+
+// Name is the controller's name: its field manager, Event source and metrics label.
+const Name = "cluster-controller"
+
+// FinalizerName is the finalizer that holds a Cluster until its DNS record and directory entry
+// are gone.
+const FinalizerName = "apps.tenon.dev/cleanup"
+
+// CleanupTimeout is how long cleanup may take before a deleted Cluster is marked Stalled.
+const CleanupTimeout = 15 * time.Minute
+
+// ClusterReconciler reconciles a Cluster: its ConfigMap, Services and StatefulSet (owned through
+// owner references, applied with server-side apply), its entry in the directory namespace
+// (tracked with labels, deleted by the finalizer) and its DNS record at the DNS provider
+// (created, polled until in sync, deleted by the finalizer).
+type ClusterReconciler struct {
+	client.Client
+	Scheme *runtime.Scheme
+
+	// Applier applies the children; create it with NewReconciler or patch.NewApplier.
+	Applier *patch.Applier
+	// Recorder records Events; optional.
+	Recorder events.EventRecorder
+	// DNS gives access to the DNS provider.
+	DNS *DNSProvider
+	// DirectoryNamespace is where each Cluster publishes its directory entry.
+	DirectoryNamespace string
+
+	// Metrics, when set, exports the Clusters' conditions (tenon_condition).
+	Metrics *conditions.Metrics
+	// MaxConcurrentReconciles is how many Clusters are reconciled at once. Defaults to 1.
+	MaxConcurrentReconciles int
+
+	lifecycleOnce sync.Once
+	lifecycle     *finalizer.Lifecycle[*appsv1alpha1.Cluster]
+}
+
+// +kubebuilder:rbac:groups=apps.tenon.dev,resources=clusters,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=apps.tenon.dev,resources=clusters/status,verbs=get;patch
+// +kubebuilder:rbac:groups=apps.tenon.dev,resources=clusters/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",namespace=cluster-operator-system,resources=secrets,verbs=get;list;watch
+
+// Reconcile brings a Cluster's children, DNS record and status in line with its spec.
+//
+// It is level-triggered: it reads the Cluster and its children as they are and computes every
+// write from them, so it does not matter which event woke it up, and a reconcile of a Cluster
+// that is already as desired sends no write at all.
+func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
+	cluster := &appsv1alpha1.Cluster{}
+	if err := r.Get(ctx, req.NamespacedName, cluster); err != nil {
+		r.Metrics.Forget("Cluster", req.Namespace, req.Name)
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+
+	// The finalizer first: nothing external is created before it is in place, and a deleted
+	// Cluster only runs its cleanup steps.
+	if proceed, res, err := r.cleanup().Reconcile(ctx, cluster); !proceed {
+		return res, err
+	}
+
+	// Everything below changes cluster in memory; one deferred Patch writes what changed: at most
+	// one request, none when nothing did.
+	helper, err := patch.NewHelper(cluster, r.Client)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	before := slices.Clone(cluster.Status.Conditions)
+	defer func() {
+		requeue.Report(cluster, result, err)
+		patchErr := helper.Patch(ctx, cluster, patch.OwnedConditions{
+			conditions.Ready, appsv1alpha1.ConfigReady, appsv1alpha1.WorkloadReady, appsv1alpha1.DNSReady,
+			conditions.Reconciling, conditions.Stalled,
+		})
+		if patchErr != nil {
+			err = errors.Join(err, patchErr)
+			return
+		}
+		if r.Recorder != nil {
+			conditions.RecordEvents(r.Recorder, cluster, conditions.Transitions(before, cluster.Status.Conditions))
+		}
+		r.Metrics.Record("Cluster", cluster)
+	}()
+
+	var results requeue.Results
+	results.Add(r.reconcileConfig(ctx, cluster))
+	address, res, err := r.reconcileWorkload(ctx, cluster)
+	results.Add(res, err)
+	results.Add(r.reconcileDNS(ctx, cluster, address))
+
+	if _, err := conditions.Summarize(cluster, conditions.Ready,
+		[]conditions.Type{appsv1alpha1.ConfigReady, appsv1alpha1.WorkloadReady, appsv1alpha1.DNSReady}); err != nil {
+		return ctrl.Result{}, err
+	}
+	if ready := conditions.Get(cluster, conditions.Ready); ready.Status != metav1.ConditionTrue {
+		// Not there yet, but getting there: kstatus reports InProgress, not Current.
+		if _, err := conditions.MarkReconciling(cluster, conditions.Reason(ready.Reason), ready.Message); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return results.Merge()
+}
+
+// NewReconciler returns a ClusterReconciler for mgr, with an Applier that reads from the
+// manager's cache.
+func NewReconciler(mgr ctrl.Manager, dns *DNSProvider, directoryNamespace string) *ClusterReconciler {
+	return &ClusterReconciler{
+		Client:             mgr.GetClient(),
+		Scheme:             mgr.GetScheme(),
+		Applier:            patch.NewApplier(mgr.GetClient(), Name, patch.ApplierOptions{}),
+		Recorder:           mgr.GetEventRecorder(Name),
+		DNS:                dns,
+		DirectoryNamespace: directoryNamespace,
+	}
+}
+
+// CacheOptions limits the manager's cache to what the controller needs: its children, found by
+// their managed-by label, and the one Secret with the DNS token. Besides memory, this is what lets
+// the operator run with a Role for Secrets in its own namespace rather than cluster-wide.
+func CacheOptions(dnsSecret client.ObjectKey) cache.Options {
+	managed := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedBy})}
+	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.ConfigMap{}:   managed,
+		&corev1.Service{}:     managed,
+		&appsv1.StatefulSet{}: managed,
+		&corev1.Secret{}: {
+			Namespaces: map[string]cache.Config{dnsSecret.Namespace: {}},
+			Field:      fields.OneTermEqualSelector("metadata.name", dnsSecret.Name),
+		},
+	}}
+}
+
+// cleanup returns the Cluster's finalizer lifecycle: delete the DNS record, then the tracked
+// directory entry.
+func (r *ClusterReconciler) cleanup() *finalizer.Lifecycle[*appsv1alpha1.Cluster] {
+	r.lifecycleOnce.Do(func() {
+		r.lifecycle = &finalizer.Lifecycle[*appsv1alpha1.Cluster]{
+			Finalizer: FinalizerName,
+			Client:    r.Client,
+			Recorder:  r.Recorder,
+			Steps: []finalizer.Step[*appsv1alpha1.Cluster]{
+				{Name: "dns-record", Run: r.deleteDNSRecord},
+				ownership.CleanupStep[*appsv1alpha1.Cluster](r.Client, []client.ObjectList{&corev1.ConfigMapList{}}),
+			},
+			Timeout:      CleanupTimeout,
+			AllowRelease: true,
+		}
+	})
+	return r.lifecycle
+}
+
+// SetupWithManager registers the controller with mgr, wrapped so that conflicts are quiet
+// requeues with backoff (see requeue.WithBackoff).
+func (r *ClusterReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.ConfigMap{}, ownership.IndexField, ownership.Index); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(Name).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
+		// Spec changes, deletion, and annotations (the finalizer's release annotation); not the
+		// controller's own status writes.
+		For(&appsv1alpha1.Cluster{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Owns(&appsv1.StatefulSet{}).
+		Owns(&corev1.Service{}).
+		// ConfigMaps are owned by reference (same namespace) or tracked (directory namespace).
+		Watches(&corev1.ConfigMap{}, ownership.EnqueueOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &appsv1alpha1.Cluster{})).
+		// A fixed or rotated DNS token unblocks every Cluster.
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.allClusters),
+			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+				return client.ObjectKeyFromObject(o) == r.DNS.Secret
+			}))).
+		Complete(requeue.WithBackoff(r, requeue.BackoffOptions{Name: Name}))
+}
+
+// allClusters maps an event to a request for every Cluster.
+func (r *ClusterReconciler) allClusters(ctx context.Context, _ client.Object) []reconcile.Request {
+	var list appsv1alpha1.ClusterList
+	if err := r.List(ctx, &list); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, len(list.Items))
+	for i := range list.Items {
+		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])}
+	}
+	return reqs
+}
