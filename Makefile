@@ -24,7 +24,7 @@ SETUP_ENVTEST  ?= $(LOCALBIN)/setup-envtest-$(SETUP_ENVTEST_VERSION)
 
 # Go modules in this repository, other than the library itself, that have tests or must build.
 EXAMPLE_MODULES := $(wildcard examples/*/go.mod)
-TOOL_MODULES    := hack/envtest/go.mod $(wildcard hack/bench/go.mod)
+TOOL_MODULES    := hack/envtest/go.mod hack/docs/go.mod $(wildcard hack/bench/go.mod)
 
 GO_TEST_FLAGS ?= -race -count=1
 
@@ -62,11 +62,16 @@ lint: golangci-lint ## Run golangci-lint (config: .golangci.yml).
 verify: generate manifests ## Regenerate, tidy and fail if anything changed.
 	go mod tidy
 	@for m in $(EXAMPLE_MODULES) $(TOOL_MODULES); do (cd $$(dirname $$m) && go mod tidy); done
+	@cd hack/docs && go run . -root ../.. -check
 	@if [ -n "$$(git status --porcelain -- . ':!bin')" ]; then \
 		echo "verify: generated files or go.mod/go.sum are out of date; run make generate manifests and go mod tidy:"; \
 		git status --porcelain -- . ':!bin'; git --no-pager diff --stat; exit 1; \
 	fi
 	@echo "verify: generated files and go.mod files are up to date"
+
+.PHONY: docs
+docs: ## Rewrite the code snippets in the Markdown guides from their Go sources.
+	@cd hack/docs && go run . -root ../..
 
 ##@ Test
 

@@ -1,0 +1,3 @@
+module github.com/tenon-dev/tenon/hack/docs
+
+go 1.26.0
