@@ -58,8 +58,11 @@ func (m *Metrics) Register(reg prometheus.Registerer) error {
 var statuses = [...]metav1.ConditionStatus{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown}
 
 // Record sets the gauge for every condition of obj, whose kind is kind, and removes the series of
-// conditions obj no longer has. Call it after each reconcile.
+// conditions obj no longer has. Call it after each reconcile. A nil Metrics records nothing.
 func (m *Metrics) Record(kind string, obj Object) {
+	if m == nil {
+		return
+	}
 	ns, name := obj.GetNamespace(), obj.GetName()
 	list := obj.GetConditions()
 	m.gauge.DeletePartialMatch(prometheus.Labels{"kind": kind, "namespace": ns, "name": name})
@@ -75,6 +78,10 @@ func (m *Metrics) Record(kind string, obj Object) {
 }
 
 // Forget removes every series of the object kind/namespace/name. Call it when the object is gone.
+// A nil Metrics has nothing to forget.
 func (m *Metrics) Forget(kind, namespace, name string) {
+	if m == nil {
+		return
+	}
 	m.gauge.DeletePartialMatch(prometheus.Labels{"kind": kind, "namespace": namespace, "name": name})
 }
