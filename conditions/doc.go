@@ -53,9 +53,10 @@ limitations under the License.
 //
 // # The kstatus convention
 //
-// Tools built on kstatus (Flux, Argo CD, kpt, cli-utils) and `kubectl wait` read an object's
-// state from three conditions and status.observedGeneration. [MarkReconciling] while work is in
-// progress, [MarkStalled] when it cannot progress, [MarkReconciled] when done, and
+// Tools built on kstatus (Flux, kpt, cli-utils) read an object's state from the Reconciling and
+// Stalled conditions and status.observedGeneration; `kubectl wait --for=condition=Ready` reads
+// Ready and the generation it was observed at. [MarkReconciling] while work is in progress,
+// [MarkStalled] when it cannot progress, [MarkReconciled] when done, and
 // [SetObservedGeneration] at the end of each reconcile. [Compute] returns the state kstatus
 // would report (Current, InProgress, Failed, Terminating), and [Check] lists how an object breaks
 // the convention, for tests.
@@ -72,4 +73,9 @@ limitations under the License.
 // It never talks to the API server: write the object with the patch package or your client.
 // It does not sort lists it did not build (see [Sort]); and it cannot stop another controller
 // from writing invalid conditions.
+//
+// The [conditions guide] explains observedGeneration, `kubectl wait`, the kstatus convention and
+// summaries, with examples.
+//
+// [conditions guide]: https://github.com/tenon-dev/tenon/blob/main/docs/conditions.md
 package conditions

@@ -178,3 +178,27 @@ func ExampleNewPatch() {
 	// Ready True
 	// BackupReady True
 }
+
+// A Ready condition describes the generation it was computed for. When the spec changes, the
+// condition still says True until the controller has looked at the new spec: IsTrue reads the
+// status alone, IsReady also checks the generation.
+func ExampleIsReady() {
+	cluster := &Cluster{ObjectMeta: metav1.ObjectMeta{Name: "demo", Generation: 1}}
+	_, _ = conditions.MarkTrue(cluster, conditions.Ready, conditions.ReasonSucceeded, "3 of 3 replicas ready")
+	_, _ = conditions.SetObservedGeneration(cluster)
+	fmt.Println("generation 1: IsTrue", conditions.IsTrue(cluster, conditions.Ready), "IsReady", conditions.IsReady(cluster))
+
+	// A user scales the cluster to 5 replicas: the API server bumps metadata.generation.
+	cluster.Generation = 2
+	fmt.Println("generation 2: IsTrue", conditions.IsTrue(cluster, conditions.Ready), "IsReady", conditions.IsReady(cluster))
+
+	// The controller reconciles generation 2 and reports on it.
+	_, _ = conditions.MarkFalse(cluster, conditions.Ready, "ScalingUp", "3 of 5 replicas ready")
+	_, _ = conditions.SetObservedGeneration(cluster)
+	fmt.Println("reconciled:   IsTrue", conditions.IsTrue(cluster, conditions.Ready), "IsReady", conditions.IsReady(cluster))
+
+	// Output:
+	// generation 1: IsTrue true IsReady true
+	// generation 2: IsTrue true IsReady false
+	// reconciled:   IsTrue false IsReady false
+}

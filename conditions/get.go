@@ -64,8 +64,8 @@ func IsCurrent(obj Getter, t Type) bool {
 
 // IsReady reports whether obj's Ready condition is True and current (see [IsCurrent]), and,
 // when obj has a status.observedGeneration (see [GetObservedGeneration]), that it is current
-// too. This is what `kubectl wait --for=condition=Ready` should mean and, for a stale
-// condition, does not.
+// too. `kubectl wait --for=condition=Ready` (1.37) makes the same generation check, with the
+// condition's observedGeneration when it has one and status.observedGeneration otherwise.
 func IsReady(obj Getter) bool {
 	if !IsTrue(obj, Ready) || !IsCurrent(obj, Ready) {
 		return false

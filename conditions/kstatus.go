@@ -149,7 +149,7 @@ func observedGenerationField(obj metav1.Object) (reflect.Value, error) {
 
 // Status is the overall state of an object, as the kstatus library
 // (sigs.k8s.io/cli-utils/pkg/kstatus) computes it for custom resources and as kstatus-based tools
-// (Flux, Argo CD, kpt, `kubectl wait --for=jsonpath`) show it.
+// (Flux, kpt, cli-utils) show it.
 type Status string
 
 // The states [Compute] returns.
@@ -167,7 +167,9 @@ const (
 
 // Result is the outcome of [Compute]: a state and a human-readable message.
 type Result struct {
-	Status  Status
+	// Status is the state kstatus would report.
+	Status Status
+	// Message explains Status.
 	Message string
 }
 

@@ -111,6 +111,7 @@ type ConflictError struct {
 	Types []Type
 }
 
+// Error implements error.
 func (e *ConflictError) Error() string {
 	names := make([]string, len(e.Types))
 	for i, t := range e.Types {

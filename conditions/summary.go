@@ -67,7 +67,9 @@ func (i IgnoreIfMissing) ApplyToSummary(o *SummaryOptions) {
 
 // WithTrueReason sets the reason and message of a True summary.
 type WithTrueReason struct {
-	Reason  Reason
+	// Reason is the reason of a True summary; see [SummaryOptions.TrueReason].
+	Reason Reason
+	// Message is the message of a True summary; see [SummaryOptions.TrueMessage].
 	Message string
 }
 

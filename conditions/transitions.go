@@ -28,6 +28,7 @@ import (
 
 // Transition is a change of a condition's status between two versions of an object.
 type Transition struct {
+	// Type is the condition's type.
 	Type Type
 	// From is the previous status, empty when the condition is new.
 	From metav1.ConditionStatus

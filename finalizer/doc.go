@@ -72,4 +72,9 @@ limitations under the License.
 //
 // Namespace deletion waits for every object's finalizers, so a finalizer that never finishes
 // holds its namespace in Terminating too: the Deleting condition says why.
+//
+// The [finalizers guide] covers the state machine, leaks and wedges, deadlines, the escape hatch
+// and namespace termination.
+//
+// [finalizers guide]: https://github.com/tenon-dev/tenon/blob/main/docs/finalizers.md
 package finalizer

@@ -18,16 +18,22 @@ package finalizer_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/finalizer"
+	"github.com/tenon-dev/tenon/internal/testtypes"
 )
 
 func ExampleEnsure() {
@@ -95,5 +101,90 @@ func ExampleLifecycle() {
 	// proceed: true 0s <nil> [apps.example.com/cleanup]
 	// proceed: false 5s <nil>
 	// proceed: false 0s <nil>
+	// gone: true
+}
+
+// deletedWidget returns a client holding a Widget (a custom resource with conditions) that was
+// deleted 20 minutes ago and is held by the finalizer apps.example.com/cleanup.
+func deletedWidget() (client.Client, *testtypes.Widget) {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(testtypes.AddToScheme(scheme))
+	w := &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{
+		Name: "demo", Namespace: "default", Generation: 2,
+		DeletionTimestamp: &metav1.Time{Time: time.Now().Add(-20 * time.Minute)},
+		Finalizers:        []string{"apps.example.com/cleanup"},
+	}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(w).WithObjects(w).Build()
+	return c, w
+}
+
+// A cleanup step that cannot finish, because the external system it cleans up is down. Within
+// the Timeout the error is retried with backoff; after it, the object is marked Stalled and
+// retried rarely, without an error, instead of failing noisily forever.
+func ExampleLifecycle_timeout() {
+	ctx := context.Background()
+	c, w := deletedWidget()
+	recorder := events.NewFakeRecorder(10)
+	lifecycle := &finalizer.Lifecycle[*testtypes.Widget]{
+		Finalizer: "apps.example.com/cleanup",
+		Client:    c,
+		Recorder:  recorder,
+		Steps: []finalizer.Step[*testtypes.Widget]{{Name: "dns-record", Run: func(context.Context, *testtypes.Widget) (finalizer.Progress, error) {
+			return finalizer.Progress{}, errors.New("dns api: 503 service unavailable")
+		}}},
+		Timeout: 15 * time.Minute,
+	}
+
+	proceed, res, err := lifecycle.Reconcile(ctx, w)
+	fmt.Println("proceed:", proceed, "requeue after:", res.RequeueAfter, "error:", err)
+	for _, t := range []conditions.Type{conditions.Deleting, conditions.Stalled} {
+		c := conditions.Get(w, t)
+		fmt.Printf("%s=%s %s: %s\n", c.Type, c.Status, c.Reason, c.Message)
+	}
+	for range len(recorder.Events) {
+		fmt.Println("event:", <-recorder.Events)
+	}
+
+	// Output:
+	// proceed: false requeue after: 10m0s error: <nil>
+	// Deleting=True CleanupFailed: step dns-record failed: dns api: 503 service unavailable
+	// Stalled=True CleanupTimedOut: cleanup did not finish within 15m0s of deletion: step dns-record failed: dns api: 503 service unavailable
+	// event: Warning CleanupFailed step dns-record failed: dns api: 503 service unavailable
+	// event: Warning CleanupTimedOut cleanup did not finish within 15m0s of deletion; retrying every 10m0s: step dns-record failed: dns api: 503 service unavailable
+}
+
+// The escape hatch: the external system is gone for good, so the step will never be done. A
+// person sets finalizer.tenon.dev/release to the finalizer's name; a Lifecycle with
+// AllowRelease removes its finalizer and says on record what may have been left behind.
+func ExampleLifecycle_release() {
+	ctx := context.Background()
+	c, w := deletedWidget()
+	recorder := events.NewFakeRecorder(10)
+	lifecycle := &finalizer.Lifecycle[*testtypes.Widget]{
+		Finalizer: "apps.example.com/cleanup",
+		Client:    c,
+		Recorder:  recorder,
+		Steps: []finalizer.Step[*testtypes.Widget]{{Name: "dns-record", Run: func(context.Context, *testtypes.Widget) (finalizer.Progress, error) {
+			return finalizer.Progress{}, errors.New("dns api: account closed")
+		}}},
+		AllowRelease: true,
+	}
+	_, _, err := lifecycle.Reconcile(ctx, w)
+	fmt.Println("error:", err)
+	<-recorder.Events
+
+	// kubectl annotate widgets/demo finalizer.tenon.dev/release=apps.example.com/cleanup
+	metav1.SetMetaDataAnnotation(&w.ObjectMeta, finalizer.ReleaseAnnotation, "apps.example.com/cleanup")
+	_ = c.Update(ctx, w)
+
+	_, _, err = lifecycle.Reconcile(ctx, w)
+	fmt.Println("error:", err)
+	fmt.Println("event:", <-recorder.Events)
+	fmt.Println("gone:", apierrors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(w), &testtypes.Widget{})))
+
+	// Output:
+	// error: dns api: account closed
+	// error: <nil>
+	// event: Warning FinalizerReleased finalizer released by the finalizer.tenon.dev/release annotation before cleanup completed; steps dns-record may have left resources behind (last progress: step dns-record failed: dns api: account closed)
 	// gone: true
 }

@@ -119,8 +119,9 @@ type Lifecycle[T client.Object] struct {
 	Recorder events.EventRecorder
 
 	// Timeout is the longest cleanup may take, counted from the deletionTimestamp. After it the
-	// object is marked Stalled with reason CleanupTimedOut and retried only every
-	// StalledRetryInterval, rather than failing noisily forever. Zero means no deadline.
+	// object is marked Stalled with reason CleanupTimedOut; a failing step is then retried only
+	// every StalledRetryInterval, without returning errors, rather than failing noisily forever,
+	// while a step in progress keeps its own pace. Zero means no deadline.
 	Timeout time.Duration
 
 	// StalledRetryInterval is how often cleanup is retried after Timeout. Defaults to 10 minutes.
@@ -154,7 +155,8 @@ type Lifecycle[T client.Object] struct {
 //     requeue.OnError) and recorded in an Event;
 //   - keeps a Deleting condition (when T is a conditions.Setter) that names the step, the
 //     reason and the message, so `kubectl get` shows why deletion waits;
-//   - after Timeout, marks the object Stalled and retries only every StalledRetryInterval;
+//   - after Timeout, marks the object Stalled and retries a failing step only every
+//     StalledRetryInterval;
 //   - removes the finalizer once every step is done (the object then disappears unless other
 //     finalizers hold it), or when Retain or [ReleaseAnnotation] say so.
 //
@@ -247,9 +249,15 @@ func (l *Lifecycle[T]) finalize(ctx context.Context, obj T) (ctrl.Result, error)
 			logger.V(1).Info("Failed to record cleanup progress", "error", err.Error())
 		}
 		if timedOut {
+			// A failing step is retried slowly, without errors; a step still in progress keeps
+			// its own pace, since it is moving.
+			after := l.stalledRetryInterval()
+			if stepErr == nil {
+				after = progress.after
+			}
 			l.event(obj, corev1.EventTypeWarning, ReasonCleanupTimedOut, "Cleanup",
-				"cleanup did not finish within %s of deletion; retrying every %s: %s", l.Timeout, l.stalledRetryInterval(), message)
-			return ctrl.Result{RequeueAfter: l.stalledRetryInterval()}, nil
+				"cleanup did not finish within %s of deletion; retrying every %s: %s", l.Timeout, after, message)
+			return ctrl.Result{RequeueAfter: after}, nil
 		}
 		return res, resErr
 	}

@@ -434,3 +434,22 @@ func reconcileErrors(t *testing.T, controller string) float64 {
 	}
 	return 0
 }
+
+func TestAStepStillInProgressAfterTheDeadlineKeepsItsPace(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	j := &journal{}
+	l := &finalizer.Lifecycle[*testtypes.Widget]{
+		Finalizer: ours, Client: env.Client(), Timeout: time.Nanosecond, StalledRetryInterval: time.Hour,
+		Steps: []finalizer.Step[*testtypes.Widget]{scriptedStep("slow", j, inProgress("still withdrawing"))},
+	}
+	w := deleted(t, g, l)
+
+	_, res, err := l.Reconcile(ctx, w)
+
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.RequeueAfter).To(Equal(time.Second), "the step's own delay, not the stalled retry interval")
+	var latest testtypes.Widget
+	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), &latest)).To(Succeed())
+	g.Expect(conditions.Get(&latest, conditions.Stalled).Reason).To(BeEquivalentTo(finalizer.ReasonCleanupTimedOut))
+}

@@ -40,12 +40,24 @@ var ErrDeleting = errors.New("no finalizer can be added to an object that is bei
 // alphanumerics, '-', '_' and '.'). tenon also requires the prefix, as the API server recommends
 // (it warns about names without one): a finalizer such as "cleanup" collides with any other
 // controller's "cleanup", and one controller would then remove the other's.
+//
+// The prefix is required to add a finalizer ([Add], [Ensure], [Lifecycle]); [Remove] and
+// [Delete] accept any name the API server accepts, so that a controller migrating from a name
+// without a prefix can remove its old finalizer.
 func Validate(name string) error {
-	if errs := validation.ValidateFinalizerName(name, field.NewPath("metadata", "finalizers")); len(errs) > 0 {
-		return fmt.Errorf("%w: %w", ErrInvalidName, errs.ToAggregate())
+	if err := validateForRemoval(name); err != nil {
+		return err
 	}
 	if !strings.Contains(name, "/") {
 		return fmt.Errorf("%w %q: use a domain-qualified name such as \"example.com/%s\" so that it cannot collide with another controller's finalizer", ErrInvalidName, name, name)
+	}
+	return nil
+}
+
+// validateForRemoval applies only the API server's rule: a qualified name.
+func validateForRemoval(name string) error {
+	if errs := validation.ValidateFinalizerName(name, field.NewPath("metadata", "finalizers")); len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalidName, errs.ToAggregate())
 	}
 	return nil
 }

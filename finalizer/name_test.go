@@ -20,8 +20,10 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/tenon-dev/tenon/finalizer"
 	"github.com/tenon-dev/tenon/internal/testtypes"
@@ -87,4 +89,18 @@ func TestAddRefusesAnObjectBeingDeleted(t *testing.T) {
 	g.Expect(err).To(MatchError(finalizer.ErrDeleting))
 	g.Expect(changed).To(BeFalse())
 	g.Expect(w.Finalizers).To(Equal([]string{"other.example.com/keep"}))
+}
+
+func TestRemoveAcceptsALegacyNameWithoutAPrefix(t *testing.T) {
+	g := NewWithT(t)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "legacy", Namespace: "default", Finalizers: []string{"cleanup", "example.com/cleanup"}}}
+	c := fake.NewClientBuilder().WithObjects(cm).Build()
+
+	removed, err := finalizer.Remove(t.Context(), c, cm, "cleanup")
+
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(removed).To(BeTrue())
+	g.Expect(cm.Finalizers).To(Equal([]string{"example.com/cleanup"}))
+	_, err = finalizer.Remove(t.Context(), c, cm, "Not Valid")
+	g.Expect(err).To(MatchError(finalizer.ErrInvalidName))
 }

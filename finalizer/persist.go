@@ -65,12 +65,14 @@ func Ensure(ctx context.Context, c client.Client, obj client.Object, name string
 // Remove removes the finalizer name from obj and writes it, and reports whether it was removed.
 //
 //   - Nothing is sent when obj does not have the finalizer.
+//   - Any name the API server accepts can be removed, also one without a domain prefix, which
+//     [Ensure] refuses: a controller can drop its legacy finalizer.
 //   - Other finalizers are never dropped, even when obj is stale (see [Ensure]).
 //   - When this was the object's last finalizer and it is being deleted, the object disappears:
 //     that is success, not an error. An object that is already gone has nothing to remove.
 //   - obj is updated with the object as written; on an error it is left as it was.
 func Remove(ctx context.Context, c client.Client, obj client.Object, name string) (removed bool, err error) {
-	if err := Validate(name); err != nil {
+	if err := validateForRemoval(name); err != nil {
 		return false, err
 	}
 	if !Has(obj, name) {

@@ -104,4 +104,10 @@ limitations under the License.
 // the same scalar field anything but "last writer wins": the controller owns the fields it
 // changes. And an Applier's skip decision is only as fresh as its reader: with a cached reader a
 // change made a moment ago may be applied on the next reconcile rather than this one.
+//
+// The [concurrency guide] explains 409 Conflict, how the helper resolves it and when to apply
+// instead; the [cache guide] covers stale reads and read-your-writes.
+//
+// [concurrency guide]: https://github.com/tenon-dev/tenon/blob/main/docs/concurrency.md
+// [cache guide]: https://github.com/tenon-dev/tenon/blob/main/docs/cache.md
 package patch

@@ -24,6 +24,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -140,6 +141,44 @@ func ExampleHelper_Patch_conditions() {
 	// PATCH status: test /status/conditions/0/type, test /status/conditions/0/status, test /status/conditions/0/reason, replace /status/conditions/0
 	// Ready True Running
 	// Synced False Lagging
+}
+
+// The 409 on a status update, and the helper that avoids it. A reconcile reads an object, and
+// before it writes the status, something else changes the object: a user edits a label, another
+// controller adds its finalizer. An Update sends the whole object with the resourceVersion it
+// read, and the API server refuses it. The helper sends only this reconcile's change, and when
+// that needs the resourceVersion lock (here: the first condition), it reads the latest object,
+// carries the change over and sends again.
+func ExampleHelper_Patch_staleObject() {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(testtypes.AddToScheme(scheme))
+	stored := &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{Name: "example", Namespace: "default"}}
+	c := printRequests(fake.NewClientBuilder().WithScheme(scheme).
+		WithStatusSubresource(&testtypes.Widget{}).WithObjects(stored).Build())
+	ctx := context.Background()
+
+	w := &testtypes.Widget{}
+	_ = c.Get(ctx, client.ObjectKeyFromObject(stored), w)
+	h, _ := patch.NewHelper(w, c)
+
+	// Someone else writes the object: w is now stale.
+	other := w.DeepCopy()
+	other.Labels = map[string]string{"team": "b"}
+	_ = c.Update(ctx, other)
+
+	_, _ = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
+	err := c.Status().Update(ctx, w.DeepCopy())
+	fmt.Println("update:", apierrors.IsConflict(err))
+
+	// The first status patch is refused as the Update was; the second one, built on the latest
+	// object, goes through.
+	err = h.Patch(ctx, w)
+	fmt.Println("patch:", err, "labels:", w.Labels, "ready:", conditions.IsTrue(w, conditions.Ready))
+	// Output:
+	// update: true
+	// PATCH status: replace /metadata/resourceVersion, add /status
+	// PATCH status: replace /metadata/resourceVersion, add /status
+	// patch: <nil> labels: map[team:b] ready: true
 }
 
 func ExampleApplier_Apply() {

@@ -104,10 +104,11 @@ func NewHelper(obj client.Object, c client.Client) (*Helper, error) {
 //
 // Conflicts: when the object changed in a way that matters (the API server answers 409 Conflict,
 // or a guarded condition or finalizer list no longer is what it was), Patch reads the latest
-// object with the client, carries this reconcile's changes over to it (a three-way merge) and
-// sends again, up to the retries of [RetryBackoff], waiting between attempts. A conflict that a
-// retry resolves is not an error. When retries run out the error wraps a 409 Conflict
-// (apierrors.IsConflict, and requeue.Classify reports requeue.ClassConflict).
+// object with the client (or the reader of [ReadLatestFrom]), carries this reconcile's changes
+// over to it (a three-way merge) and sends again, up to the retries of [RetryBackoff], waiting
+// between attempts. A conflict that a retry resolves is not an error. When retries run out the
+// error wraps a 409 Conflict (apierrors.IsConflict, and requeue.Classify reports
+// requeue.ClassConflict).
 //
 // The order of the requests is metadata and spec first, then status: a status write never
 // fails because the same Patch removed the last finalizer of an object being deleted. When the
@@ -351,7 +352,11 @@ func (p *patcher) get(ctx context.Context) (client.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	return fresh, p.h.client.Get(ctx, client.ObjectKeyFromObject(p.obj), fresh)
+	reader := client.Reader(p.h.client)
+	if p.opts.LatestFrom != nil {
+		reader = p.opts.LatestFrom
+	}
+	return fresh, reader.Get(ctx, client.ObjectKeyFromObject(p.obj), fresh)
 }
 
 // finish makes latest, when there is one, both obj and the new snapshot.

@@ -219,3 +219,38 @@ func TestOptionsAddUp(t *testing.T) {
 	})
 	g.Expect(a).To(Equal(&patch.ApplyOptions{OwnedConditions: []conditions.Type{conditions.Ready}, FieldOwner: "me", ForceOwnership: true}))
 }
+
+// countingReader counts the reads it serves.
+type countingReader struct {
+	client.Reader
+	gets int
+}
+
+func (r *countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	r.gets++
+	return r.Reader.Get(ctx, key, obj, opts...)
+}
+
+func TestPatchReadsTheLatestObjectFromTheGivenReader(t *testing.T) {
+	g := NewWithT(t)
+	patched := 0
+	w, c := fakeWidget(t, interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+			patched++
+			if patched == 1 {
+				return conflict
+			}
+			return c.SubResource(sub).Patch(ctx, obj, p, opts...)
+		},
+	})
+	apiReader := &countingReader{Reader: c}
+	h, err := patch.NewHelper(w, c)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
+	g.Expect(err).NotTo(HaveOccurred())
+
+	g.Expect(h.Patch(t.Context(), w, patch.ReadLatestFrom{Reader: apiReader})).To(Succeed())
+
+	g.Expect(apiReader.gets).To(Equal(1), "the conflict re-read goes to the given reader")
+	g.Expect(patched).To(Equal(2))
+}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tenon-dev/tenon/conditions"
 )
@@ -51,6 +52,12 @@ type HelperOptions struct {
 	// client's, which is the program's name unless the client was wrapped with
 	// client.WithFieldOwner.
 	FieldOwner string
+
+	// LatestFrom reads the latest object after a conflict. Default: the Helper's client. A
+	// manager's client reads from its cache, which may not have caught up with the write that
+	// caused the conflict yet, so a retry can conflict again; the retries usually outlast the
+	// lag, but a reader that goes to the API server (mgr.GetAPIReader()) never lags.
+	LatestFrom client.Reader
 
 	// Backoff paces the retries after a conflict: Steps is the number of retries, Duration the
 	// first delay, growing by Factor up to Cap, each delay stretched by up to Jitter times
@@ -167,6 +174,19 @@ func (f FieldOwner) ApplyToApply(o *ApplyOptions) {
 
 // RetryBackoff paces the retries after conflicts; see [HelperOptions.Backoff].
 type RetryBackoff wait.Backoff
+
+// ReadLatestFrom makes the Helper read the latest object from this reader after a conflict; see
+// [HelperOptions.LatestFrom].
+type ReadLatestFrom struct {
+	client.Reader
+}
+
+var _ Option = ReadLatestFrom{}
+
+// ApplyToHelper implements [Option].
+func (r ReadLatestFrom) ApplyToHelper(o *HelperOptions) {
+	o.LatestFrom = r.Reader
+}
 
 var _ Option = RetryBackoff{}
 

@@ -52,4 +52,9 @@ limitations under the License.
 //
 // For a per-reconcile timeout use controller-runtime's controller.Options.ReconciliationTimeout;
 // for the order of requeues, Result.Priority with the priority queue (Results keeps the highest).
+//
+// The [requeue guide] says what controller-runtime does with each result and which one to return
+// when.
+//
+// [requeue guide]: https://github.com/tenon-dev/tenon/blob/main/docs/requeue.md
 package requeue

@@ -23,10 +23,13 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/internal/testtypes"
 	"github.com/tenon-dev/tenon/requeue"
 )
 
@@ -110,4 +113,38 @@ func ExamplePoll() {
 
 	// Output:
 	// true true
+}
+
+// Report writes what a reconcile returned into the object's conditions, so that `kubectl get`,
+// kstatus-based tools and alerts see what the logs say.
+func ExampleReport() {
+	w := &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "default", Generation: 4}}
+	show := func(outcome string) {
+		kstatus, _ := conditions.Compute(w)
+		fmt.Printf("%-10s kstatus=%-10s observedGeneration=%d", outcome, kstatus.Status, w.Status.ObservedGeneration)
+		for _, c := range w.Status.Conditions {
+			fmt.Printf(" %s=%s(%s)", c.Type, c.Status, c.Reason)
+		}
+		fmt.Println()
+	}
+
+	// A transient failure: retried, and Reconciling says why; Ready is left alone.
+	requeue.Report(w, ctrl.Result{}, errors.New("dial tcp 10.0.0.7:443: connection refused"))
+	show("transient")
+
+	// A failure only a change of the spec can fix: Stalled, and Ready False.
+	res, err := requeue.Terminal(errors.New("invalid storage class: fast does not exist"))
+	requeue.Report(w, res, err)
+	show("terminal")
+
+	// The user fixes the spec; the next reconcile succeeds.
+	w.Generation = 5
+	_, _ = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
+	requeue.Report(w, ctrl.Result{}, nil)
+	show("done")
+
+	// Output:
+	// transient  kstatus=InProgress observedGeneration=0 Reconciling=True(RetryingAfterError)
+	// terminal   kstatus=Failed     observedGeneration=4 Ready=False(InvalidStorageClass) Stalled=True(InvalidStorageClass)
+	// done       kstatus=Current    observedGeneration=5 Ready=True(Succeeded)
 }

@@ -40,12 +40,16 @@ const ReasonRetrying conditions.Reason = "RetryingAfterError"
 //     the object;
 //   - any other error marks the object Reconciling with reason [ReasonRetrying] and the error as
 //     message; Ready is left alone, so a transient failure does not flip it;
-//   - success removes Stalled, sets status.observedGeneration and, when the result asks for no
-//     requeue ([Done]), removes Reconciling too. A success that requeues leaves Reconciling as
-//     the reconciler set it: polling a ready object is not progress, waiting for a dependency is.
+//   - success removes Stalled and the Reconciling that Report set after an earlier error, and
+//     sets status.observedGeneration. A Reconciling the reconciler set itself is left alone:
+//     only the reconciler knows whether work is still under way (waiting for a rollout that will
+//     send an event returns [Done] and is still progress), so it marks Reconciling while working
+//     and clears it with conditions.MarkReconciled when done.
 //
-// status.observedGeneration is set only for objects conditions.SetObservedGeneration supports.
-func Report(obj conditions.Setter, res ctrl.Result, err error) (changed bool) {
+// Report owns Stalled: a reconciler that wants to report Stalled returns a terminal error (see
+// [Terminal]) rather than setting it and returning success. status.observedGeneration is set
+// only for objects conditions.SetObservedGeneration supports.
+func Report(obj conditions.Setter, _ ctrl.Result, err error) (changed bool) {
 	mark := func(c bool, _ error) { changed = changed || c }
 	switch Classify(err) {
 	case ClassConflict, ClassAlreadyExists, ClassGone, ClassThrottled:
@@ -58,8 +62,8 @@ func Report(obj conditions.Setter, res ctrl.Result, err error) (changed bool) {
 		setObservedGeneration(obj, &changed)
 	case ClassNone:
 		changed = conditions.Delete(obj, conditions.Stalled)
-		if res.IsZero() && conditions.Delete(obj, conditions.Reconciling) {
-			changed = true
+		if c := conditions.Get(obj, conditions.Reconciling); c != nil && c.Reason == string(ReasonRetrying) {
+			changed = conditions.Delete(obj, conditions.Reconciling) || changed
 		}
 		setObservedGeneration(obj, &changed)
 	default:

@@ -73,13 +73,33 @@ func TestReport(t *testing.T) {
 			wantTypes: map[conditions.Type]metav1.ConditionStatus{conditions.Ready: "True"},
 		},
 		{
-			name: "success clears Stalled and Reconciling when done",
+			name: "success clears Stalled",
 			start: func(w *testtypes.Widget) {
 				_, _ = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
 				_, _ = conditions.MarkStalled(w, "InvalidSpec", "bad")
 			},
 			wantChanged:    true,
 			wantTypes:      map[conditions.Type]metav1.ConditionStatus{conditions.Ready: "True"},
+			wantObservedAt: 2,
+		},
+		{
+			name: "success clears the Reconciling an earlier error left",
+			start: func(w *testtypes.Widget) {
+				_, _ = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
+				_, _ = conditions.MarkReconciling(w, requeue.ReasonRetrying, "dial tcp: connection refused")
+			},
+			wantChanged:    true,
+			wantTypes:      map[conditions.Type]metav1.ConditionStatus{conditions.Ready: "True"},
+			wantObservedAt: 2,
+		},
+		{
+			name: "success keeps a Reconciling the reconciler set, even when done",
+			start: func(w *testtypes.Widget) {
+				_, _ = conditions.MarkFalse(w, conditions.Ready, conditions.ReasonProgressing, "")
+				_, _ = conditions.MarkReconciling(w, conditions.ReasonProgressing, "waiting for the rollout")
+			},
+			wantChanged:    true, // observedGeneration
+			wantTypes:      map[conditions.Type]metav1.ConditionStatus{conditions.Ready: "False", conditions.Reconciling: "True"},
 			wantObservedAt: 2,
 		},
 		{

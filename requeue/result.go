@@ -72,8 +72,8 @@ func Jitter(d time.Duration, factor float64) time.Duration {
 }
 
 // Terminal ends the reconcile with an error that is not retried: controller-runtime logs it once,
-// counts it in controller_runtime_terminal_reconcile_errors_total and waits for the next change
-// of the object. Use it for failures that retrying cannot fix, such as an invalid spec, and say
+// counts it in controller_runtime_terminal_reconcile_errors_total (and, like any error, in
+// controller_runtime_reconcile_errors_total) and waits for the next change of the object. Use it for failures that retrying cannot fix, such as an invalid spec, and say
 // why in a Stalled condition (see [Report]). A nil err is [Done].
 func Terminal(err error) (ctrl.Result, error) {
 	if err == nil {

@@ -116,8 +116,7 @@ func HaveDeletingCondition(opts ...ConditionOption) types.GomegaMatcher {
 
 // BeReady succeeds when the actual object is ready by [conditions.IsReady]: its Ready condition
 // is True and was observed at the current generation, and so was its status.observedGeneration,
-// if it has one. This is what `kubectl wait --for=condition=Ready` should mean, and for a stale
-// Ready condition does not.
+// if it has one. `kubectl wait --for=condition=Ready` (1.37) makes the same generation check.
 func BeReady() types.GomegaMatcher {
 	return &matcher{
 		expectation: "be Ready",

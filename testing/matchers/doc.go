@@ -53,4 +53,8 @@ limitations under the License.
 //
 // Use these matchers in tests only; production code reads conditions with the conditions
 // package.
+//
+// The [testing guide] shows where the matchers fit among unit, envtest and end-to-end tests.
+//
+// [testing guide]: https://github.com/tenon-dev/tenon/blob/main/docs/testing.md
 package matchers

@@ -28,7 +28,7 @@ import (
 
 // BeCurrent succeeds when kstatus would report the actual object Current (see
 // [conditions.Compute]): its status describes its current spec and nothing is in progress or
-// stalled. This is what Flux, Argo CD and kpt wait for.
+// stalled. This is what Flux and kpt wait for.
 func BeCurrent() types.GomegaMatcher {
 	return HaveKStatus(conditions.StatusCurrent)
 }
