@@ -107,4 +107,9 @@ limitations under the License.
 // as in a GitOps applier, keep an inventory of what was applied (Flux's ssa, cli-utils)
 // rather than listing known kinds. External resources, such as a cloud DNS record, are not
 // Kubernetes objects: clean them up in a finalizer of their own.
+//
+// The [ownership guide] shows what the garbage collector does and does not do, with the example
+// operator's child in another namespace.
+//
+// [ownership guide]: https://github.com/tenon-dev/tenon/blob/main/docs/ownership.md
 package ownership

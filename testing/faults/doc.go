@@ -96,4 +96,8 @@ limitations under the License.
 //     caller sees once those retries ran out.
 //   - Under concurrency, which call is the Nth depends on scheduling; seeded replays are exact
 //     only for code that makes its calls in a deterministic order, as a single reconcile does.
+//
+// The [testing guide] shows where fault plans fit among unit, envtest and end-to-end tests.
+//
+// [testing guide]: https://github.com/tenon-dev/tenon/blob/main/docs/testing.md
 package faults

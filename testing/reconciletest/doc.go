@@ -71,4 +71,9 @@ limitations under the License.
 // involved, so it cannot show that a write triggers another reconcile, or that a requeue comes
 // on time. Writes made by others during a test (the test's own client) are not waited for; use
 // testenv's CreateAndWait and WaitUntilSeen for them.
+//
+// The [testing guide] and the [reconciliation guide] show the harness in context.
+//
+// [testing guide]: https://github.com/tenon-dev/tenon/blob/main/docs/testing.md
+// [reconciliation guide]: https://github.com/tenon-dev/tenon/blob/main/docs/reconciliation.md
 package reconciletest

@@ -79,4 +79,9 @@ limitations under the License.
 //
 //	u := env.NewUser(t, "operator", testenv.RoleFiles{"../../config/rbac/role.yaml"}, testenv.RoleNamespace(ns))
 //	mgr := u.NewManager(t, ctrl.Options{})
+//
+// The [testing guide] compares the fake client, envtest and end-to-end tests, and lists what
+// envtest cannot do.
+//
+// [testing guide]: https://github.com/tenon-dev/tenon/blob/main/docs/testing.md
 package testenv
