@@ -18,12 +18,15 @@ limitations under the License.
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -76,7 +79,9 @@ func main() {
 		"If set, HTTP/2 will be enabled for the metrics server (disabled by default: CVE-2023-44487, CVE-2023-39325).")
 	flag.StringVar(&dnsEndpoint, "dns-endpoint", "", "Base URL of the DNS provider's API.")
 	flag.StringVar(&dnsSecret, "dns-credentials", "cluster-operator-system/dns-credentials",
-		"namespace/name of the Secret that holds the DNS provider's token under the key \"token\".")
+		"namespace/name of the Secret that holds the DNS provider's token under the key \"token\". "+
+			"The generated RBAC grants access to Secrets in cluster-operator-system only: "+
+			"change the kubebuilder:rbac marker for Secrets when the Secret lives elsewhere.")
 	flag.StringVar(&directoryNamespace, "directory-namespace", "cluster-directory",
 		"Namespace where every Cluster publishes its directory entry.")
 	flag.IntVar(&maxConcurrentReconciles, "max-concurrent-reconciles", 4, "How many Clusters are reconciled at once.")
@@ -135,6 +140,7 @@ func run(o options) error {
 		// Step down promptly on SIGTERM, so a new leader takes over without waiting for the lease.
 		LeaderElectionReleaseOnCancel: true,
 		Cache:                         controller.CacheOptions(secretKey),
+		Client:                        controller.ClientOptions(),
 	})
 	if err != nil {
 		return fmt.Errorf("failed to create the manager: %w", err)
@@ -155,7 +161,15 @@ func run(o options) error {
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("failed to set up the health check: %w", err)
 	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+	// Ready once the caches have synced: until then the controller has not acted on anything.
+	if err := mgr.AddReadyzCheck("readyz", func(req *http.Request) error {
+		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
+		defer cancel()
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return errors.New("caches have not synced yet")
+		}
+		return nil
+	}); err != nil {
 		return fmt.Errorf("failed to set up the ready check: %w", err)
 	}
 

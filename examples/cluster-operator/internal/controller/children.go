@@ -95,12 +95,16 @@ func (r *ClusterReconciler) reconcileConfig(ctx context.Context, cluster *appsv1
 // status.readyReplicas, and returns the address clients reach the cluster at.
 func (r *ClusterReconciler) reconcileWorkload(ctx context.Context, cluster *appsv1alpha1.Cluster) (address string, res ctrl.Result, err error) {
 	selector := map[string]string{nameLabel: "cluster", instanceLabel: cluster.Name}
+	// Ports name their protocol although TCP is the default: the protocol is part of a port's
+	// key, and a key the API server fills in keeps patch.Applier from proving that an apply would
+	// change nothing, so every change another writer makes (such as the StatefulSet
+	// controller's status) would cost a request that changes nothing.
 	svc := &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: metav1.ObjectMeta{Name: cluster.Name, Namespace: cluster.Namespace, Labels: childLabels(cluster)},
 		Spec: corev1.ServiceSpec{
 			Selector: selector,
-			Ports:    []corev1.ServicePort{{Name: "client", Port: clientPort, TargetPort: intstr.FromString("client")}},
+			Ports:    []corev1.ServicePort{{Name: "client", Protocol: corev1.ProtocolTCP, Port: clientPort, TargetPort: intstr.FromString("client")}},
 		},
 	}
 	peers := &corev1.Service{
@@ -110,7 +114,7 @@ func (r *ClusterReconciler) reconcileWorkload(ctx context.Context, cluster *apps
 			ClusterIP:                corev1.ClusterIPNone,
 			PublishNotReadyAddresses: true,
 			Selector:                 selector,
-			Ports:                    []corev1.ServicePort{{Name: "peer", Port: peerPort, TargetPort: intstr.FromString("peer")}},
+			Ports:                    []corev1.ServicePort{{Name: "peer", Protocol: corev1.ProtocolTCP, Port: peerPort, TargetPort: intstr.FromString("peer")}},
 		},
 	}
 	sts := &appsv1.StatefulSet{
@@ -129,8 +133,8 @@ func (r *ClusterReconciler) reconcileWorkload(ctx context.Context, cluster *apps
 						Image: imageRepository + ":" + cluster.Spec.Version,
 						Args:  []string{"--peers=" + peers.Name, "--config=/etc/cluster"},
 						Ports: []corev1.ContainerPort{
-							{Name: "client", ContainerPort: clientPort},
-							{Name: "peer", ContainerPort: peerPort},
+							{Name: "client", ContainerPort: clientPort, Protocol: corev1.ProtocolTCP},
+							{Name: "peer", ContainerPort: peerPort, Protocol: corev1.ProtocolTCP},
 						},
 						VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/cluster"}},
 					}},
@@ -143,25 +147,36 @@ func (r *ClusterReconciler) reconcileWorkload(ctx context.Context, cluster *apps
 	}
 	for _, child := range []client.Object{svc, peers, sts} {
 		if res, err := r.applyOwned(ctx, cluster, child, appsv1alpha1.WorkloadReady); err != nil || !res.IsZero() {
-			return "", res, err
+			// svc holds the live Service once it is applied: the DNS record can still follow it.
+			return svc.Spec.ClusterIP, res, err
 		}
 	}
 
-	// sts now holds the live StatefulSet, with its status.
+	// sts now holds the live StatefulSet, with its status: the StatefulSet controller reports the
+	// rollout there, as `kubectl rollout status` reads it.
 	cluster.Status.ReadyReplicas = sts.Status.ReadyReplicas
+	replicas, status := cluster.Spec.Replicas, sts.Status
+	var message string
 	switch {
-	case sts.Status.ObservedGeneration < sts.Generation || sts.Status.UpdatedReplicas < cluster.Spec.Replicas:
-		_, err = conditions.MarkFalse(cluster, appsv1alpha1.WorkloadReady, ReasonRollingOut,
-			fmt.Sprintf("rolling out version %s: %d of %d replicas updated", cluster.Spec.Version, sts.Status.UpdatedReplicas, cluster.Spec.Replicas))
-	case sts.Status.ReadyReplicas < cluster.Spec.Replicas:
-		_, err = conditions.MarkFalse(cluster, appsv1alpha1.WorkloadReady, ReasonRollingOut,
-			fmt.Sprintf("%d of %d replicas ready", sts.Status.ReadyReplicas, cluster.Spec.Replicas))
+	case status.ObservedGeneration < sts.Generation:
+		message = fmt.Sprintf("waiting for the StatefulSet controller to observe generation %d", sts.Generation)
+	case status.UpdatedReplicas < replicas || status.CurrentRevision != status.UpdateRevision:
+		message = fmt.Sprintf("rolling out version %s: %d of %d replicas updated", cluster.Spec.Version, status.UpdatedReplicas, replicas)
+	case status.Replicas > replicas:
+		message = fmt.Sprintf("scaling down from %d to %d replicas", status.Replicas, replicas)
+	case status.ReadyReplicas < replicas:
+		message = fmt.Sprintf("%d of %d replicas ready", status.ReadyReplicas, replicas)
 	default:
 		_, err = conditions.MarkTrue(cluster, appsv1alpha1.WorkloadReady, ReasonReplicasReady,
-			fmt.Sprintf("%d of %d replicas ready", sts.Status.ReadyReplicas, cluster.Spec.Replicas))
+			fmt.Sprintf("%d of %d replicas ready", status.ReadyReplicas, replicas))
+		return svc.Spec.ClusterIP, ctrl.Result{}, err
 	}
-	// The StatefulSet's status changes wake this controller up (Owns): no need to poll.
-	return svc.Spec.ClusterIP, ctrl.Result{}, err
+	if _, err := conditions.MarkFalse(cluster, appsv1alpha1.WorkloadReady, ReasonRollingOut, message); err != nil {
+		return "", ctrl.Result{}, err
+	}
+	// The StatefulSet's status changes wake this controller up (Owns): no need to poll. The Cluster
+	// stays Reconciling meanwhile (see Reconcile).
+	return svc.Spec.ClusterIP, ctrl.Result{}, nil
 }
 
 // applyOwned makes cluster the owner of child and applies child with server-side apply. A
@@ -170,6 +185,11 @@ func (r *ClusterReconciler) reconcileWorkload(ctx context.Context, cluster *apps
 func (r *ClusterReconciler) applyOwned(ctx context.Context, cluster *appsv1alpha1.Cluster, child client.Object, t conditions.Type) (ctrl.Result, error) {
 	live := child.DeepCopyObject().(client.Object)
 	err := r.Get(ctx, client.ObjectKeyFromObject(child), live)
+	if apierrors.IsNotFound(err) && r.APIReader != nil {
+		// The cache holds only labelled objects: make sure no unlabelled object of that name
+		// exists before applying, or the apply would take it over without the adoption check.
+		err = r.APIReader.Get(ctx, client.ObjectKeyFromObject(child), live)
+	}
 	if err != nil && !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, err
 	}
@@ -182,8 +202,16 @@ func (r *ClusterReconciler) applyOwned(ctx context.Context, cluster *appsv1alpha
 		return requeue.Terminal(fmt.Errorf("child owned by another object: %w", err))
 	}
 	if _, err := r.Applier.Apply(ctx, child, patch.ForceOwnership(true)); err != nil {
-		_, _ = conditions.MarkFalse(cluster, t, ReasonApplyFailed, err.Error())
-		return ctrl.Result{}, fmt.Errorf("failed to apply %T %s: %w", child, client.ObjectKeyFromObject(child), err)
+		// The error names the child already. A conflict, throttling or a transient failure of the
+		// API server says nothing about the child: it is retried (conflicts quietly, by
+		// requeue.WithBackoff) and the condition keeps its status, so that Ready does not flap
+		// under load. Any other failure (an invalid object, a missing permission) is reported.
+		switch requeue.Classify(err) {
+		case requeue.ClassConflict, requeue.ClassAlreadyExists, requeue.ClassGone, requeue.ClassThrottled, requeue.ClassTransient:
+		default:
+			_, _ = conditions.MarkFalse(cluster, t, ReasonApplyFailed, err.Error())
+		}
+		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, nil
 }

@@ -25,16 +25,19 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -66,6 +69,10 @@ type ClusterReconciler struct {
 	client.Client
 	Scheme *runtime.Scheme
 
+	// APIReader reads from the API server, not from a cache: after a conflict, the status patch
+	// reads the latest Cluster with it, which never lags behind the write that conflicted.
+	// Optional: NewReconciler sets it; without it the Client reads the latest Cluster.
+	APIReader client.Reader
 	// Applier applies the children; create it with NewReconciler or patch.NewApplier.
 	Applier *patch.Applier
 	// Recorder records Events; optional.
@@ -101,7 +108,9 @@ type ClusterReconciler struct {
 func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
 	cluster := &appsv1alpha1.Cluster{}
 	if err := r.Get(ctx, req.NamespacedName, cluster); err != nil {
-		r.Metrics.Forget("Cluster", req.Namespace, req.Name)
+		if apierrors.IsNotFound(err) {
+			r.Metrics.Forget("Cluster", req.Namespace, req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 
@@ -123,7 +132,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		patchErr := helper.Patch(ctx, cluster, patch.OwnedConditions{
 			conditions.Ready, appsv1alpha1.ConfigReady, appsv1alpha1.WorkloadReady, appsv1alpha1.DNSReady,
 			conditions.Reconciling, conditions.Stalled,
-		})
+		}, patch.ReadLatestFrom{Reader: r.APIReader})
 		if patchErr != nil {
 			err = errors.Join(err, patchErr)
 			return
@@ -144,11 +153,19 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		[]conditions.Type{appsv1alpha1.ConfigReady, appsv1alpha1.WorkloadReady, appsv1alpha1.DNSReady}); err != nil {
 		return ctrl.Result{}, err
 	}
-	if ready := conditions.Get(cluster, conditions.Ready); ready.Status != metav1.ConditionTrue {
-		// Not there yet, but getting there: kstatus reports InProgress, not Current.
-		if _, err := conditions.MarkReconciling(cluster, conditions.Reason(ready.Reason), ready.Message); err != nil {
-			return ctrl.Result{}, err
-		}
+	// Reconciling is the reconciler's to set and clear (requeue.Report only clears its own, set
+	// after an error): a Cluster waiting for its replicas is in progress although nothing needs
+	// a requeue, since the StatefulSet's events will come.
+	ready := conditions.Get(cluster, conditions.Ready)
+	if ready.Status == metav1.ConditionTrue {
+		// Done with this generation: kstatus reports Current.
+		conditions.MarkReconciled(cluster)
+		return results.Merge()
+	}
+	// Not there yet, but getting there (or stuck, which requeue.Report turns into Stalled):
+	// kstatus reports InProgress, not Current.
+	if _, err := conditions.MarkReconciling(cluster, conditions.Reason(ready.Reason), ready.Message); err != nil {
+		return ctrl.Result{}, err
 	}
 	return results.Merge()
 }
@@ -158,6 +175,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 func NewReconciler(mgr ctrl.Manager, dns *DNSProvider, directoryNamespace string) *ClusterReconciler {
 	return &ClusterReconciler{
 		Client:             mgr.GetClient(),
+		APIReader:          mgr.GetAPIReader(),
 		Scheme:             mgr.GetScheme(),
 		Applier:            patch.NewApplier(mgr.GetClient(), Name, patch.ApplierOptions{}),
 		Recorder:           mgr.GetEventRecorder(Name),
@@ -182,6 +200,21 @@ func CacheOptions(dnsSecret client.ObjectKey) cache.Options {
 	}}
 }
 
+// ClientOptions configures the manager's client for the controller: reads from the cache wait
+// until the cache has seen the writes this client made before them (controller-runtime's
+// experimental read-your-writes consistency).
+//
+// Without it, a reconcile that follows another one closely (the StatefulSet's status changed a
+// moment after the Cluster's status was written) can read the Cluster from a cache that has not
+// seen that write yet. patch.Helper diffs against what was read, so a condition the stale copy
+// does not have cannot be removed: a Cluster could end up Ready with a Reconciling condition
+// left over from the reconcile before, which kstatus reads as InProgress for ever. The option
+// is scoped per kind; it does not work for a kind whose cache holds several namespaces (the
+// manager's cache here holds every namespace, or one for Secrets).
+func ClientOptions() client.Options {
+	return client.Options{Cache: &client.CacheOptions{EnableReadYourWritesConsistency: ptr.To(true)}}
+}
+
 // cleanup returns the Cluster's finalizer lifecycle: delete the DNS record, then the tracked
 // directory entry.
 func (r *ClusterReconciler) cleanup() *finalizer.Lifecycle[*appsv1alpha1.Cluster] {
@@ -192,7 +225,7 @@ func (r *ClusterReconciler) cleanup() *finalizer.Lifecycle[*appsv1alpha1.Cluster
 			Recorder:  r.Recorder,
 			Steps: []finalizer.Step[*appsv1alpha1.Cluster]{
 				{Name: "dns-record", Run: r.deleteDNSRecord},
-				ownership.CleanupStep[*appsv1alpha1.Cluster](r.Client, []client.ObjectList{&corev1.ConfigMapList{}}),
+				ownership.CleanupStep[*appsv1alpha1.Cluster](r.Client, []client.ObjectList{&corev1.ConfigMapList{}}, ownership.UseIndex(true)),
 			},
 			Timeout:      CleanupTimeout,
 			AllowRelease: true,
@@ -210,10 +243,10 @@ func (r *ClusterReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manag
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(Name).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
-		// Spec changes, deletion, and annotations (the finalizer's release annotation); not the
-		// controller's own status writes.
+		// Spec changes, deletion, annotations (the finalizer's release annotation) and the
+		// cache's periodic resync, a safety net; not the controller's own status writes.
 		For(&appsv1alpha1.Cluster{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, resync))).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&corev1.Service{}).
 		// ConfigMaps are owned by reference (same namespace) or tracked (directory namespace).
@@ -237,4 +270,16 @@ func (r *ClusterReconciler) allClusters(ctx context.Context, _ client.Object) []
 		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])}
 	}
 	return reqs
+}
+
+// resync lets through the updates of the cache's periodic resync, in which the object has not
+// changed at all (same resourceVersion), so that every Cluster is reconciled now and then even if
+// an event was missed. Status writes change the resourceVersion and are not let through.
+var resync = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion()
+	},
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
 }

@@ -94,8 +94,9 @@ func (p *DNSProvider) client(ctx context.Context) (*clouddns.Client, error) {
 // and sets DNSReady and status.endpoint accordingly.
 func (r *ClusterReconciler) reconcileDNS(ctx context.Context, cluster *appsv1alpha1.Cluster, address string) (ctrl.Result, error) {
 	if address == "" {
-		_, err := conditions.MarkFalse(cluster, appsv1alpha1.DNSReady, ReasonWaitingForService, "waiting for the Service to get a cluster IP")
 		cluster.Status.Endpoint = ""
+		// The Service's update wakes this controller up (Owns).
+		_, err := conditions.MarkFalse(cluster, appsv1alpha1.DNSReady, ReasonWaitingForService, "waiting for the Service to get a cluster IP")
 		return ctrl.Result{}, err
 	}
 	dns, err := r.DNS.client(ctx)
@@ -140,20 +141,28 @@ func (r *ClusterReconciler) reconcileDNS(ctx context.Context, cluster *appsv1alp
 	return ctrl.Result{}, err
 }
 
-// dnsFailed records a failed call to the DNS API in DNSReady and returns what to do about it.
+// dnsFailed records a failed call to the DNS API in DNSReady and returns what to do about it:
+//
+//   - Missing or refused credentials: a person must fix the Secret. DNSReady is False, the error
+//     is terminal (the Cluster is Stalled) and the Secret's watch brings the Cluster back.
+//   - Any other failure, such as the API being unavailable, is retried with backoff. It says
+//     nothing new about the record, which keeps resolving: DNSReady keeps its status (Unknown
+//     when it has none yet, or still blames credentials that were fixed since) and
+//     requeue.Report marks the Cluster Reconciling with the error, so that Ready does not flap
+//     with every failed call.
 func (r *ClusterReconciler) dnsFailed(cluster *appsv1alpha1.Cluster, err error) (ctrl.Result, error) {
-	cluster.Status.Endpoint = ""
-	switch {
-	case errors.Is(err, errInvalidCredentials), errors.Is(err, clouddns.ErrUnauthorized):
+	if errors.Is(err, errInvalidCredentials) || errors.Is(err, clouddns.ErrUnauthorized) {
 		if !errors.Is(err, errInvalidCredentials) {
 			err = fmt.Errorf("%w: the DNS provider refused the token in secret %s", errInvalidCredentials, r.DNS.Secret)
 		}
+		cluster.Status.Endpoint = ""
 		_, _ = conditions.MarkFalse(cluster, appsv1alpha1.DNSReady, ReasonInvalidDNSCreds, err.Error())
 		return requeue.Terminal(err)
-	default:
-		_, _ = conditions.MarkUnknown(cluster, appsv1alpha1.DNSReady, ReasonDNSUnavailable, err.Error())
-		return ctrl.Result{}, err
 	}
+	if c := conditions.Get(cluster, appsv1alpha1.DNSReady); c == nil || c.Reason == string(ReasonInvalidDNSCreds) {
+		_, _ = conditions.MarkUnknown(cluster, appsv1alpha1.DNSReady, ReasonDNSUnavailable, err.Error())
+	}
+	return ctrl.Result{}, err
 }
 
 // deleteDNSRecord is the finalizer step that deletes the cluster's DNS record, unless the

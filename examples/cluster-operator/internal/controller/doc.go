@@ -1,0 +1,43 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package controller is the Cluster controller: it reconciles a Cluster's children (a ConfigMap,
+// two Services and a StatefulSet in its namespace, and an entry in the directory namespace) and
+// its DNS record at the DNS provider, and reports their state in the Cluster's status.
+//
+// # The blocks it is made of
+//
+// Each reconcile runs the finalizer first (tenon's finalizer.Lifecycle), so that nothing
+// external exists without a finalizer to clean it up; applies the children with server-side
+// apply (patch.Applier), owned through owner references or, for the directory entry in another
+// namespace, tracking labels (ownership); creates the DNS record only if absent and polls it until
+// it is in sync (requeue.Poll); summarises the outcome in conditions (conditions.Summarize, the
+// kstatus convention) and writes the status in one guarded patch, none when nothing changed
+// (patch.Helper, requeue.Report). requeue.WithBackoff makes conflicts quiet requeues.
+//
+// # Running it
+//
+// [NewReconciler] builds the reconciler from a manager, and [ClusterReconciler.SetupWithManager]
+// registers it. The manager should use [CacheOptions] and [ClientOptions], as cmd/main.go does:
+// the first limits the cache to what the controller reads, the second makes its reads see its
+// own writes.
+//
+// # What it does not do
+//
+// It runs no workload: on a real cluster the StatefulSet controller and the kubelets do; under
+// envtest, the internal/kubelet simulator stands in for them. The DNS provider it talks to is the
+// simulated one of internal/clouddns.
+package controller
