@@ -38,8 +38,9 @@ var ErrNotCompliant = errors.New("status does not follow the condition conventio
 //     a generation newer than metadata.generation;
 //  4. when Ready is not True (and the object is not being deleted), Reconciling or Stalled is
 //     True, so that kstatus does not report the object Current;
-//  5. Ready True does not coexist with a True Reconciling or Stalled, nor Reconciling True with
-//     Stalled True.
+//  5. Ready True does not coexist with a True Stalled, nor Reconciling True with Stalled True.
+//     (Ready and Reconciling may both be True: an object can serve while it rolls out a change
+//     or retries a failed step.)
 //
 // The error wraps [ErrNotCompliant] and lists every broken rule.
 func Check(obj runtime.Object) error {
@@ -94,8 +95,8 @@ func Check(obj runtime.Object) error {
 		}
 		report("rule 4: Ready is %s but neither Reconciling nor Stalled is True: kstatus would report the object Current", status)
 	}
-	if IsTrue(a, Ready) && (reconciling || stalled) {
-		report("rule 5: Ready is True while Reconciling or Stalled is True")
+	if IsTrue(a, Ready) && stalled {
+		report("rule 5: Ready is True while Stalled is True")
 	}
 	if reconciling && stalled {
 		report("rule 5: Reconciling and Stalled are both True")

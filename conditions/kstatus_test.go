@@ -230,7 +230,7 @@ func TestCheck(t *testing.T) {
 			wantRules: []string{
 				"rule 3: status.observedGeneration 5 is newer than metadata.generation 2",
 				"rule 3: condition Ready observed generation 3",
-				"rule 5: Ready is True while Reconciling or Stalled is True",
+				"rule 5: Ready is True while Stalled is True",
 				"rule 5: Reconciling and Stalled are both True",
 			},
 		},
@@ -258,4 +258,12 @@ func TestCheck(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestCheckAllowsAReadyObjectThatIsReconciling(t *testing.T) {
+	g := NewWithT(t)
+	w := widget(2, cond("Ready", "True", "R", "", 2, at(0)), cond("Reconciling", "True", "RetryingAfterError", "dns api: 503", 2, at(0)))
+	w.Status.ObservedGeneration = 2
+
+	g.Expect(conditions.Check(w)).To(Succeed())
 }

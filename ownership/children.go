@@ -222,12 +222,34 @@ func deleteChild(ctx context.Context, c client.Client, child client.Object, o *C
 	switch {
 	case err == nil:
 		return false, nil
-	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
-		// Conflict: the UID precondition failed, the name now belongs to another object.
+	case apierrors.IsNotFound(err):
 		return true, nil
+	case apierrors.IsConflict(err):
+		// A failed UID precondition means the name now belongs to another object, and the child
+		// is gone. But a 409 can have other causes; only a fresh read tells: counting a child
+		// that still exists as gone would let a finalizer go and leak it.
+		return replaced(ctx, c, child, err)
 	default:
 		return false, fmt.Errorf("failed to delete %s: %w", describe(child, c.Scheme()), err)
 	}
+}
+
+// replaced reads child again after its deletion conflicted and reports whether it is gone or
+// replaced by another object of the same name. When it cannot tell, it returns deleteErr.
+func replaced(ctx context.Context, c client.Client, child client.Object, deleteErr error) (gone bool, err error) {
+	live, ok := child.DeepCopyObject().(client.Object)
+	if !ok {
+		return false, fmt.Errorf("failed to delete %s: %w", describe(child, c.Scheme()), deleteErr)
+	}
+	switch getErr := c.Get(ctx, client.ObjectKeyFromObject(child), live); {
+	case apierrors.IsNotFound(getErr):
+		return true, nil
+	case getErr != nil:
+		return false, fmt.Errorf("failed to delete %s: %w", describe(child, c.Scheme()), deleteErr)
+	case child.GetUID() != "" && live.GetUID() != child.GetUID():
+		return true, nil
+	}
+	return false, fmt.Errorf("failed to delete %s: %w", describe(child, c.Scheme()), deleteErr)
 }
 
 func childrenOptions(opts []ChildrenOption) ChildrenOptions {

@@ -23,7 +23,9 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -264,4 +266,33 @@ func TestDeleteTrackedCountsChildrenThatAreStillGoing(t *testing.T) {
 	g.Expect(err).To(MatchError(ContainSubstring("etcdserver: request timed out")))
 	g.Expect(remaining).To(Equal(2))
 	g.Expect(deletes).To(Equal([]string{"other/failing"}), "a child already being deleted is not deleted again")
+}
+
+func TestDeleteTrackedCountsAChildThatSurvivesAConflictAsRemaining(t *testing.T) {
+	g := NewWithT(t)
+	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner", Namespace: "a", UID: "owner-uid"}}
+	child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "entry", Namespace: "b", UID: "child-uid"}}
+	_, _, err := ownership.Set(owner, child, scheme)
+	g.Expect(err).NotTo(HaveOccurred())
+	inner := fake.NewClientBuilder().WithScheme(scheme).WithObjects(owner, child).Build()
+	deletes := 0
+	c := interceptor.NewClient(inner, interceptor.Funcs{
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			deletes++
+			if deletes == 1 {
+				return apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, obj.GetName(), errors.New("try again"))
+			}
+			return c.Delete(ctx, obj, opts...)
+		},
+	})
+
+	remaining, err := ownership.DeleteTracked(t.Context(), c, owner, []client.ObjectList{&corev1.ConfigMapList{}})
+
+	g.Expect(err).To(HaveOccurred(), "the conflict is reported, for the finalizer to retry")
+	g.Expect(remaining).To(Equal(1), "a child that still exists counts as remaining, or the finalizer would go and leak it")
+	g.Expect(inner.Get(t.Context(), client.ObjectKeyFromObject(child), &corev1.ConfigMap{})).To(Succeed())
+
+	remaining, err = ownership.DeleteTracked(t.Context(), c, owner, []client.ObjectList{&corev1.ConfigMapList{}})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(remaining).To(Equal(1), "deleted now, and counted until a listing no longer finds it")
 }

@@ -85,13 +85,19 @@ func NewApplier(c client.Client, fieldManager string, opts ApplierOptions) *Appl
 //     taken over; without it such a field with a different value fails the request with a 409.
 //   - The object is created if it does not exist.
 //   - The request is skipped when it would change nothing: when the Applier applied the same
-//     obj and the live object still has the resourceVersion that apply left, or else when every
+//     obj and the live object still has the resourceVersion that apply left (or an older one: a
+//     cache that has not caught up with the apply yet), or else when every
 //     field of obj has its value in the live object and the manager owns exactly those fields
 //     (so a restarted controller does not re-apply everything). Server-side defaulting cannot
 //     cause a hot loop: fields obj does not set are not compared.
 //   - Identity and server-owned metadata in obj (resourceVersion, uid, generation,
 //     managedFields, creationTimestamp) and the status are not sent: use [Applier.ApplyStatus]
 //     for the status.
+//
+// Set every key of an associative list in obj, such as the protocol of a container or Service
+// port (TCP is the default): the API server fills in a missing key, and then the live element no
+// longer matches the desired one, so the Applier cannot prove the apply would change nothing and
+// sends it (harmlessly, but on every change of the live object).
 //
 // Typed objects: a field whose Go type has no omitempty is sent even when it is the zero value,
 // which makes the manager own it with that value; build such objects with the fields you mean
@@ -221,7 +227,11 @@ func (a *Applier) apply(ctx context.Context, obj client.Object, gvk schema.Group
 		return false, err
 	}
 	if live != nil {
-		if r, ok := a.cache.get(key); ok && r.hash == hash && r.resourceVersion == live.GetResourceVersion() {
+		// The same apply as last time, and the object has not changed since; or the reader (a
+		// cache) has not caught up with that apply yet, and will bring any later change to the
+		// object in a new event.
+		if r, ok := a.cache.get(key); ok && r.hash == hash &&
+			(r.resourceVersion == live.GetResourceVersion() || olderThan(live.GetResourceVersion(), r.resourceVersion)) {
 			copyInto(obj, live)
 			return false, nil
 		}

@@ -27,6 +27,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -302,4 +303,51 @@ func TestTwoFieldManagersOwnTwoConditions(t *testing.T) {
 	latest = get(g, w)
 	g.Expect(conditions.Has(latest, storage)).To(BeFalse())
 	g.Expect(conditions.IsTrue(latest, network)).To(BeTrue())
+}
+
+// staleReader returns a fixed, older copy of one object, as a cache that has not seen the latest
+// write yet.
+type staleReader struct {
+	client.Reader
+	stale client.Object
+}
+
+func (r staleReader) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	if key != client.ObjectKeyFromObject(r.stale) {
+		return apierrors.NewNotFound(schema.GroupResource{Resource: "configmaps"}, key.Name)
+	}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(r.stale)
+	if err != nil {
+		return err
+	}
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(u, obj)
+}
+
+func TestApplySkipsWhenTheReaderHasNotCaughtUpWithItsLastApply(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := env.Namespace(t)
+	c := newCountingClient(t)
+	reader := &staleReader{}
+	a := patch.NewApplier(c, "tenon-test", patch.ApplierOptions{Reader: reader})
+
+	// Version 1, read back as the cache will keep it for a while.
+	first := desiredConfigMap(ns, 1)
+	reader.stale = first
+	reader.Reader = c
+	_, err := a.Apply(ctx, first)
+	g.Expect(err).NotTo(HaveOccurred())
+	stale := first.DeepCopyObject().(client.Object)
+	reader.stale = stale
+	// Version 2 is applied; the cache still shows version 1.
+	changed, err := a.Apply(ctx, desiredConfigMap(ns, 2))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed).To(BeTrue())
+	c.take()
+
+	changed, err = a.Apply(ctx, desiredConfigMap(ns, 2))
+
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed).To(BeFalse())
+	g.Expect(c.take()).To(BeEmpty(), "the stale cache shows an older version than the last apply: nothing to send")
 }

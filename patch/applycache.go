@@ -17,6 +17,7 @@ limitations under the License.
 package patch
 
 import (
+	"strconv"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -88,4 +89,13 @@ func (c *applyCache) forget(match func(applyKey) bool) {
 			delete(c.old, k)
 		}
 	}
+}
+
+// olderThan reports whether resourceVersion a is older than b. Resource versions are opaque to
+// clients in general; every API server backed by etcd uses etcd's increasing revision, and any
+// other value compares as not older.
+func olderThan(a, b string) bool {
+	x, errA := strconv.ParseUint(a, 10, 64)
+	y, errB := strconv.ParseUint(b, 10, 64)
+	return errA == nil && errB == nil && x < y
 }

@@ -125,6 +125,12 @@ func NewHelper(obj client.Object, c client.Client) (*Helper, error) {
 // other writers' changes, defaults) and becomes the new snapshot. On error neither obj nor the
 // snapshot changes, and calling Patch again retries the whole change safely.
 //
+// Patch sends what changed relative to the snapshot. A snapshot read from a cache that lags behind
+// the server cannot show what changed since, so a condition the server has but the snapshot lacks
+// is not removed by a Patch that does not set it. For the object a controller reconciles, read it
+// with controller-runtime's read-your-writes consistency on (client.CacheOptions) or from the API
+// reader; see the cache guide.
+//
 // obj must be the object given to [NewHelper] (same type, name and namespace), or a copy of it.
 func (h *Helper) Patch(ctx context.Context, obj client.Object, opts ...Option) error {
 	if obj == nil || reflect.ValueOf(obj).IsNil() {
