@@ -41,10 +41,12 @@ help: ## Show this help.
 .PHONY: generate
 generate: controller-gen ## Generate deepcopy code (zz_generated.deepcopy.go).
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./internal/testtypes/...
+	$(MAKE) -C examples/cluster-operator generate LOCALBIN=$(LOCALBIN)
 
 .PHONY: manifests
 manifests: controller-gen ## Generate CRD manifests for the test types.
 	$(CONTROLLER_GEN) crd paths=./internal/testtypes/... output:crd:artifacts:config=internal/testtypes/crd
+	$(MAKE) -C examples/cluster-operator manifests LOCALBIN=$(LOCALBIN)
 
 .PHONY: fmt
 fmt: ## Run gofmt on every module.
@@ -86,6 +88,10 @@ else
 	@cd hack/envtest && go run . >/dev/null
 endif
 
+.PHONY: demo
+demo: ## Run the example operator live on an embedded control plane (examples/cluster-operator).
+	$(MAKE) -C examples/cluster-operator demo
+
 .PHONY: test
 test: envtest ## Run every test (unit and envtest) of the library and the example operator, with -race.
 	go test $(GO_TEST_FLAGS) ./...
@@ -117,3 +123,36 @@ define go-install-tool
 @echo "Installing $(2)@$(3)"
 @tmp=$$(mktemp -d) && GOBIN="$$tmp" go install "$(2)@$(3)" && mv "$$tmp/$$(basename "$(2)")" "$(1)" && rm -rf "$$tmp"
 endef
+
+##@ Benchmarks
+
+# hack/bench is its own module (it depends on Flux and cluster-api, which the library must not).
+# `make bench` measures tenon against the other libraries and the floor and regenerates
+# docs/benchmarks.md, its charts and docs/benchmarks/results.json; it takes about 40 minutes on
+# two cores. `make bench-smoke` is the small version for CI: it fails when an invariant tenon
+# claims does not hold.
+BENCH_DIR         := hack/bench
+BENCH_DOCS        := $(CURDIR)/docs/benchmarks
+BENCH_OBJECTS     ?= 1000
+BENCH_RUNS        ?= 5
+BENCH_RYW_RUNS    ?= 2
+BENCH_MICRO_COUNT ?= 10
+BENCH_SMOKE_OUT   ?= $(or $(TMPDIR),/tmp)/tenon-bench-smoke
+
+.PHONY: bench
+bench: envtest ## Run the benchmarks (about 40 minutes) and regenerate docs/benchmarks.md and docs/benchmarks/.
+	@mkdir -p $(BENCH_DOCS)
+	cd $(BENCH_DIR) && go test -run '^$$' -bench . -benchmem -benchtime 500ms -count $(BENCH_MICRO_COUNT) ./micro > $(BENCH_DOCS)/micro.txt
+	cd $(BENCH_DIR) && for b in SetCondition Patch; do \
+		go tool benchstat -col /lib -filter ".name:$$b" $(BENCH_DOCS)/micro.txt; done > $(BENCH_DOCS)/micro-benchstat.txt
+	cd $(BENCH_DIR) && go run . -objects $(BENCH_OBJECTS) -runs $(BENCH_RUNS) -ryw-runs $(BENCH_RYW_RUNS) \
+		-micro-raw $(BENCH_DOCS)/micro.txt -micro $(BENCH_DOCS)/micro-benchstat.txt -raw $(BENCH_DOCS)/results.json \
+		-charts $(BENCH_DOCS) -out $(CURDIR)/docs/benchmarks.md -command "make bench" -strict
+
+.PHONY: bench-smoke
+bench-smoke: envtest ## Run a small benchmark (N=100, one run; a few minutes) that fails when a tenon invariant does not hold.
+	@mkdir -p $(BENCH_SMOKE_OUT)
+	cd $(BENCH_DIR) && go test -run '^$$' -bench . -benchmem -benchtime 100x -count 1 ./micro > $(BENCH_SMOKE_OUT)/micro.txt
+	cd $(BENCH_DIR) && go run . -objects 100 -runs 1 -hot 100 -ops 50 -timeout 2m \
+		-micro-raw $(BENCH_SMOKE_OUT)/micro.txt -raw $(BENCH_SMOKE_OUT)/results.json -charts $(BENCH_SMOKE_OUT) \
+		-out $(BENCH_SMOKE_OUT)/benchmarks.md -command "make bench-smoke" -strict

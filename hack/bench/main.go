@@ -1,0 +1,216 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command bench measures tenon against the libraries operator authors would otherwise use, and
+// against the fewest writes the API server needs (the floor), on one envtest control plane in
+// one run, and writes the report docs/benchmarks.md with its charts.
+//
+// Each contender (see package contender) reconciles the same Widget CRD under a real
+// controller-runtime manager. For every run and contender, in an order that alternates between
+// runs, the benchmark creates N Widgets in a fresh namespace and measures four workloads on them
+// (see package harness): converge, steady-state resync, contention with concurrent writers, and
+// delete. It counts every request the manager sends with a counting transport, checks the
+// final state field by field, and reports medians, spreads and ratios to the floor.
+//
+// Usage (from hack/bench; `make bench` and `make bench-smoke` at the repository root run it):
+//
+//	go run . -objects 1000 -runs 5 -out ../../docs/benchmarks.md -charts ../../docs/benchmarks
+//
+// With -strict it exits 1 when an invariant tenon claims does not hold (see report.Check), so CI
+// can run a small configuration.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/tenon-dev/tenon/hack/bench/contender"
+	"github.com/tenon-dev/tenon/hack/bench/harness"
+	"github.com/tenon-dev/tenon/hack/bench/report"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		p          harness.Params
+		contenders string
+		out        string
+		charts     string
+		raw        string
+		micro      string
+		microRaw   string
+		command    string
+		from       string
+		strict     bool
+	)
+	flag.IntVar(&p.Objects, "objects", 1000, "number of Widgets (N) per run")
+	flag.IntVar(&p.Runs, "runs", 5, "number of runs; the order of contenders alternates between runs")
+	flag.IntVar(&p.Workers, "workers", 4, "MaxConcurrentReconciles of each controller")
+	flag.IntVar(&p.Writers, "writers", 8, "concurrent writers in the contention workload")
+	flag.IntVar(&p.HotObjects, "hot", 100, "Widgets the writers edit in the contention workload")
+	flag.IntVar(&p.OpsPerWriter, "ops", 150, "edits per writer in the contention workload")
+	flag.DurationVar(&p.Timeout, "timeout", 5*time.Minute, "timeout of each workload")
+	flag.IntVar(&p.ReadYourWritesRuns, "ryw-runs", 0, "extra runs with controller-runtime's read-your-writes consistency on for every contender (the floor always has it)")
+	flag.Int64Var(&p.Seed, "seed", 1, "seed of the writers' random choices")
+	flag.StringVar(&contenders, "contenders", "", "comma-separated contenders to run (default all; the floor always runs)")
+	flag.StringVar(&out, "out", "", "write the Markdown report to this file")
+	flag.StringVar(&charts, "charts", "", "write the charts (PNG) to this directory, referenced from the report")
+	flag.StringVar(&raw, "raw", "", "write every measurement as JSON to this file")
+	flag.StringVar(&micro, "micro", "", "benchstat output of the micro-benchmarks to include in the report")
+	flag.StringVar(&microRaw, "micro-raw", "", "go test -bench -benchmem output of the micro-benchmarks, for the report's own tables")
+	flag.StringVar(&command, "command", "", "the command that produced the report, to print in it (default: this program's arguments)")
+	flag.StringVar(&from, "from", "", "render the report from measurements saved with -raw instead of measuring")
+	flag.BoolVar(&strict, "strict", false, "exit 1 when an invariant tenon claims does not hold or a workload failed")
+	flag.Parse()
+
+	if p.Objects < 1 || p.Runs < 1 || p.Workers < 1 || p.Writers < 1 || p.HotObjects < 1 || p.OpsPerWriter < 1 {
+		return errors.New("objects, runs, workers, writers, hot and ops must be at least 1")
+	}
+	selected, err := contender.Select(contenders)
+	if err != nil {
+		return err
+	}
+	if command == "" {
+		command = "go run . " + joinArgs(os.Args[1:])
+	}
+	ctrl.SetLogger(logr.Discard())
+
+	var in report.Input
+	if from != "" {
+		in, err = report.Load(from)
+		if err != nil {
+			return err
+		}
+		in.RenderedFrom = from
+	} else {
+		in, err = measureAll(selected, p, command)
+		if err != nil {
+			return err
+		}
+	}
+	in.MicroFile, in.MicroRaw = micro, microRaw
+	rep, err := report.New(in)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(os.Stderr, rep.Summary())
+	if raw != "" {
+		if err := rep.WriteJSON(raw); err != nil {
+			return err
+		}
+	}
+	if charts != "" {
+		if err := rep.WriteCharts(charts); err != nil {
+			return err
+		}
+	}
+	if out != "" {
+		if err := rep.WriteMarkdown(out, charts); err != nil {
+			return err
+		}
+		fmt.Fprintln(os.Stderr, "bench: wrote", out)
+	}
+	if problems := rep.Check(); len(problems) > 0 {
+		for _, pr := range problems {
+			fmt.Fprintln(os.Stderr, "bench: FAIL:", pr)
+		}
+		if strict {
+			return fmt.Errorf("%d invariants do not hold", len(problems))
+		}
+	} else {
+		fmt.Fprintln(os.Stderr, "bench: every invariant holds")
+	}
+	return nil
+}
+
+// measureAll starts the control plane, measures the contenders and stops it.
+func measureAll(contenders []contender.Contender, p harness.Params, command string) (report.Input, error) {
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+
+	in := report.Input{Params: p, Contenders: contenders, Command: command, Started: time.Now()}
+	fmt.Fprintf(os.Stderr, "bench: starting envtest; %d contenders × %d+%d runs, N=%d\n",
+		len(contenders), p.Runs, p.ReadYourWritesRuns, p.Objects)
+	env, err := harness.StartEnv()
+	if err != nil {
+		return in, err
+	}
+	results, err := measure(ctx, env, contenders, p)
+	if err == nil {
+		// The example-operator workload; see harness.RunClusterOperator.
+		if _, coErr := env.RunClusterOperator(ctx, p); coErr != nil {
+			fmt.Fprintln(os.Stderr, "bench: example operator workload skipped:", coErr)
+		}
+	}
+	if stopErr := env.Stop(); stopErr != nil {
+		err = errors.Join(err, stopErr)
+	}
+	in.Runs, in.Finished = results, time.Now()
+	return in, err
+}
+
+// measure runs every contender p.Runs times, then p.ReadYourWritesRuns times with
+// read-your-writes consistency for all. Odd runs go through the contenders in order, even
+// runs in reverse, so that no contender always runs on a fresher or more loaded control plane.
+func measure(ctx context.Context, env *harness.Env, contenders []contender.Contender, p harness.Params) ([]harness.RunResult, error) {
+	var results []harness.RunResult
+	for run := 1; run <= p.Runs+p.ReadYourWritesRuns; run++ {
+		order := slices.Clone(contenders)
+		if run%2 == 0 {
+			slices.Reverse(order)
+		}
+		ryw := run > p.Runs
+		for pos, c := range order {
+			r, err := env.Run(ctx, c, p, run, pos+1, ryw)
+			if err != nil {
+				return results, fmt.Errorf("failed to run %s (run %d): %w", c.Name, run, err)
+			}
+			results = append(results, r)
+			fmt.Fprintln(os.Stderr, report.Line(r))
+			if err := ctx.Err(); err != nil {
+				return results, fmt.Errorf("interrupted: %w", err)
+			}
+		}
+	}
+	return results, nil
+}
+
+func joinArgs(args []string) string {
+	out := ""
+	for i, a := range args {
+		if i > 0 {
+			out += " "
+		}
+		out += a
+	}
+	return out
+}

@@ -1,0 +1,335 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package report turns the benchmark's measurements into figures: medians and spreads per
+// contender and workload, ratios to the floor, the invariants tenon claims, a Markdown report
+// and charts.
+//
+// # Figures
+//
+// Every figure is computed per run, then summarised over the runs as the median with the
+// smallest and largest value (the spread). Ratios to the floor are taken within each run (the
+// contender's figure divided by the floor's in the same run, on the same control plane) and then
+// summarised the same way, so drift of the machine between runs cancels out.
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tenon-dev/tenon/hack/bench/contender"
+	"github.com/tenon-dev/tenon/hack/bench/harness"
+)
+
+// Input is what a report is made of.
+type Input struct {
+	Params     harness.Params
+	Contenders []contender.Contender
+	Runs       []harness.RunResult
+	// Command is the command that produced the measurements, printed in the report.
+	Command string
+	// Started and Finished bound the measurement.
+	Started, Finished time.Time
+	// MicroFile is a file of benchstat output to include, or empty.
+	MicroFile string
+	// MicroRaw is the `go test -bench -benchmem` output of the micro-benchmarks, from which the
+	// report computes its own tables, or empty.
+	MicroRaw string
+	// RenderedFrom names the file of saved measurements the report was rendered from, when it was
+	// not rendered right after measuring.
+	RenderedFrom string
+	// Environment describes where the measurements were taken; nil means this machine, now.
+	// A report re-rendered from saved measurements passes the environment saved with them.
+	Environment *Environment
+}
+
+// Report holds the measurements and the figures computed from them.
+type Report struct {
+	in       Input
+	micro    string
+	microSet *microSet
+	env      Environment
+	// ryw selects the read-your-writes runs (those after Params.Runs) instead of the main ones.
+	ryw bool
+}
+
+// New computes a report from in. It fails when the micro-benchmark file cannot be read.
+func New(in Input) (*Report, error) {
+	r := &Report{in: in}
+	if in.Environment != nil {
+		r.env = *in.Environment
+	} else {
+		r.env = describeEnvironment()
+	}
+	if in.MicroFile != "" {
+		data, err := readFile(in.MicroFile)
+		if err != nil {
+			return nil, fmt.Errorf("failed to read micro-benchmark results: %w", err)
+		}
+		r.micro = data
+	}
+	if in.MicroRaw != "" {
+		data, err := readFile(in.MicroRaw)
+		if err != nil {
+			return nil, fmt.Errorf("failed to read micro-benchmark results: %w", err)
+		}
+		if r.microSet, err = parseMicro(data); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// Metric extracts one figure from a workload's result.
+type Metric struct {
+	// Name is a short label, Unit what the figure counts.
+	Name, Unit string
+	// Value returns the figure, and false when the workload has none.
+	Value func(w *harness.WorkloadResult) (float64, bool)
+}
+
+// The metrics the report shows.
+var (
+	WritesPerObject = Metric{Name: "writes per object", Unit: "requests", Value: func(w *harness.WorkloadResult) (float64, bool) {
+		return perObject(w, w.Requests.Writes().Requests)
+	}}
+	ReadsPerObject = Metric{Name: "reads per object", Unit: "requests", Value: func(w *harness.WorkloadResult) (float64, bool) {
+		return perObject(w, w.Requests.Reads().Requests)
+	}}
+	WriteBytesPerObject = Metric{Name: "write bytes per object", Unit: "bytes", Value: func(w *harness.WorkloadResult) (float64, bool) {
+		return perObject(w, int(w.Requests.Writes().RequestBytes))
+	}}
+	VersionsPerObject = Metric{Name: "new versions per object", Unit: "versions", Value: func(w *harness.WorkloadResult) (float64, bool) {
+		if w.Versions < 0 {
+			return 0, false
+		}
+		return perObject(w, w.Versions)
+	}}
+	Conflicts409 = Metric{Name: "409 responses", Unit: "responses", Value: func(w *harness.WorkloadResult) (float64, bool) {
+		return float64(w.Requests.All().Conflicts), true
+	}}
+	ReconcileErrors = Metric{Name: "reconcile errors", Unit: "errors", Value: func(w *harness.WorkloadResult) (float64, bool) {
+		return float64(w.Reconcile.Errors), true
+	}}
+	ConflictErrors = Metric{Name: "of which 409", Unit: "errors", Value: func(w *harness.WorkloadResult) (float64, bool) {
+		return float64(w.Reconcile.ConflictErrors), true
+	}}
+	QuietRequeues = Metric{Name: "requeues without error", Unit: "requeues", Value: func(w *harness.WorkloadResult) (float64, bool) {
+		return float64(w.Reconcile.Requeues), true
+	}}
+	Reconciles = Metric{Name: "reconciles", Unit: "reconciles", Value: func(w *harness.WorkloadResult) (float64, bool) {
+		return float64(w.Reconcile.Reconciles), true
+	}}
+	LostUpdates = Metric{Name: "lost updates", Unit: "fields", Value: func(w *harness.WorkloadResult) (float64, bool) {
+		return float64(w.LostUpdates), w.Workload == harness.Contention
+	}}
+	WallSeconds = Metric{Name: "wall time", Unit: "s", Value: func(w *harness.WorkloadResult) (float64, bool) {
+		return w.Wall.Seconds(), true
+	}}
+	WriterSeconds = Metric{Name: "writers' duration", Unit: "s", Value: func(w *harness.WorkloadResult) (float64, bool) {
+		if w.Writers == nil {
+			return 0, false
+		}
+		return w.Writers.Duration.Seconds(), true
+	}}
+	SettleSeconds = Metric{Name: "settle after the writers", Unit: "s", Value: func(w *harness.WorkloadResult) (float64, bool) {
+		if w.Writers == nil {
+			return 0, false
+		}
+		return (w.Wall - w.Writers.Duration).Seconds(), true
+	}}
+	WriterEdits = Metric{Name: "writer edits", Unit: "edits", Value: func(w *harness.WorkloadResult) (float64, bool) {
+		if w.Writers == nil {
+			return 0, false
+		}
+		return float64(w.Writers.Ops - w.Writers.Errors), true
+	}}
+)
+
+func perObject(w *harness.WorkloadResult, n int) (float64, bool) {
+	if w.Objects == 0 {
+		return 0, false
+	}
+	return float64(n) / float64(w.Objects), true
+}
+
+// Stat summarises a figure over runs.
+type Stat struct {
+	Median, Min, Max float64
+	// N is the number of runs that had the figure.
+	N int
+}
+
+// summarize returns the median, minimum and maximum of values.
+func summarize(values []float64) Stat {
+	if len(values) == 0 {
+		return Stat{Median: math.NaN(), Min: math.NaN(), Max: math.NaN()}
+	}
+	v := append([]float64(nil), values...)
+	sort.Float64s(v)
+	m := v[len(v)/2]
+	if len(v)%2 == 0 {
+		m = (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	return Stat{Median: m, Min: v[0], Max: v[len(v)-1], N: len(v)}
+}
+
+// values returns the metric's value for contender c and the workload in every run that has it,
+// by run number.
+func (r *Report) values(c, workload string, m Metric) map[int]float64 {
+	out := map[int]float64{}
+	for i := range r.in.Runs {
+		run := &r.in.Runs[i]
+		if run.Contender != c || (run.Run > r.in.Params.Runs) != r.ryw {
+			continue
+		}
+		w := run.Workload(workload)
+		if w == nil || w.Failure != "" {
+			continue
+		}
+		if v, ok := m.Value(w); ok {
+			out[run.Run] = v
+		}
+	}
+	return out
+}
+
+// Stat returns the metric for contender c and the workload over all runs.
+func (r *Report) Stat(c, workload string, m Metric) Stat {
+	vals := r.values(c, workload, m)
+	list := make([]float64, 0, len(vals))
+	for _, v := range vals {
+		list = append(list, v)
+	}
+	return summarize(list)
+}
+
+// Ratio returns the metric for contender c divided by the floor's in the same run, over all runs.
+// Runs where the floor's figure is zero are left out; with none left the Stat has N == 0.
+func (r *Report) Ratio(c, workload string, m Metric) Stat {
+	mine := r.values(c, workload, m)
+	floor := r.values(contender.FloorName, workload, m)
+	var list []float64
+	for run, v := range mine {
+		if f, ok := floor[run]; ok && f != 0 {
+			list = append(list, v/f)
+		}
+	}
+	if len(list) == 0 {
+		return Stat{Median: math.NaN(), Min: math.NaN(), Max: math.NaN()}
+	}
+	return summarize(list)
+}
+
+// readYourWrites returns a view of the report on the read-your-writes runs.
+func (r *Report) readYourWrites() *Report {
+	v := *r
+	v.ryw = true
+	return &v
+}
+
+// names returns the contenders' names, in the order of the input.
+func (r *Report) names() []string {
+	out := make([]string, len(r.in.Contenders))
+	for i, c := range r.in.Contenders {
+		out[i] = c.Name
+	}
+	return out
+}
+
+// Line describes one run of one contender in one line, for progress output.
+func Line(r harness.RunResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "run %d #%d %-14s", r.Run, r.Position, r.Contender)
+	for i := range r.Workloads {
+		w := &r.Workloads[i]
+		writes, _ := WritesPerObject.Value(w)
+		fmt.Fprintf(&b, " | %s %.1fs %.2f w/obj", w.Workload, w.Wall.Seconds(), writes)
+		if w.Reconcile.Errors > 0 {
+			fmt.Fprintf(&b, " %d err", w.Reconcile.Errors)
+		}
+		if c := w.Requests.All().Conflicts; c > 0 {
+			fmt.Fprintf(&b, " %d×409", c)
+		}
+		if w.Workload == harness.Contention {
+			fmt.Fprintf(&b, " %d lost", w.LostUpdates)
+		}
+		if w.Failure != "" {
+			fmt.Fprintf(&b, " FAILED: %s", w.Failure)
+		}
+	}
+	return b.String()
+}
+
+// Summary returns the headline figures as plain text.
+func (r *Report) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%-15s %10s %10s %10s %10s %8s %8s %10s\n", "contender", "converge", "steady", "contention", "delete", "errors", "lost", "wall×floor")
+	for _, c := range r.names() {
+		fmt.Fprintf(&b, "%-15s", c)
+		for _, w := range harness.Workloads {
+			fmt.Fprintf(&b, " %10.2f", r.Stat(c, w, WritesPerObject).Median)
+		}
+		fmt.Fprintf(&b, " %8.0f %8.0f %10.2f\n",
+			r.Stat(c, harness.Contention, ReconcileErrors).Median,
+			r.Stat(c, harness.Contention, LostUpdates).Median,
+			r.Ratio(c, harness.Converge, WallSeconds).Median)
+	}
+	b.WriteString("(writes per object, median; errors and lost updates in the contention workload; converge wall time / floor's)\n")
+	return b.String()
+}
+
+// Check returns the invariants that do not hold: every workload of every contender finished,
+// and for tenon and tenon-ssa, in every run, a steady-state resync sent no write, and the
+// contention workload lost no update and surfaced no reconcile error.
+func (r *Report) Check() []string {
+	var problems []string
+	for i := range r.in.Runs {
+		run := &r.in.Runs[i]
+		for j := range run.Workloads {
+			w := &run.Workloads[j]
+			if w.Failure != "" {
+				problems = append(problems, fmt.Sprintf("%s run %d: %s failed: %s", run.Contender, run.Run, w.Workload, w.Failure))
+			}
+		}
+		if len(run.Workloads) < len(harness.Workloads) && (len(run.Workloads) == 0 || run.Workloads[len(run.Workloads)-1].Failure == "") {
+			problems = append(problems, fmt.Sprintf("%s run %d: only %d of %d workloads ran", run.Contender, run.Run, len(run.Workloads), len(harness.Workloads)))
+		}
+		if !isTenon(run.Contender) {
+			continue
+		}
+		if w := run.Workload(harness.Steady); w != nil && w.Failure == "" {
+			if n := w.Requests.Writes().Requests; n != 0 {
+				problems = append(problems, fmt.Sprintf("%s run %d: steady-state resync sent %d writes, want 0", run.Contender, run.Run, n))
+			}
+		}
+		if w := run.Workload(harness.Contention); w != nil && w.Failure == "" {
+			if w.LostUpdates != 0 {
+				problems = append(problems, fmt.Sprintf("%s run %d: %d lost updates under contention, want 0: %s", run.Contender, run.Run, w.LostUpdates, strings.Join(w.LostSamples, "; ")))
+			}
+			if w.Reconcile.Errors != 0 {
+				problems = append(problems, fmt.Sprintf("%s run %d: %d reconcile errors under contention, want 0: %s", run.Contender, run.Run, w.Reconcile.Errors, strings.Join(w.ErrorSamples, "; ")))
+			}
+		}
+	}
+	return problems
+}
+
+// isTenon reports whether the contender is one of tenon's, whose claims Check verifies.
+func isTenon(name string) bool { return name == "tenon" || name == "tenon-ssa" }
