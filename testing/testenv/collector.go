@@ -25,7 +25,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,10 +39,7 @@ import (
 // controllerManager is a kube-controller-manager process running only the garbage collector and
 // the namespace controller.
 type controllerManager struct {
-	cmd    *exec.Cmd
-	exited chan struct{} // closed when the process has exited
-	err    error         // the process's exit error, valid once exited is closed
-	tail   *tailBuffer
+	*ownedProcess
 }
 
 // startControllerManager starts kube-controller-manager against e's API server as a member of
@@ -62,12 +58,7 @@ func startControllerManager(e *Environment, path string, output io.Writer) (*con
 		return nil, fmt.Errorf("failed to write the kube-controller-manager kubeconfig: %w", err)
 	}
 
-	cm := &controllerManager{exited: make(chan struct{}), tail: &tailBuffer{max: 8 << 10}}
-	var out io.Writer = cm.tail
-	if output != nil {
-		out = io.MultiWriter(cm.tail, output)
-	}
-	cm.cmd = exec.Command(path,
+	p, err := startOwnedProcess(exec.Command(path,
 		"--kubeconfig="+kubeconfigPath,
 		"--controllers=garbagecollector,namespace",
 		"--leader-elect=false",
@@ -75,17 +66,11 @@ func startControllerManager(e *Environment, path string, output io.Writer) (*con
 		"--use-service-account-credentials=false",
 		"--kube-api-qps=200",
 		"--kube-api-burst=400",
-	)
-	cm.cmd.Stdout, cm.cmd.Stderr = out, out
-	cm.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cm.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("failed to start %s: %w", path, err)
+	), output, e.reaper)
+	if err != nil {
+		return nil, err
 	}
-	e.reaper.watch(cm.cmd.Process.Pid)
-	go func() {
-		cm.err = cm.cmd.Wait()
-		close(cm.exited)
-	}()
+	cm := &controllerManager{ownedProcess: p}
 
 	ctx, cancel := context.WithTimeout(context.Background(), e.opts.StartTimeout)
 	defer cancel()
@@ -137,18 +122,7 @@ func (cm *controllerManager) probe(ctx context.Context, c client.Client) error {
 
 // stop terminates the process and waits for it, killing it if it does not exit in time.
 func (cm *controllerManager) stop() error {
-	select {
-	case <-cm.exited:
-		return nil
-	default:
-	}
-	_ = cm.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-cm.exited:
-	case <-time.After(10 * time.Second):
-		_ = syscall.Kill(-cm.cmd.Process.Pid, syscall.SIGKILL)
-		<-cm.exited
-	}
+	cm.ownedProcess.stop(10 * time.Second)
 	return nil
 }
 

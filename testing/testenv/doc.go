@@ -17,8 +17,8 @@ limitations under the License.
 // Package testenv runs a real Kubernetes control plane (etcd and kube-apiserver, through
 // controller-runtime's envtest) for the tests of one Go package, with what plain envtest lacks:
 // a garbage collector, per-test namespaces, cache-aware waits, users with exactly the
-// permissions of an operator's RBAC manifests, and a guarantee that no control-plane process
-// outlives the tests.
+// permissions of an operator's RBAC manifests, API server restarts that clients survive, and a
+// guarantee that no control-plane process outlives the tests.
 //
 // Use it for behaviour that only a real API server has: metadata.generation, resourceVersion
 // conflicts, the status subresource, server-side apply, finalizers, admission validation (OpenAPI
@@ -79,6 +79,32 @@ limitations under the License.
 //
 //	u := env.NewUser(t, "operator", testenv.RoleFiles{"../../config/rbac/role.yaml"}, testenv.RoleNamespace(ns))
 //	mgr := u.NewManager(t, ctrl.Options{})
+//
+// # Restarting the API server
+//
+// An operator must survive its API server going away: upgrades and control-plane failures restart
+// kube-apiserver under it, and its watches, caches and requests must recover without the operator
+// being restarted. [Environment.RestartAPIServer] restarts kube-apiserver while etcd, and with it
+// every object, keeps running; [Environment.StopAPIServer] and [Environment.StartAPIServer] do the
+// same in two steps, so that a test can act while the API server is down. The new process has the
+// same flags, certificates and port, so the clients, users and managers created before it keep
+// working with the configuration they have:
+//
+//	testenv.StartManager(t, mgr)
+//	g.Expect(env.RestartAPIServer(ctx)).To(Succeed())
+//	g.Expect(env.CreateAndWait(ctx, obj, mgr.GetCache())).To(Succeed())
+//
+// Clients reconnect on their own schedule: client-go retries a broken watch after a delay that
+// grows with each failure, up to a minute, and is reset after two minutes without one. A cache
+// catches up within a second or two of a first restart, and later after several in a row, so wait
+// for it with [Environment.CreateAndWait] or [Environment.WaitUntilSeen], or with Eventually and a
+// generous timeout. The garbage collector reconnects the same way; StartAPIServer waits until it
+// works again.
+//
+// Every test that uses the environment sees the restart. Restart in tests that do not run in
+// parallel with others, or give them an environment of their own (New, Start, and Stop in
+// t.Cleanup). Restarting needs /proc, which Linux has; elsewhere it fails with
+// [ErrRestartNotSupported].
 //
 // The [testing guide] compares the fake client, envtest and end-to-end tests, and lists what
 // envtest cannot do.

@@ -19,6 +19,7 @@ package testenv
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -36,6 +37,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
+
+// controlPlaneStopTimeout is how long etcd and kube-apiserver get to exit after SIGTERM before
+// they are killed.
+const controlPlaneStopTimeout = 30 * time.Second
 
 // Options configures an [Environment]. The zero value starts etcd and kube-apiserver with
 // client-go's scheme, no CRDs and no garbage collector.
@@ -73,7 +78,8 @@ type Options struct {
 	// namespace deletion) when their context has no deadline. Defaults to 30 seconds.
 	WaitTimeout time.Duration
 
-	// StartTimeout bounds the start of each control-plane process. Defaults to 60 seconds.
+	// StartTimeout bounds the start of each control-plane process, and each restart of
+	// kube-apiserver by [Environment.StartAPIServer]. Defaults to 60 seconds.
 	StartTimeout time.Duration
 }
 
@@ -94,6 +100,17 @@ type Environment struct {
 	workDir    string
 	reaper     *reaper
 	collector  *controllerManager
+
+	// apiMu serializes StopAPIServer, StartAPIServer and Stop, and guards the fields below.
+	apiMu sync.Mutex
+	// apiCommand is how envtest ran kube-apiserver, read from /proc when it is first stopped.
+	apiCommand *apiServerCommand
+	// apiServer is kube-apiserver as StartAPIServer runs it; nil while envtest's process runs.
+	apiServer *ownedProcess
+	// apiStopped reports whether StopAPIServer stopped kube-apiserver and it has not started since.
+	apiStopped bool
+	// stopped reports whether Stop has run.
+	stopped bool
 
 	stopOnce sync.Once
 	stopErr  error
@@ -124,7 +141,14 @@ func New(opts Options) *Environment {
 //
 // When the environment cannot start, Run prints why (for missing binaries, the command that
 // provides them) and returns 1 without running any test.
+//
+// Under go test -fuzz, the worker processes that run a fuzz target's inputs start no control
+// plane: fuzz targets are for pure functions, and each worker would otherwise start an etcd and a
+// kube-apiserver of its own. The fuzzing process itself starts the environment as usual.
 func (e *Environment) Run(m *testing.M) int {
+	if isFuzzWorker() {
+		return m.Run()
+	}
 	if err := e.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "testenv: failed to start the test control plane: %v\n", err)
 		return 1
@@ -137,6 +161,20 @@ func (e *Environment) Run(m *testing.M) int {
 		}
 	}
 	return code
+}
+
+// isFuzzWorker reports whether this test binary runs as a worker of go test -fuzz. The fuzzing
+// engine starts the test binary again, with -test.fuzzworker, to run the fuzz target's inputs;
+// a worker runs nothing else.
+func isFuzzWorker() bool {
+	f := flag.Lookup("test.fuzzworker")
+	if f == nil {
+		return false
+	}
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	return f.Value.String() == "true"
 }
 
 // Start starts the control plane, installs the CRDs and, if requested, the garbage collector.
@@ -176,7 +214,7 @@ func (e *Environment) Start() (err error) {
 		CRDs:                     e.opts.CRDs,
 		ErrorIfCRDPathMissing:    true,
 		ControlPlaneStartTimeout: e.opts.StartTimeout,
-		ControlPlaneStopTimeout:  30 * time.Second,
+		ControlPlaneStopTimeout:  controlPlaneStopTimeout,
 	}
 	apiServer := e.env.ControlPlane.GetAPIServer()
 	apiServer.Path = bins.apiServer
@@ -196,8 +234,10 @@ func (e *Environment) Start() (err error) {
 	}
 
 	cfg, startErr := e.env.Start()
-	// Hand the processes to the reaper even when the start failed half-way.
-	for _, pid := range childrenRunning(bins.etcd, bins.apiServer) {
+	// Hand the processes to the reaper even when the start failed half-way; only this
+	// environment's, since the reaper of an environment that is not released kills what it watches.
+	etcdPIDs, apiServerPIDs := e.controlPlaneProcesses()
+	for _, pid := range append(etcdPIDs, apiServerPIDs...) {
 		e.reaper.watch(pid)
 	}
 	if startErr != nil {
@@ -223,13 +263,26 @@ func (e *Environment) Start() (err error) {
 	return nil
 }
 
-// Stop stops the garbage collector, kube-apiserver and etcd, and removes the environment's
-// temporary files. It is safe to call more than once and on an environment that failed to start.
+// Stop stops the garbage collector, kube-apiserver (also when [Environment.StartAPIServer]
+// restarted it) and etcd, and removes the environment's temporary files. It is safe to call more
+// than once and on an environment that failed to start.
 func (e *Environment) Stop() error {
 	e.stopOnce.Do(func() {
+		e.apiMu.Lock()
+		defer e.apiMu.Unlock()
+		e.stopped = true
 		var errs []error
 		if e.collector != nil {
-			errs = append(errs, e.collector.stop())
+			if err := e.collector.stop(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if p := e.apiServer; p != nil {
+			// envtest's own process has exited, so envtest's Stop skips it and stops etcd.
+			if err := e.terminateAPIServer(context.Background(), p.cmd.Process.Pid, p.exited); err != nil {
+				errs = append(errs, fmt.Errorf("failed to stop kube-apiserver: %w", err))
+			}
+			e.apiServer = nil
 		}
 		if e.env != nil {
 			if err := e.env.Stop(); err != nil {
@@ -241,11 +294,11 @@ func (e *Environment) Stop() error {
 				errs = append(errs, fmt.Errorf("failed to remove %s: %w", e.workDir, err))
 			}
 		}
-		if len(errs) == 0 {
+		e.stopErr = errors.Join(errs...)
+		if e.stopErr == nil {
 			e.reaper.release()
 		}
 		// Otherwise the reaper kills whatever is left when this process exits.
-		e.stopErr = errors.Join(errs...)
 	})
 	return e.stopErr
 }

@@ -73,3 +73,22 @@ func ExampleEnvironment_NewUser() {
 	// ... register the controller under test with mgr ...
 	testenv.StartManager(t, mgr)
 }
+
+// An operator must recover from an API server restart without being restarted itself: its
+// manager, started before the restart, must see and reconcile what is created after it.
+func ExampleEnvironment_RestartAPIServer() {
+	var t *testing.T // the test
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := env.Namespace(t)
+	mgr := env.NewManager(t, ctrl.Options{})
+	// ... register the controller under test with mgr ...
+	testenv.StartManager(t, mgr)
+
+	g.Expect(env.RestartAPIServer(ctx)).To(Succeed())
+
+	// The manager's cache reconnects by itself; CreateAndWait waits until it has.
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "after-restart", Namespace: ns}}
+	g.Expect(env.CreateAndWait(ctx, cm, mgr.GetCache())).To(Succeed())
+	// ... assert what the controller does with it ...
+}

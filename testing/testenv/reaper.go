@@ -17,12 +17,9 @@ limitations under the License.
 package testenv
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"sync"
 	"syscall"
 )
@@ -99,59 +96,4 @@ func (r *reaper) release() {
 		_ = r.writer.Close()
 		r.writer = nil
 	}
-}
-
-// childrenRunning returns the process IDs of this process's direct children that run one of the
-// given executables. It reads /proc and returns nothing where /proc does not exist.
-func childrenRunning(executables ...string) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	want := make(map[string]bool, len(executables))
-	for _, e := range executables {
-		if resolved, err := filepath.EvalSymlinks(e); err == nil {
-			e = resolved
-		}
-		want[e] = true
-	}
-	self := os.Getpid()
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if parentOf(pid) != self {
-			continue
-		}
-		exe, err := os.Readlink("/proc/" + e.Name() + "/exe")
-		if err == nil && want[exe] {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
-// parentOf returns the parent process ID of pid from /proc/<pid>/stat, or -1.
-func parentOf(pid int) int {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return -1
-	}
-	// The command name in field 2 is in parentheses and may contain spaces; fields after the last
-	// ')' are: state, ppid, ...
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return -1
-	}
-	fields := bytes.Fields(stat[i+1:])
-	if len(fields) < 2 {
-		return -1
-	}
-	ppid, err := strconv.Atoi(string(fields[1]))
-	if err != nil {
-		return -1
-	}
-	return ppid
 }

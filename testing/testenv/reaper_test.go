@@ -107,13 +107,3 @@ func parseHelperOutput(t *testing.T, out string) (pids []int, workDir string) {
 	}
 	return pids, workDir
 }
-
-// processAlive reports whether pid exists and is not a zombie waiting to be reaped.
-func processAlive(pid int) bool {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	return i >= 0 && !bytes.HasPrefix(bytes.TrimSpace(stat[i+1:]), []byte("Z"))
-}

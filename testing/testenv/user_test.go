@@ -75,6 +75,9 @@ func (r *configReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 	if apierrors.IsNotFound(err) {
 		cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name + "-config"}}
 		err = r.client.Create(ctx, cm)
+		if apierrors.IsAlreadyExists(err) {
+			err = nil // the cache had not seen it yet, as after an API server restart
+		}
 	}
 	if err != nil {
 		return ctrl.Result{}, err
