@@ -88,6 +88,14 @@ else
 	@cd hack/envtest && go run . >/dev/null
 endif
 
+.PHONY: chaos
+chaos: ## Run the example operator's reliability scenarios (about 15 minutes) and regenerate docs/reliability.md.
+	$(MAKE) -C examples/cluster-operator chaos
+
+.PHONY: chaos-smoke
+chaos-smoke: ## Run a small version of the reliability scenarios, as CI does (a few minutes).
+	$(MAKE) -C examples/cluster-operator chaos-smoke
+
 .PHONY: demo
 demo: ## Run the example operator live on an embedded control plane (examples/cluster-operator).
 	$(MAKE) -C examples/cluster-operator demo

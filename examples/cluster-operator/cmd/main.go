@@ -58,13 +58,14 @@ func init() {
 
 func main() {
 	var (
-		metricsAddr, probeAddr     string
-		secureMetrics, enableHTTP2 bool
-		enableLeaderElection       bool
-		leaderElectionNamespace    string
-		dnsEndpoint, dnsSecret     string
-		directoryNamespace         string
-		maxConcurrentReconciles    int
+		metricsAddr, probeAddr                    string
+		secureMetrics, enableHTTP2                bool
+		enableLeaderElection                      bool
+		leaderElectionNamespace                   string
+		dnsEndpoint, dnsSecret                    string
+		directoryNamespace                        string
+		maxConcurrentReconciles                   int
+		leaseDuration, renewDeadline, retryPeriod time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0", "The address the metrics endpoint binds to. "+
 		"Use :8443 for HTTPS or :8080 for HTTP, or leave as 0 to disable the metrics service.")
@@ -73,6 +74,12 @@ func main() {
 		"Enable leader election for controller manager. Enabling this will ensure there is only one active controller manager.")
 	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "",
 		"Namespace of the leader election lease; defaults to the namespace the manager runs in.")
+	flag.DurationVar(&leaseDuration, "leader-elect-lease-duration", 15*time.Second,
+		"How long a replica that is not the leader waits before it takes the leadership over from a leader that stopped renewing it.")
+	flag.DurationVar(&renewDeadline, "leader-elect-renew-deadline", 10*time.Second,
+		"How long the leader keeps trying to renew its leadership before it gives it up (and exits); shorter than the lease duration.")
+	flag.DurationVar(&retryPeriod, "leader-elect-retry-period", 2*time.Second,
+		"How often replicas try to acquire or renew the leadership.")
 	flag.BoolVar(&secureMetrics, "metrics-secure", true,
 		"If set, the metrics endpoint is served securely via HTTPS, with authentication and authorization.")
 	flag.BoolVar(&enableHTTP2, "enable-http2", false,
@@ -93,6 +100,7 @@ func main() {
 	if err := run(options{
 		metricsAddr: metricsAddr, probeAddr: probeAddr, secureMetrics: secureMetrics, enableHTTP2: enableHTTP2,
 		leaderElection: enableLeaderElection, leaderElectionNamespace: leaderElectionNamespace,
+		leaseDuration: leaseDuration, renewDeadline: renewDeadline, retryPeriod: retryPeriod,
 		dnsEndpoint: dnsEndpoint, dnsSecret: dnsSecret, directoryNamespace: directoryNamespace,
 		maxConcurrentReconciles: maxConcurrentReconciles,
 	}); err != nil {
@@ -106,6 +114,9 @@ type options struct {
 	secureMetrics, enableHTTP2 bool
 	leaderElection             bool
 	leaderElectionNamespace    string
+	leaseDuration              time.Duration
+	renewDeadline              time.Duration
+	retryPeriod                time.Duration
 	dnsEndpoint, dnsSecret     string
 	directoryNamespace         string
 	maxConcurrentReconciles    int
@@ -137,6 +148,9 @@ func run(o options) error {
 		LeaderElection:          o.leaderElection,
 		LeaderElectionID:        "cluster-operator.apps.tenon.dev",
 		LeaderElectionNamespace: o.leaderElectionNamespace,
+		LeaseDuration:           &o.leaseDuration,
+		RenewDeadline:           &o.renewDeadline,
+		RetryPeriod:             &o.retryPeriod,
 		// Step down promptly on SIGTERM, so a new leader takes over without waiting for the lease.
 		LeaderElectionReleaseOnCancel: true,
 		Cache:                         controller.CacheOptions(secretKey),

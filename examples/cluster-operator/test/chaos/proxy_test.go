@@ -1,0 +1,177 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package chaos
+
+import (
+	"io"
+	"log"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// write is one write request that went through a proxy.
+type write struct {
+	Replica    string
+	Start, End time.Time
+	Method     string
+	Path       string
+	Status     int
+}
+
+// lease reports whether the write is to a leader election lease (a create, or an update).
+func (w write) lease() bool {
+	return strings.Contains(w.Path, "/coordination.k8s.io/v1/namespaces/") && strings.Contains(w.Path, "/leases")
+}
+
+// ok reports whether the API server accepted the write.
+func (w write) ok() bool { return w.Status >= 200 && w.Status < 300 }
+
+// writes records the write requests of every proxy of a scenario, and counts every request.
+type writes struct {
+	mu  sync.Mutex
+	all []write
+	// requests counts every request by method and resource ("PATCH clusters/status").
+	requests map[string]int
+}
+
+func (ws *writes) count(method, path string) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.requests == nil {
+		ws.requests = map[string]int{}
+	}
+	ws.requests[method+" "+resourceOf(path)]++
+}
+
+// counts returns a copy of the request counts.
+func (ws *writes) counts() map[string]int {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return maps.Clone(ws.requests)
+}
+
+// resourceOf returns the resource, and subresource, a request path names:
+// /apis/apps.tenon.dev/v1alpha1/namespaces/ns/clusters/c/status is "clusters/status".
+func resourceOf(path string) string {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	switch {
+	case len(parts) >= 2 && parts[0] == "api":
+		parts = parts[2:]
+	case len(parts) >= 3 && parts[0] == "apis":
+		parts = parts[3:]
+	default:
+		return path
+	}
+	if len(parts) >= 2 && parts[0] == "namespaces" {
+		if len(parts) == 2 {
+			return "namespaces"
+		}
+		parts = parts[2:]
+	}
+	switch len(parts) {
+	case 0:
+		return "discovery"
+	case 1, 2:
+		return parts[0]
+	default:
+		return parts[0] + "/" + parts[2]
+	}
+}
+
+func (ws *writes) add(w write) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	ws.all = append(ws.all, w)
+}
+
+func (ws *writes) list() []write {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return append([]write(nil), ws.all...)
+}
+
+// proxy stands between one operator replica and the API server: it authenticates as the
+// operator's user, so that the replica runs with exactly the generated RBAC, and records every
+// write the replica sends, with when it was sent and answered.
+type proxy struct {
+	replica    string
+	kubeconfig string
+	server     *httptest.Server
+}
+
+// newProxy starts a proxy for replica that acts as the user of cfg and records into record.
+func newProxy(t *testing.T, replica string, cfg *rest.Config, record *writes) *proxy {
+	t.Helper()
+	transport, err := rest.TransportFor(cfg)
+	if err != nil {
+		t.Fatalf("failed to create the proxy's transport: %v", err)
+	}
+	target, err := url.Parse(cfg.Host)
+	if err != nil {
+		t.Fatalf("failed to parse the API server's address: %v", err)
+	}
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(target)
+			r.Out.Host = target.Host
+		},
+		Transport:     transport,
+		FlushInterval: -1,                         // watches stream
+		ErrorLog:      log.New(io.Discard, "", 0), // a restarting API server breaks streams; the operator retries
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			// The API server is down or restarting: answer as a load balancer would.
+			http.Error(w, err.Error(), http.StatusBadGateway)
+		},
+	}
+	p := &proxy{replica: replica}
+	p.server = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		record.count(r.Method, r.URL.Path)
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+			rp.ServeHTTP(rw, r)
+			return
+		}
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: rw}
+		rp.ServeHTTP(sw, r)
+		record.add(write{Replica: replica, Start: start, End: time.Now(), Method: r.Method, Path: r.URL.Path, Status: sw.status})
+	}))
+	t.Cleanup(p.server.Close)
+
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: p.server.URL}
+	kc.AuthInfos["operator"] = &clientcmdapi.AuthInfo{}
+	kc.Contexts["operator"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "operator"}
+	kc.CurrentContext = "operator"
+	p.kubeconfig = filepath.Join(t.TempDir(), replica+".kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, p.kubeconfig); err != nil {
+		t.Fatalf("failed to write the kubeconfig: %v", err)
+	}
+	return p
+}
