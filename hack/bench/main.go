@@ -25,6 +25,10 @@ limitations under the License.
 // delete. It counts every request the manager sends with a counting transport, checks the
 // final state field by field, and reports medians, spreads and ratios to the floor.
 //
+// Then, once, it measures the example operator (examples/cluster-operator) at N Clusters with
+// that module's own scale test (see harness.RunClusterOperator): time until all are Ready,
+// writes per Cluster, time to delete them, and the manager's peak RSS.
+//
 // Usage (from hack/bench; `make bench` and `make bench-smoke` at the repository root run it):
 //
 //	go run . -objects 1000 -runs 5 -out ../../docs/benchmarks.md -charts ../../docs/benchmarks
@@ -70,6 +74,7 @@ func run() error {
 		microRaw   string
 		command    string
 		from       string
+		clusters   int
 		strict     bool
 	)
 	flag.IntVar(&p.Objects, "objects", 1000, "number of Widgets (N) per run")
@@ -81,6 +86,7 @@ func run() error {
 	flag.DurationVar(&p.Timeout, "timeout", 5*time.Minute, "timeout of each workload")
 	flag.IntVar(&p.ReadYourWritesRuns, "ryw-runs", 0, "extra runs with controller-runtime's read-your-writes consistency on for every contender (the floor always has it)")
 	flag.Int64Var(&p.Seed, "seed", 1, "seed of the writers' random choices")
+	flag.IntVar(&clusters, "clusters", 0, "number of Clusters in the example-operator workload (0: as many as -objects; -1: skip the workload)")
 	flag.StringVar(&contenders, "contenders", "", "comma-separated contenders to run (default all; the floor always runs)")
 	flag.StringVar(&out, "out", "", "write the Markdown report to this file")
 	flag.StringVar(&charts, "charts", "", "write the charts (PNG) to this directory, referenced from the report")
@@ -94,6 +100,11 @@ func run() error {
 
 	if p.Objects < 1 || p.Runs < 1 || p.Workers < 1 || p.Writers < 1 || p.HotObjects < 1 || p.OpsPerWriter < 1 {
 		return errors.New("objects, runs, workers, writers, hot and ops must be at least 1")
+	}
+	if clusters == 0 {
+		clusters = p.Objects
+	} else if clusters < -1 {
+		return errors.New("clusters must be at least 1, or 0 (as many as objects) or -1 (skip)")
 	}
 	selected, err := contender.Select(contenders)
 	if err != nil {
@@ -112,7 +123,7 @@ func run() error {
 		}
 		in.RenderedFrom = from
 	} else {
-		in, err = measureAll(selected, p, command)
+		in, err = measureAll(selected, p, clusters, command)
 		if err != nil {
 			return err
 		}
@@ -152,8 +163,10 @@ func run() error {
 	return nil
 }
 
-// measureAll starts the control plane, measures the contenders and stops it.
-func measureAll(contenders []contender.Contender, p harness.Params, command string) (report.Input, error) {
+// measureAll starts the control plane, measures the contenders and stops it; then it measures
+// the example operator at the given number of Clusters (none when negative), on a control plane
+// of its own.
+func measureAll(contenders []contender.Contender, p harness.Params, clusters int, command string) (report.Input, error) {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 
@@ -165,17 +178,31 @@ func measureAll(contenders []contender.Contender, p harness.Params, command stri
 		return in, err
 	}
 	results, err := measure(ctx, env, contenders, p)
-	if err == nil {
-		// The example-operator workload; see harness.RunClusterOperator.
-		if _, coErr := env.RunClusterOperator(ctx, p); coErr != nil {
-			fmt.Fprintln(os.Stderr, "bench: example operator workload skipped:", coErr)
-		}
-	}
+	// Stopped before the example operator runs: its test starts a control plane of its own.
 	if stopErr := env.Stop(); stopErr != nil {
 		err = errors.Join(err, stopErr)
 	}
+	if err == nil && clusters > 0 {
+		in.ClusterOperator, err = measureClusterOperator(ctx, clusters)
+	}
 	in.Runs, in.Finished = results, time.Now()
 	return in, err
+}
+
+// measureClusterOperator runs the example-operator workload (see harness.RunClusterOperator). A
+// failure is recorded in the result, for the report and report.Check; only an interrupt is an
+// error.
+func measureClusterOperator(ctx context.Context, clusters int) (*harness.ClusterOperatorResult, error) {
+	fmt.Fprintf(os.Stderr, "bench: example operator at %d Clusters (builds and runs its scale test)\n", clusters)
+	res, err := harness.RunClusterOperator(ctx, clusters)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		res = harness.ClusterOperatorResult{Clusters: clusters, Failure: err.Error()}
+	}
+	fmt.Fprintln(os.Stderr, report.ClusterOperatorLine(res))
+	return &res, nil
 }
 
 // measure runs every contender p.Runs times, then p.ReadYourWritesRuns times with

@@ -17,50 +17,177 @@ limitations under the License.
 package harness
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
 	"time"
 )
 
-// ErrClusterOperatorNotWired is returned by RunClusterOperator until the example operator can be
-// driven by the benchmark.
-var ErrClusterOperatorNotWired = errors.New("the example operator (examples/cluster-operator) is not wired into the benchmark yet")
+// ClusterOperatorDir is the example operator's module, relative to the repository's root.
+const ClusterOperatorDir = "examples/cluster-operator"
 
-// ClusterOperatorResult is what the example-operator workload measures.
+// clusterOperatorTimeout bounds the example operator's scale test (go test -timeout), build
+// included.
+const clusterOperatorTimeout = 60 * time.Minute
+
+// ClusterOperatorResult is what the example-operator workload measured in one run.
 type ClusterOperatorResult struct {
-	// Clusters is N, the number of Cluster objects created.
+	// Clusters is N, the number of Clusters (3 replicas each) the operator converged.
 	Clusters int `json:"clusters"`
 	// Ready is the time from the operator's start until every Cluster was Ready.
 	Ready time.Duration `json:"ready"`
-	// Requests are the operator's requests, by kind; writes per Cluster derive from them.
-	Requests Counts `json:"requests"`
-	// PeakRSS is the operator manager's peak resident set size in bytes (VmHWM).
+	// Delete is the time from deleting every Cluster until all were gone.
+	Delete time.Duration `json:"delete"`
+	// Requests counts the operator's requests until every Cluster was Ready, by method and
+	// resource, such as "PATCH clusters/status" or "POST events".
+	Requests map[string]int `json:"requests,omitempty"`
+	// Writes is the number of write requests (POST, PUT, PATCH, DELETE) in Requests.
+	Writes int `json:"writes"`
+	// WritesPerCluster is Writes / Clusters.
+	WritesPerCluster float64 `json:"writesPerCluster"`
+	// PeakRSS is the manager process's peak resident set size (VmHWM) in bytes, once every
+	// Cluster was Ready.
 	PeakRSS int64 `json:"peakRSS"`
+	// Failure says why the workload did not finish, or is empty.
+	Failure string `json:"failure,omitempty"`
 }
 
-// RunClusterOperator is the hook for the fourth workload of issue 11: the example operator at N
-// Clusters, reporting the time until all are Ready, writes per Cluster and the manager's peak RSS.
+// scaleResult is the JSON the example operator's TestScale writes (its type ScaleResult).
+type scaleResult struct {
+	Clusters         int            `json:"clusters"`
+	ReadySeconds     float64        `json:"readySeconds"`
+	DeleteSeconds    float64        `json:"deleteSeconds"`
+	Requests         map[string]int `json:"requests"`
+	Writes           int            `json:"writes"`
+	WritesPerCluster float64        `json:"writesPerCluster"`
+	PeakRSSBytes     int64          `json:"peakRSSBytes"`
+}
+
+// IsWrite reports whether a request key of ClusterOperatorResult.Requests ("PATCH
+// clusters/status") is a write.
+func IsWrite(key string) bool {
+	switch method, _, _ := strings.Cut(key, " "); method {
+	case "POST", "PUT", "PATCH", "DELETE":
+		return true
+	}
+	return false
+}
+
+// RunClusterOperator measures the example operator (examples/cluster-operator) at n Clusters:
+// the time until all are Ready, its requests and writes per Cluster, the time to delete them and
+// the manager's peak RSS.
 //
-// HOOK (issue 11): not wired; it returns ErrClusterOperatorNotWired. The operator's packages are
-// internal to its module, so the benchmark cannot import its reconciler. The plan:
+// It does not use the benchmark's control plane. The operator's packages are internal to its
+// module, so the measurement lives there, as the Go test TestScale in test/chaos, and this runs
 //
-//  1. build the operator's manager binary (examples/cluster-operator/cmd) and run it as a child
-//     process with a kubeconfig for this environment whose server is a local counting proxy in
-//     front of the API server (plain HTTP on 127.0.0.1, forwarding with this environment's
-//     credentials through the same Counter, around a httputil.ReverseProxy), so
-//     every request is counted as for the contenders and the peak RSS (VmHWM in
-//     /proc/<pid>/status) is the manager's alone;
-//  2. install the operator's CRDs (config/crd/bases), start its simulated cloud DNS server, create
-//     N Clusters in a fresh namespace, and wait (with settle's rules) until all are Ready;
-//  3. delete them, wait until they and their children are gone, and stop the process.
+//	go test ./test/chaos -count=1 -run '^TestScale$' -chaos=scale -chaos.clusters=n -chaos.json=...
 //
-// The operator's cmd/main.go already takes what the child process needs (--kubeconfig from
-// controller-runtime, --metrics-bind-address=0, --health-probe-bind-address=0, --dns-endpoint,
-// --dns-credentials, --max-concurrent-reconciles). What is missing is a way to run, outside the
-// operator's own tests, the two simulators a Cluster needs to become Ready under envtest: the
-// simulated cloud DNS server (internal/clouddns) and the kubelet simulator that makes
-// StatefulSets ready (internal/kubelet); for example a flag of cmd/demo that starts only them
-// against a given kubeconfig and prints the DNS endpoint.
-func (e *Env) RunClusterOperator(_ context.Context, _ Params) (ClusterOperatorResult, error) {
-	return ClusterOperatorResult{}, ErrClusterOperatorNotWired
+// in the operator's module and reads the JSON it writes. The test starts its own envtest control
+// plane (with the garbage collector), the simulated cloud DNS API (500ms propagation) and the
+// simulated kubelet (one StatefulSet replica ready every 100ms); creates n Clusters of 3
+// replicas; builds the operator's manager binary and starts it as a user bound only to the
+// generated RBAC, behind a proxy that counts every request it sends; waits until every Cluster
+// is Ready, reads the manager's VmHWM, then deletes the Clusters and waits until they are gone.
+//
+// A measurement that fails is returned as an error whose text ends with the tail of the test's
+// output. Cancelling ctx stops the test's whole process group (its control plane is reaped by
+// testenv).
+func RunClusterOperator(ctx context.Context, n int) (ClusterOperatorResult, error) {
+	if n < 1 {
+		return ClusterOperatorResult{}, fmt.Errorf("the example operator needs at least 1 Cluster, not %d", n)
+	}
+	dir, err := findClusterOperator()
+	if err != nil {
+		return ClusterOperatorResult{}, err
+	}
+	tmp, err := os.MkdirTemp("", "tenon-bench-cluster-operator-")
+	if err != nil {
+		return ClusterOperatorResult{}, fmt.Errorf("failed to create a temporary directory: %w", err)
+	}
+	defer func() { _ = os.RemoveAll(tmp) }()
+	out := filepath.Join(tmp, "scale.json")
+
+	cmd := exec.CommandContext(ctx, "go", "test", "./test/chaos", "-count=1", "-run", "^TestScale$",
+		"-timeout", clusterOperatorTimeout.String(), "-chaos=scale",
+		fmt.Sprintf("-chaos.clusters=%d", n), "-chaos.json="+out)
+	cmd.Dir = dir
+	var output bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &output, &output
+	// Its own process group, so that cancelling stops go test, the test binary and the manager
+	// binary it started; the test's control plane has its own reaper.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = 30 * time.Second
+	runErr := cmd.Run()
+	if ctx.Err() != nil {
+		return ClusterOperatorResult{}, fmt.Errorf("interrupted: %w", ctx.Err())
+	}
+	if runErr != nil {
+		return ClusterOperatorResult{}, fmt.Errorf("%s failed in %s: %w\n%s", strings.Join(cmd.Args, " "), dir, runErr, tail(output.Bytes(), 40))
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		return ClusterOperatorResult{}, fmt.Errorf("%s wrote no result (was TestScale skipped?): %w\n%s", strings.Join(cmd.Args, " "), err, tail(output.Bytes(), 40))
+	}
+	var s scaleResult
+	if err := json.Unmarshal(data, &s); err != nil {
+		return ClusterOperatorResult{}, fmt.Errorf("failed to decode the example operator's result %s: %w", data, err)
+	}
+	if s.Clusters != n {
+		return ClusterOperatorResult{}, fmt.Errorf("the example operator's result is for %d Clusters, not %d", s.Clusters, n)
+	}
+	return ClusterOperatorResult{
+		Clusters:         s.Clusters,
+		Ready:            seconds(s.ReadySeconds),
+		Delete:           seconds(s.DeleteSeconds),
+		Requests:         s.Requests,
+		Writes:           s.Writes,
+		WritesPerCluster: s.WritesPerCluster,
+		PeakRSS:          s.PeakRSSBytes,
+	}, nil
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// findClusterOperator returns the example operator's module directory: examples/cluster-operator
+// in the nearest directory above the working directory (hack/bench when run by make) that has
+// it, or else above this source file.
+func findClusterOperator() (string, error) {
+	var starts []string
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
+	}
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		starts = append(starts, filepath.Dir(file))
+	}
+	for _, start := range starts {
+		for dir := start; ; dir = filepath.Dir(dir) {
+			candidate := filepath.Join(dir, filepath.FromSlash(ClusterOperatorDir))
+			if _, err := os.Stat(filepath.Join(candidate, "go.mod")); err == nil {
+				return candidate, nil
+			}
+			if filepath.Dir(dir) == dir {
+				break
+			}
+		}
+	}
+	return "", errors.New("failed to find the example operator's module (" + ClusterOperatorDir +
+		"/go.mod) above the working directory or this source file; run the benchmark from hack/bench")
+}
+
+// tail returns the last n lines of out.
+func tail(out []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) > n {
+		lines = append([]string{fmt.Sprintf("[... %d lines before]", len(lines)-n)}, lines[len(lines)-n:]...)
+	}
+	return strings.Join(lines, "\n")
 }

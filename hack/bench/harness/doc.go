@@ -35,4 +35,10 @@ limitations under the License.
 // is running, queued or scheduled for later (a requeue or a retry after an error); and this holds
 // on two polls in a row with no reconcile in between. Wall time runs to the first of those polls.
 // It is polled every [PollInterval], and bounded by a timeout.
+//
+// # The example operator
+//
+// [RunClusterOperator] measures the example operator (examples/cluster-operator) apart from the
+// contenders: it runs that module's scale test, which has its own control plane, simulators,
+// counting proxy and manager binary, and reads the JSON it writes.
 package harness

@@ -37,6 +37,9 @@ type rawReport struct {
 	Environment Environment         `json:"environment"`
 	Params      harness.Params      `json:"params"`
 	Runs        []harness.RunResult `json:"runs"`
+	// ClusterOperator is absent when the workload did not run, as in measurements saved before
+	// it existed.
+	ClusterOperator *harness.ClusterOperatorResult `json:"clusterOperator,omitempty"`
 }
 
 // WriteJSON writes every measurement to path as JSON.
@@ -44,6 +47,7 @@ func (r *Report) WriteJSON(path string) error {
 	data, err := json.MarshalIndent(rawReport{
 		Command: r.in.Command, Started: r.in.Started.UTC(), Finished: r.in.Finished.UTC(),
 		Environment: r.env, Params: r.in.Params, Runs: r.in.Runs,
+		ClusterOperator: r.in.ClusterOperator,
 	}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("failed to encode measurements: %w", err)
@@ -72,7 +76,7 @@ func Load(path string) (Input, error) {
 		return Input{}, fmt.Errorf("failed to load measurements in %s: %w", path, err)
 	}
 	return Input{
-		Params: raw.Params, Contenders: contenders, Runs: raw.Runs, Command: raw.Command,
+		Params: raw.Params, Contenders: contenders, Runs: raw.Runs, ClusterOperator: raw.ClusterOperator, Command: raw.Command,
 		Started: raw.Started, Finished: raw.Finished, Environment: &raw.Environment,
 	}, nil
 }

@@ -42,6 +42,9 @@ type Input struct {
 	Params     harness.Params
 	Contenders []contender.Contender
 	Runs       []harness.RunResult
+	// ClusterOperator is the example-operator workload's result, or nil when it was not run
+	// (or the saved measurements predate it).
+	ClusterOperator *harness.ClusterOperatorResult
 	// Command is the command that produced the measurements, printed in the report.
 	Command string
 	// Started and Finished bound the measurement.
@@ -292,14 +295,33 @@ func (r *Report) Summary() string {
 			r.Ratio(c, harness.Converge, WallSeconds).Median)
 	}
 	b.WriteString("(writes per object, median; errors and lost updates in the contention workload; converge wall time / floor's)\n")
+	if co := r.in.ClusterOperator; co != nil {
+		b.WriteString(ClusterOperatorLine(*co) + "\n")
+	}
 	return b.String()
 }
 
+// ClusterOperatorLine describes the example-operator workload's result in one line.
+func ClusterOperatorLine(co harness.ClusterOperatorResult) string {
+	if co.Failure != "" {
+		first, _, _ := strings.Cut(co.Failure, "\n")
+		return fmt.Sprintf("example operator, %d Clusters: FAILED: %s", co.Clusters, first)
+	}
+	return fmt.Sprintf("example operator, %d Clusters: all Ready in %.1fs, %.2f writes per Cluster, deleted in %.1fs, manager peak RSS %s MiB",
+		co.Clusters, co.Ready.Seconds(), co.WritesPerCluster, co.Delete.Seconds(), fmtNum(mib(co.PeakRSS), 0))
+}
+
+// mib converts bytes to MiB.
+func mib(bytes int64) float64 { return float64(bytes) / (1 << 20) }
+
 // Check returns the invariants that do not hold: every workload of every contender finished,
-// and for tenon and tenon-ssa, in every run, a steady-state resync sent no write, and the
+// and so did the example-operator workload when it ran; and for tenon and tenon-ssa, in every run, a steady-state resync sent no write, and the
 // contention workload lost no update and surfaced no reconcile error.
 func (r *Report) Check() []string {
 	var problems []string
+	if co := r.in.ClusterOperator; co != nil && co.Failure != "" {
+		problems = append(problems, fmt.Sprintf("example operator at %d Clusters failed: %s", co.Clusters, co.Failure))
+	}
 	for i := range r.in.Runs {
 		run := &r.in.Runs[i]
 		for j := range run.Workloads {
