@@ -59,6 +59,9 @@ limitations under the License.
 // kube-controller-manager with only its garbage-collector and namespace controllers; Start
 // returns once the collector has proved it works on a probe object.
 //
+// kube-apiserver allocates Services' cluster IPs from 10.0.0.0/16, not from envtest's /24, so a
+// test may create thousands of Services rather than 254.
+//
 // # Tests
 //
 // Each test takes a namespace of its own from [Environment.Namespace], which is deleted when the

@@ -38,6 +38,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
+// serviceClusterIPRange is the range kube-apiserver allocates Services' cluster IPs from.
+const serviceClusterIPRange = "10.0.0.0/16"
+
 // controlPlaneStopTimeout is how long etcd and kube-apiserver get to exit after SIGTERM before
 // they are killed.
 const controlPlaneStopTimeout = 30 * time.Second
@@ -219,6 +222,9 @@ func (e *Environment) Start() (err error) {
 	apiServer := e.env.ControlPlane.GetAPIServer()
 	apiServer.Path = bins.apiServer
 	apiServer.CertDir = filepath.Join(e.workDir, "apiserver")
+	// envtest's default range is a /24: a test with more than 254 Services fails with "range is
+	// full". A /16 holds 65534, as a small real cluster's does.
+	apiServer.Configure().Set("service-cluster-ip-range", serviceClusterIPRange)
 	e.env.ControlPlane.Etcd = &envtest.Etcd{
 		Path:    bins.etcd,
 		DataDir: filepath.Join(e.workDir, "etcd"),

@@ -19,6 +19,7 @@ package testenv
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -342,4 +343,21 @@ func TestDeleteAndWaitOfAnObjectThatIsAlreadyGone(t *testing.T) {
 	err := env.DeleteAndWait(t.Context(), &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{Name: "never-created", Namespace: ns}}, cached)
 
 	g.Expect(err).NotTo(HaveOccurred())
+}
+
+// envtest's default Service range is a /24; an operator test at scale needs more than 254
+// Services with cluster IPs.
+func TestServicesGetClusterIPsBeyondEnvtestsDefaultRange(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := env.Namespace(t)
+	for i := range 260 {
+		svc := &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("svc-%d", i), Namespace: ns},
+			Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
+		}
+		g.Expect(env.Client().Create(ctx, svc)).To(Succeed(), "Service %d", i)
+		g.Expect(svc.Spec.ClusterIP).NotTo(BeEmpty())
+	}
 }

@@ -353,7 +353,7 @@ func leastPrivilege(t *testing.T, w *world) *result {
 		Details: []string{
 			"Every manager binary of the run (crash loop, restart, failover, namespace, hostile input, this scenario) ran as a user bound to nothing but config/rbac/role.yaml and leader_election_role.yaml, through a proxy that authenticates as that user: a missing verb would have shown up as an RBAC denial (is forbidden: User ...) in its output (0 times outside the API server's restart).",
 			fmt.Sprintf("With a wrong token the Cluster reported DNSReady %s: %q, without the token.", controller.ReasonInvalidDNSCreds, stalled),
-			fmt.Sprintf("%d lines reported requests denied while kube-apiserver was restarting (the API server restart scenario): a restarted kube-apiserver answers before its RBAC authorizer has loaded the bindings, and denies allowed requests for a moment; the operator retried them. Denials at any other time count as leaked.", warmUp),
+			fmt.Sprintf("%s reported requests denied while kube-apiserver was restarting (the API server restart scenario): a restarted kube-apiserver answers before its RBAC authorizer has loaded the bindings, and denies allowed requests for a moment; the operator retried them. Denials at any other time count as leaked.", plural(warmUp, "line")),
 			"Leaked counts occurrences of either token in the operator's output, in Events and in Cluster statuses (including every status audited at the end of the earlier scenarios), and forbidden requests.",
 		},
 	}

@@ -134,3 +134,11 @@ func durations(ds []time.Duration) string {
 func metaName(namespace, name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Namespace: namespace, Name: name}
 }
+
+// plural formats n and noun, adding an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
