@@ -57,8 +57,10 @@ vet: ## Run go vet on the library.
 	go vet ./...
 
 .PHONY: lint
-lint: golangci-lint ## Run golangci-lint (config: .golangci.yml).
+lint: golangci-lint ## Run golangci-lint (config: .golangci.yml) on the library and the examples.
 	$(GOLANGCI_LINT) run ./...
+	@for m in $(EXAMPLE_MODULES); do echo "golangci-lint in $$(dirname $$m)"; \
+		(cd $$(dirname $$m) && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...) || exit 1; done
 
 .PHONY: verify
 verify: generate manifests ## Regenerate, tidy and fail if anything changed.
