@@ -93,10 +93,10 @@ func (e *Environment) StopAPIServer(ctx context.Context) error {
 
 // StartAPIServer starts kube-apiserver again after [Environment.StopAPIServer], with the same
 // executable, flags, environment, certificates, port and etcd, and returns once it answers
-// /readyz with 200 OK and its RBAC authorizer has loaded the roles and bindings (until then a
-// restarted kube-apiserver denies requests RBAC allows). Every client, user and manager created before the restart keeps working
-// with the configuration it has: nothing about the server's identity or its clients' credentials
-// changes. With [Options.GarbageCollector], StartAPIServer also waits until the collector, which
+// /readyz with 200 OK and its RBAC authorizer has loaded the roles and bindings (before then a
+// restarting kube-apiserver denies requests RBAC allows). Every client, user and manager
+// created before the restart keeps working with the configuration it has: nothing about the
+// server's identity or its clients' credentials changes. With [Options.GarbageCollector], StartAPIServer also waits until the collector, which
 // reconnects by itself, has proved again that it works on a probe object, as [Environment.Start]
 // does.
 //
@@ -209,15 +209,22 @@ func (e *Environment) startAPIServer(ctx context.Context) error {
 		return fmt.Errorf("failed to start kube-apiserver: %w", err)
 	}
 	e.apiServer, e.apiStopped = p, false
-	if err := e.waitUntilAuthorizing(readyCtx); err != nil {
+	// A failure from here on leaves the API server stopped, as documented, so that
+	// StartAPIServer may be called again.
+	fail := func(err error) error {
+		if stopErr := e.stopAPIServer(context.WithoutCancel(ctx)); stopErr != nil {
+			err = errors.Join(err, stopErr)
+		}
 		return fmt.Errorf("failed to start kube-apiserver: it is ready, but %w", err)
 	}
-
+	if err := e.waitUntilAuthorizing(readyCtx); err != nil {
+		return fail(err)
+	}
 	if e.collector != nil {
 		probeCtx, cancel := context.WithTimeout(ctx, e.opts.StartTimeout)
 		defer cancel()
 		if err := e.collector.probe(probeCtx, e.client); err != nil {
-			return fmt.Errorf("failed to start kube-apiserver: it is ready, but %w", err)
+			return fail(err)
 		}
 	}
 	return nil
@@ -257,12 +264,13 @@ func (e *Environment) runAPIServer(ctx context.Context) (*ownedProcess, error) {
 }
 
 // waitUntilAuthorizing waits until kube-apiserver's RBAC authorizer has loaded the roles and
-// bindings from etcd. A restarted kube-apiserver answers /readyz before that, and until then
-// denies requests that RBAC allows with 403 Forbidden: clients would see denials that no
-// real permission problem causes. It asks, as the administrator (whose group bypasses RBAC),
+// bindings from etcd: requests that reach a restarting kube-apiserver before then are denied
+// with 403 Forbidden although RBAC allows them, so a test that starts right after
+// StartAPIServer must not see such denials. It asks, as the administrator (whose group bypasses RBAC),
 // whether an authenticated user may do what the bootstrap ClusterRole system:basic-user allows
-// every authenticated user; the answer is yes once the bindings are loaded, since all of them
-// arrive in the same list.
+// every authenticated user. The answer is yes once the authorizer's ClusterRole and
+// ClusterRoleBinding informers have synced; its Role and RoleBinding informers start at the same
+// time and, in practice, have synced too.
 func (e *Environment) waitUntilAuthorizing(ctx context.Context) error {
 	cs, err := kubernetes.NewForConfig(e.config)
 	if err != nil {

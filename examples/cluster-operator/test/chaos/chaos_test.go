@@ -160,30 +160,35 @@ func TestChaos(t *testing.T) {
 		}
 		var r *result
 		t.Run(sc.name, func(t *testing.T) {
+			// Also when the scenario stops with t.Fatal: a failed scenario has a row.
+			defer func() {
+				if r == nil {
+					r = &result{Problems: []string{"the scenario stopped before it finished: see the test's output"}}
+				}
+				r.Name, r.Failed = sc.name, t.Failed()
+			}()
 			r = sc.run(t, w)
-			if r != nil {
-				r.Name = sc.name
-				r.Failed = t.Failed()
-			}
 		})
-		if r != nil {
-			results = append(results, r)
-			t.Logf("\n%s", r.text())
-		}
+		results = append(results, r)
+		t.Logf("\n%s", r.text())
 	}
 	if path := filepath.Join(os.TempDir(), fmt.Sprintf("tenon-chaos-%d.log", seed)); os.WriteFile(path, []byte(w.logs.String()), 0o644) == nil {
 		t.Logf("the operators' output is in %s", path)
 	}
 	rep := &report{Mode: *mode, Seed: seed, Sizes: s, Results: results, Took: time.Since(started), Date: started}
 	t.Logf("\n%s", rep.table())
-	if *reportPath != "" {
-		if err := os.WriteFile(*reportPath, []byte(rep.markdown()), 0o644); err != nil {
-			t.Errorf("failed to write the report: %v", err)
-		}
-	}
 	for _, r := range results {
 		if n := r.Leaked + r.Duplicated + r.Lost + r.Wedged; n != 0 {
 			t.Errorf("%s: %d invariant violations (leaked %d, duplicated %d, lost %d, wedged %d)", r.Name, n, r.Leaked, r.Duplicated, r.Lost, r.Wedged)
+		}
+	}
+	switch {
+	case *reportPath == "":
+	case t.Failed():
+		t.Logf("%s not written: the run failed", *reportPath)
+	default:
+		if err := os.WriteFile(*reportPath, []byte(rep.markdown()), 0o644); err != nil {
+			t.Errorf("failed to write the report: %v", err)
 		}
 	}
 }

@@ -20,14 +20,17 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	mathrand "math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,11 +40,13 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -83,10 +88,12 @@ type world struct {
 	// logs collects the output of every operator process of the run.
 	logs *output
 
-	// statusesScanned and tokenHits count the Cluster statuses the audits scanned for the DNS
-	// token, and the times they found it.
+	// statusesScanned and tokenHits count the Cluster statuses and Event lists the audits
+	// scanned for the DNS tokens, and the times they found one.
 	statusesScanned atomic.Int64
 	tokenHits       atomic.Int64
+	// tokens are every DNS token of the run, the right one and wrong ones.
+	tokens []string
 
 	mu   sync.Mutex
 	rand *mathrand.Rand
@@ -137,6 +144,7 @@ func newWorld(t *testing.T, seed uint64, s sizes) *world {
 			t.Fatalf("failed to create namespace %s: %v", ns, err)
 		}
 	}
+	w.tokens = []string{w.token}
 	w.setToken(t, w.token)
 
 	w.dns = clouddns.NewServer(clouddns.Options{Token: w.token, PropagationDelay: 500 * time.Millisecond, Seed: seed})
@@ -158,7 +166,9 @@ func newWorld(t *testing.T, seed uint64, s sizes) *world {
 	w.manager = buildManager(t)
 	// The in-process operator of the fault storm logs here too, so its output is scanned for
 	// the token like the manager binary's.
-	ctrl.SetLogger(zap.New(zap.WriteTo(w.logs.prefixed("in-process"))))
+	logger := zap.New(zap.WriteTo(w.logs.prefixed("in-process")))
+	ctrl.SetLogger(logger)
+	klog.SetLogger(logger) // client-go's own messages
 
 	// The simulated kubelet makes the StatefulSets' replicas ready, one every 100ms.
 	mgr := env.NewManager(t, ctrl.Options{})
@@ -341,9 +351,10 @@ type audit struct {
 	// Leaked counts DNS records, directory entries and owned children of Clusters that no
 	// longer exist.
 	Leaked int
-	// Duplicated counts DNS records and children beyond one per Cluster, and records that
-	// belong to a Cluster of the same name that no longer exists.
+	// Duplicated counts DNS records and children beyond the expected number per Cluster.
 	Duplicated int
+	// Missing counts the DNS records and children that a Ready Cluster lacks.
+	Missing int
 	// Wedged counts Clusters and namespaces still being deleted.
 	Wedged int
 	// Problems describes each finding.
@@ -357,46 +368,59 @@ func (a *audit) add(field *int, format string, args ...any) {
 	}
 }
 
-// audit checks that every DNS record, directory entry and child in namespaces belongs to a
-// Cluster that exists, once. With settled, Clusters and namespaces being deleted count as
-// wedged.
-func (w *world) audit(t *testing.T, settled bool, namespaces ...string) audit {
-	t.Helper()
-	ctx := t.Context()
+// expectedChildren is what a Cluster owns in its namespace, by kind: its ConfigMap, its client
+// and peer Services and its StatefulSet.
+var expectedChildren = map[string]int{"ConfigMap": 1, "Service": 2, "StatefulSet": 1}
+
+// child is an object in a Cluster's namespace with the operator's labels.
+type child struct {
+	Kind, Namespace, Name string
+	// Owner is the UID of its controller, empty when it has none.
+	Owner string
+}
+
+// snapshot is what the audit reads: the Clusters of the audited namespaces, the DNS records of
+// their zone, their directory entries and their children.
+type snapshot struct {
+	Namespaces []string
+	Clusters   []appsv1alpha1.Cluster
+	// Terminating lists the audited namespaces still being deleted.
+	Terminating []string
+	Records     []clouddns.Record
+	// Entries are the directory entries of the audited namespaces: namespace "." name.
+	Entries  []string
+	Children []child
+}
+
+// check applies the invariants to a snapshot. With settled, Clusters and namespaces being
+// deleted count as wedged, and children of Clusters that are gone as leaked; otherwise the
+// garbage collector may still be at work.
+func check(s snapshot, settled bool) audit {
 	var a audit
 	live := map[string]*appsv1alpha1.Cluster{} // by namespace/name
 	byUID := map[string]*appsv1alpha1.Cluster{}
-	for _, ns := range namespaces {
-		var list appsv1alpha1.ClusterList
-		if err := w.admin.List(ctx, &list, client.InNamespace(ns)); err != nil {
-			t.Fatalf("audit: failed to list Clusters: %v", err)
-		}
-		for i := range list.Items {
-			c := &list.Items[i]
-			live[ns+"/"+c.Name] = c
-			byUID[string(c.UID)] = c
-			if status, err := json.Marshal(c.Status); err == nil {
-				w.statusesScanned.Add(1)
-				w.tokenHits.Add(int64(strings.Count(string(status), w.token)))
-			}
-			if settled && c.DeletionTimestamp != nil {
-				a.add(&a.Wedged, "Cluster %s/%s is still being deleted, finalizers %v", ns, c.Name, c.Finalizers)
-			}
-		}
-		if settled {
-			var nsObj corev1.Namespace
-			err := w.admin.Get(ctx, client.ObjectKey{Name: ns}, &nsObj)
-			if err == nil && nsObj.DeletionTimestamp != nil {
-				a.add(&a.Wedged, "namespace %s is still terminating: %v", ns, nsObj.Status.Conditions)
-			}
+	for i := range s.Clusters {
+		c := &s.Clusters[i]
+		live[c.Namespace+"/"+c.Name] = c
+		byUID[string(c.UID)] = c
+		if settled && c.DeletionTimestamp != nil {
+			a.add(&a.Wedged, "Cluster %s/%s is still being deleted, finalizers %v", c.Namespace, c.Name, c.Finalizers)
 		}
 	}
+	for _, ns := range s.Terminating {
+		a.add(&a.Wedged, "namespace %s is still terminating", ns)
+	}
+	// complete reports whether a Cluster must have every record and child: it is Ready for its
+	// current generation and not being deleted.
+	complete := func(c *appsv1alpha1.Cluster) bool {
+		return c.DeletionTimestamp == nil && conditions.IsReady(c) && c.Status.ObservedGeneration == c.Generation
+	}
 
-	// DNS records: one per live Cluster, owned by it.
+	// DNS records: exactly one per Ready Cluster, owned by it.
 	records := map[string]int{} // by owner UID
-	for _, rec := range w.dns.Records() {
+	for _, rec := range s.Records {
 		ns, name, ok := recordCluster(rec.Name)
-		if !ok || !inList(ns, namespaces) {
+		if !ok || !slices.Contains(s.Namespaces, ns) {
 			continue
 		}
 		c := live[ns+"/"+name]
@@ -404,35 +428,86 @@ func (w *world) audit(t *testing.T, settled bool, namespaces ...string) audit {
 		case c == nil:
 			a.add(&a.Leaked, "DNS record %s (%s) outlived its Cluster", rec.Name, rec.Status)
 		case rec.Owner != string(c.UID):
-			a.add(&a.Duplicated, "DNS record %s belongs to %s, not to the live Cluster %s", rec.Name, rec.Owner, c.UID)
+			a.add(&a.Leaked, "DNS record %s belongs to %s, a Cluster of that name that no longer exists, not to %s", rec.Name, rec.Owner, c.UID)
 		}
 		records[rec.Owner]++
 	}
-	for uid, n := range records {
-		if n > 1 {
-			a.add(&a.Duplicated, "%d DNS records are owned by Cluster %s", n, uid)
-		}
-	}
 
 	// Directory entries, tracked by labels because the garbage collector cannot reach them.
-	var entries corev1.ConfigMapList
-	if err := w.admin.List(ctx, &entries, client.InNamespace(directoryNamespace)); err != nil {
-		t.Fatalf("audit: failed to list directory entries: %v", err)
-	}
-	seen := map[string]int{}
-	for _, e := range entries.Items {
-		ns, name, ok := strings.Cut(e.Name, ".")
-		if !ok || !inList(ns, namespaces) {
-			continue
-		}
+	entries := map[string]int{}
+	for _, e := range s.Entries {
+		ns, name, _ := strings.Cut(e, ".")
 		if live[ns+"/"+name] == nil {
-			a.add(&a.Leaked, "directory entry %s outlived its Cluster", e.Name)
+			a.add(&a.Leaked, "directory entry %s outlived its Cluster", e)
 		}
-		seen[ns+"/"+name]++
+		entries[ns+"/"+name]++
 	}
 
 	// Owned children: collected by the garbage collector once their Cluster is gone.
+	children := map[string]int{} // by owner UID and kind
+	for _, o := range s.Children {
+		if o.Owner == "" {
+			a.add(&a.Leaked, "%s %s/%s has no owner", o.Kind, o.Namespace, o.Name)
+			continue
+		}
+		children[o.Owner+"/"+o.Kind]++
+		if byUID[o.Owner] == nil && settled {
+			a.add(&a.Leaked, "%s %s/%s outlived its Cluster", o.Kind, o.Namespace, o.Name)
+		}
+	}
+
+	for i := range s.Clusters {
+		c := &s.Clusters[i]
+		key, uid := c.Namespace+"/"+c.Name, string(c.UID)
+		counts := map[string]int{"DNS record": records[uid], "directory entry": entries[key]}
+		want := map[string]int{"DNS record": 1, "directory entry": 1}
+		for kind, n := range expectedChildren {
+			counts[kind], want[kind] = children[uid+"/"+kind], n
+		}
+		for _, kind := range slices.Sorted(maps.Keys(want)) {
+			switch got := counts[kind]; {
+			case got > want[kind]:
+				a.add(&a.Duplicated, "Cluster %s has %d of %s, want %d", key, got, kind, want[kind])
+			case got < want[kind] && complete(c):
+				a.add(&a.Missing, "Ready Cluster %s has %d of %s, want %d", key, got, kind, want[kind])
+			}
+		}
+	}
+	return a
+}
+
+// audit reads a snapshot of namespaces and checks it; see check. It also scans the Clusters'
+// statuses and the namespaces' Events for the DNS tokens.
+func (w *world) audit(t *testing.T, settled bool, namespaces ...string) audit {
+	t.Helper()
+	ctx := t.Context()
+	s := snapshot{Namespaces: namespaces, Records: w.dns.Records()}
 	for _, ns := range namespaces {
+		var list appsv1alpha1.ClusterList
+		if err := w.admin.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			t.Fatalf("audit: failed to list Clusters: %v", err)
+		}
+		s.Clusters = append(s.Clusters, list.Items...)
+		for i := range list.Items {
+			w.scanForTokens(list.Items[i].Status)
+		}
+		if settled {
+			var nsObj corev1.Namespace
+			err := w.admin.Get(ctx, client.ObjectKey{Name: ns}, &nsObj)
+			if err == nil && nsObj.DeletionTimestamp != nil {
+				s.Terminating = append(s.Terminating, ns)
+			}
+		}
+		var coreEvents corev1.EventList
+		var events eventsv1.EventList
+		for _, l := range []client.ObjectList{&coreEvents, &events} {
+			if err := w.admin.List(ctx, l, client.InNamespace(ns)); err != nil {
+				t.Fatalf("audit: failed to list Events: %v", err)
+			}
+		}
+		w.scanForTokens(coreEvents.Items)
+		w.scanForTokens(events.Items)
+
 		for _, list := range []client.ObjectList{&corev1.ConfigMapList{}, &corev1.ServiceList{}, &appsv1.StatefulSetList{}} {
 			if err := w.admin.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{controller.ManagedByLabel: controller.ManagedBy}); err != nil {
 				t.Fatalf("audit: failed to list children: %v", err)
@@ -441,32 +516,50 @@ func (w *world) audit(t *testing.T, settled bool, namespaces ...string) audit {
 			if err != nil {
 				t.Fatalf("audit: %v", err)
 			}
-			perOwner := map[string]int{}
+			kind := strings.TrimSuffix(fmt.Sprintf("%T", list)[strings.LastIndex(fmt.Sprintf("%T", list), ".")+1:], "List")
 			for _, item := range items {
 				o := item.(client.Object)
-				owner := metav1.GetControllerOf(o)
-				if owner == nil {
-					a.add(&a.Leaked, "%s/%s has no owner", ns, o.GetName())
-					continue
+				c := child{Kind: kind, Namespace: ns, Name: o.GetName()}
+				if owner := metav1.GetControllerOf(o); owner != nil {
+					c.Owner = string(owner.UID)
 				}
-				perOwner[string(owner.UID)+"/"+o.GetName()]++
-				if byUID[string(owner.UID)] == nil && settled {
-					a.add(&a.Leaked, "%T %s/%s outlived its Cluster %s", o, ns, o.GetName(), owner.Name)
-				}
-			}
-			for k, n := range perOwner {
-				if n > 1 {
-					a.add(&a.Duplicated, "%d children %s", n, k)
-				}
+				s.Children = append(s.Children, c)
 			}
 		}
 	}
-	for key, n := range seen {
-		if n > 1 {
-			a.add(&a.Duplicated, "%d directory entries for %s", n, key)
+	var entries corev1.ConfigMapList
+	if err := w.admin.List(ctx, &entries, client.InNamespace(directoryNamespace)); err != nil {
+		t.Fatalf("audit: failed to list directory entries: %v", err)
+	}
+	for _, e := range entries.Items {
+		if ns, _, ok := strings.Cut(e.Name, "."); ok && slices.Contains(namespaces, ns) {
+			s.Entries = append(s.Entries, e.Name)
 		}
 	}
-	return a
+	return check(s, settled)
+}
+
+// scanForTokens counts the times the DNS tokens of the run, as text or base64, appear in v
+// encoded as JSON.
+func (w *world) scanForTokens(v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	w.statusesScanned.Add(1)
+	w.tokenHits.Add(int64(w.countTokens(string(data))))
+}
+
+// countTokens counts the times the DNS tokens of the run, as text or base64, appear in s.
+func (w *world) countTokens(s string) int {
+	w.mu.Lock()
+	tokens := slices.Clone(w.tokens)
+	w.mu.Unlock()
+	n := 0
+	for _, tok := range tokens {
+		n += strings.Count(s, tok) + strings.Count(s, base64.StdEncoding.EncodeToString([]byte(tok)))
+	}
+	return n
 }
 
 // recordCluster returns the namespace and name of the Cluster a DNS record of this run names.
@@ -477,15 +570,6 @@ func recordCluster(record string) (namespace, name string, ok bool) {
 	}
 	name, namespace, ok = strings.Cut(rest, ".")
 	return namespace, name, ok
-}
-
-func inList(s string, list []string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
@@ -574,7 +658,8 @@ func (w *world) startOperator(t *testing.T, name string, p *proxy, extra ...stri
 	proc := &process{name: name, cmd: exec.Command(w.manager, args...), exited: make(chan struct{})}
 	out := w.logs.prefixed(name)
 	proc.cmd.Stdout, proc.cmd.Stderr = out, out
-	// Killed with the test process, whatever ends it.
+	// Killed when the thread that started it exits, which normally means with the test process,
+	// however that ends (t.Cleanup stops it otherwise).
 	proc.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := proc.cmd.Start(); err != nil {
 		t.Fatalf("failed to start the manager: %v", err)

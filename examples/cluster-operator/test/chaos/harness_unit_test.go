@@ -17,8 +17,14 @@ limitations under the License.
 package chaos
 
 import (
+	"slices"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	appsv1alpha1 "github.com/tenon-dev/tenon/examples/cluster-operator/api/v1alpha1"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/clouddns"
 )
 
 // The checks the scenarios rely on must be able to fail: these run under a plain go test.
@@ -72,5 +78,55 @@ func TestResourceOfNamesTheResourceAndSubresource(t *testing.T) {
 		if got := resourceOf(path); got != want {
 			t.Errorf("resourceOf(%q) = %q, want %q", path, got, want)
 		}
+	}
+}
+
+func TestCheckCountsWhatALiveClusterLacksOrHasTwice(t *testing.T) {
+	ready := appsv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c", UID: "uid-c", Generation: 1}}
+	ready.Status.ObservedGeneration = 1
+	ready.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Ready", ObservedGeneration: 1}}
+	complete := snapshot{
+		Namespaces: []string{"ns"},
+		Clusters:   []appsv1alpha1.Cluster{ready},
+		Records:    []clouddns.Record{{Name: "c.ns." + dnsZone, Owner: "uid-c"}},
+		Entries:    []string{"ns.c"},
+		Children: []child{
+			{Kind: "ConfigMap", Namespace: "ns", Name: "c-config", Owner: "uid-c"},
+			{Kind: "Service", Namespace: "ns", Name: "c", Owner: "uid-c"},
+			{Kind: "Service", Namespace: "ns", Name: "c-peers", Owner: "uid-c"},
+			{Kind: "StatefulSet", Namespace: "ns", Name: "c", Owner: "uid-c"},
+		},
+	}
+	if a := check(complete, true); a.Leaked+a.Duplicated+a.Missing+a.Wedged != 0 {
+		t.Fatalf("a complete Cluster: %+v", a)
+	}
+
+	missing := complete
+	missing.Children = complete.Children[:3]
+	missing.Records = nil
+	if a := check(missing, true); a.Missing != 2 {
+		t.Errorf("a Ready Cluster without its StatefulSet and DNS record: Missing = %d, want 2 (%v)", a.Missing, a.Problems)
+	}
+
+	twice := complete
+	twice.Children = append(slices.Clone(complete.Children), child{Kind: "StatefulSet", Namespace: "ns", Name: "c-2", Owner: "uid-c"})
+	twice.Records = append(slices.Clone(complete.Records), clouddns.Record{Name: "other.ns." + dnsZone, Owner: "uid-c"})
+	if a := check(twice, true); a.Duplicated != 2 {
+		t.Errorf("a second StatefulSet and record: Duplicated = %d, want 2 (%v)", a.Duplicated, a.Problems)
+	}
+
+	gone := complete
+	gone.Clusters = nil
+	if a := check(gone, true); a.Leaked != 6 {
+		t.Errorf("everything of a deleted Cluster left: Leaked = %d, want 6 (%v)", a.Leaked, a.Problems)
+	}
+	if a := check(gone, false); a.Leaked != 2 {
+		t.Errorf("before the garbage collector settles only the record and entry count: Leaked = %d, want 2 (%v)", a.Leaked, a.Problems)
+	}
+
+	stale := complete
+	stale.Records = []clouddns.Record{{Name: "c.ns." + dnsZone, Owner: "uid-of-an-earlier-c"}}
+	if a := check(stale, true); a.Leaked != 1 || a.Missing != 1 {
+		t.Errorf("a record of an earlier Cluster of the same name: Leaked %d, Missing %d, want 1 and 1 (%v)", a.Leaked, a.Missing, a.Problems)
 	}
 }

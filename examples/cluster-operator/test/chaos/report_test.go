@@ -86,9 +86,9 @@ func (r *report) markdown() string {
 	b.WriteString("Does an operator built with tenon lose anything when production misbehaves? The example operator ([examples/cluster-operator](../examples/cluster-operator)) ran through seven scenarios against an envtest control plane (etcd, kube-apiserver and kube-controller-manager's garbage collector and namespace controller), the simulated cloud DNS API and the simulated kubelet. Every invariant must be 0; a run where one is not fails, and `make chaos-smoke` runs a small version of it in CI.\n\n")
 	fmt.Fprintf(&b, "Measured %s on %s, %d cores; Kubernetes %s (envtest), %s. Command: `make chaos` (`go test ./test/chaos -chaos=%s`), seed %d (replay with `-chaos.seed=%d`); the run took %s.\n\n",
 		r.Date.UTC().Format("2006-01-02"), cpuModel(), runtime.NumCPU(), testenv.KubernetesVersion, runtime.Version(), r.Mode, r.Seed, r.Seed, r.Took.Round(time.Second))
-	b.WriteString("- **leaked**: a DNS record, directory entry or child that outlived its Cluster, or a secret that reached logs, Events or status;\n")
-	b.WriteString("- **duplicated**: a second DNS record or child for one Cluster, a record owned by a Cluster that no longer exists, or a write by a replica that did not hold the lease;\n")
-	b.WriteString("- **lost**: a user's edit not in effect at the end (a Cluster that should exist and does not, or the reverse, or a spec the operator reverted), hostile input accepted, an operator restart the scenario forbids;\n")
+	b.WriteString("- **leaked**: a DNS record, directory entry or child that outlived its Cluster (a record left by an earlier Cluster of the same name included), or a secret that reached logs, Events or status;\n")
+	b.WriteString("- **duplicated**: more DNS records, directory entries or children for one Cluster than it should have (one record, one entry, one ConfigMap, two Services, one StatefulSet), or a write by a replica that did not hold the lease;\n")
+	b.WriteString("- **lost**: a user's edit not in effect at the end (a Cluster that should exist and does not, or the reverse, or a spec the operator reverted), a record or child missing for a Ready Cluster, hostile input accepted, an operator restart the scenario forbids;\n")
 	b.WriteString("- **wedged**: a Cluster or namespace still being deleted when everything should be gone.\n\n")
 	b.WriteString("## Results\n\n")
 	b.WriteString(r.table())

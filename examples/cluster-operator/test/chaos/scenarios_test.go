@@ -43,7 +43,7 @@ func (w *world) settledAudit(t *testing.T, namespaces ...string) audit {
 	var a audit
 	_ = poll(t.Context(), time.Minute, func(context.Context) (bool, error) {
 		a = w.audit(t, true, namespaces...)
-		return a.Leaked+a.Duplicated+a.Wedged == 0, nil
+		return a.Leaked+a.Duplicated+a.Missing+a.Wedged == 0, nil
 	})
 	return a
 }
@@ -147,7 +147,7 @@ func faultStorm(t *testing.T, w *world) *result {
 		Operations:  fmt.Sprintf("%d creates, %d scales, %d deletes; %d API writes by the operator", n, len(scaled), n, writes),
 		Faults:      fmt.Sprintf("%d conflicts, %d 500s, %d delayed calls, %d DNS API failures", conflicts, internal, delayed, w.dnsFailed.Load()-dnsBefore),
 		Convergence: fmt.Sprintf("create→Ready %s, scale %s, delete %s", secs(converge), secs(scale), secs(deletion)),
-		Leaked:      final.Leaked, Duplicated: mid.Duplicated + final.Duplicated, Lost: lost, Wedged: final.Wedged,
+		Leaked:      final.Leaked, Duplicated: mid.Duplicated + final.Duplicated, Lost: lost + mid.Missing, Wedged: final.Wedged,
 		Problems: slices.Concat(mid.Problems, problems, final.Problems),
 		Details: []string{
 			fmt.Sprintf("%d Clusters of 1 replica created at once; every other one scaled to 3; all deleted.", n),
@@ -201,7 +201,7 @@ func crashLoop(t *testing.T, w *world) *result {
 	}
 	w.startOperator(t, "crash-final", p)
 	converge := w.waitConverged(t, ns)
-	mid := w.audit(t, true, ns)
+	mid := w.settledAudit(t, ns)
 	lost, problems := w.lostEdits(t, ns, want)
 
 	w.deleteAll(t, ns)
@@ -212,7 +212,7 @@ func crashLoop(t *testing.T, w *world) *result {
 		Operations:  fmt.Sprintf("%d creates, %d deletes, %d operator starts; %d API writes by the operator", created, deleted, w.sizes.Crashes+1, countWrites(log.list(), false)),
 		Faults:      fmt.Sprintf("%d SIGKILLs, after %s to %s of life (median %s)", w.sizes.Crashes, secs(lifetimes[0]), secs(lifetimes[len(lifetimes)-1]), secs(lifetimes[len(lifetimes)/2])),
 		Convergence: fmt.Sprintf("after the last restart %s, delete %s", secs(converge), secs(deletion)),
-		Leaked:      mid.Leaked + final.Leaked, Duplicated: mid.Duplicated + final.Duplicated, Lost: lost, Wedged: mid.Wedged + final.Wedged,
+		Leaked:      mid.Leaked + final.Leaked, Duplicated: mid.Duplicated + final.Duplicated, Lost: lost + mid.Missing, Wedged: mid.Wedged + final.Wedged,
 		Problems: slices.Concat(mid.Problems, problems, final.Problems),
 		Details: []string{
 			fmt.Sprintf("%d cycles: start the manager binary, create %d Clusters, delete a random one every other cycle, SIGKILL the manager 0.2–3s after its start (during cache sync, reconciles, DNS calls and cleanup alike).", w.sizes.Crashes, w.sizes.CrashBatch),
@@ -230,7 +230,6 @@ func apiServerRestart(t *testing.T, w *world) *result {
 	log := &writes{}
 	p := newProxy(t, "restart", w.user.Config(), log)
 	proc := w.startOperator(t, "restart", p)
-	pid := proc.cmd.Process.Pid
 	before := w.createClusters(t, ns, "before", n, 3)
 
 	// Stop it mid-convergence.
@@ -246,14 +245,14 @@ func apiServerRestart(t *testing.T, w *world) *result {
 		t.Fatalf("failed to start kube-apiserver again: %v", err)
 	}
 	back := time.Now()
-	// StartAPIServer returns once RBAC is loaded; give the operator's retries a second more.
-	w.restarting(stopped, back.Add(time.Second))
+	// StartAPIServer returns once RBAC authorizes again.
+	w.restarting(stopped, back)
 
 	after := w.createClusters(t, ns, "after", n, 1)
 	w.setReplicas(t, ns, before, 5)
 	converge := w.waitConverged(t, ns)
 	restarts := 0
-	if !proc.running() || proc.cmd.Process.Pid != pid {
+	if !proc.running() {
 		restarts++
 		t.Errorf("the operator exited during the API server restart: %v", proc.err)
 	}
@@ -264,7 +263,7 @@ func apiServerRestart(t *testing.T, w *world) *result {
 	for _, name := range after {
 		want[name] = 1
 	}
-	mid := w.audit(t, true, ns)
+	mid := w.settledAudit(t, ns)
 	lost, problems := w.lostEdits(t, ns, want)
 	w.deleteAll(t, ns)
 	deletion := w.waitGone(t, ns)
@@ -277,9 +276,9 @@ func apiServerRestart(t *testing.T, w *world) *result {
 	}
 	return &result{
 		Operations:  fmt.Sprintf("%d creates, %d scales, %d deletes; %d API writes by the operator", 2*n, n, 2*n, countWrites(log.list(), false)),
-		Faults:      fmt.Sprintf("kube-apiserver down for %s (stop, %s pause, start); %d operator writes failed with 5xx; operator restarts: %d", secs(back.Sub(stopped)), secs(w.sizes.Downtime), failed, restarts),
+		Faults:      fmt.Sprintf("kube-apiserver stopped, kept down %s, started: %s from stop to ready (RBAC and the garbage collector included); %d operator writes failed with 5xx; operator restarts: %d", secs(w.sizes.Downtime), secs(back.Sub(stopped)), failed, restarts),
 		Convergence: fmt.Sprintf("after the API server was back %s, delete %s", secs(converge), secs(deletion)),
-		Leaked:      mid.Leaked + final.Leaked, Duplicated: mid.Duplicated + final.Duplicated, Lost: lost + restarts, Wedged: mid.Wedged + final.Wedged,
+		Leaked:      mid.Leaked + final.Leaked, Duplicated: mid.Duplicated + final.Duplicated, Lost: lost + restarts + mid.Missing, Wedged: mid.Wedged + final.Wedged,
 		Problems: slices.Concat(mid.Problems, problems, final.Problems),
 		Details: []string{
 			fmt.Sprintf("%d Clusters of 3 replicas created; 0.3–1.5s later kube-apiserver is stopped (etcd keeps running), kept down, and started again with the same flags and certificates; then %d more Clusters are created and the first %d scaled to 5.", n, n, n),
@@ -340,7 +339,7 @@ func leaderFailover(t *testing.T, w *world) *result {
 		procs[leader] = w.startOperator(t, leader, proxies[leader], args...)
 	}
 	converge := w.waitConverged(t, ns)
-	mid := w.audit(t, true, ns)
+	mid := w.settledAudit(t, ns)
 	lost, problems := w.lostEdits(t, ns, want)
 	w.deleteAll(t, ns)
 	deletion := w.waitGone(t, ns)
@@ -358,11 +357,12 @@ func leaderFailover(t *testing.T, w *world) *result {
 		Operations:  fmt.Sprintf("%d creates, %d deletes; %d API writes by the leaders, %d lease writes", len(want), len(want), countWrites(log.list(), false), countWrites(log.list(), true)),
 		Faults:      fmt.Sprintf("%d leaders SIGKILLed; takeover after the kill %s (max %s); after the last renewal %s", w.sizes.Failovers, durations(takeovers), secs(maxTakeover), durations(sinceRenewal)),
 		Convergence: fmt.Sprintf("after the last failover %s, delete %s", secs(converge), secs(deletion)),
-		Leaked:      mid.Leaked + final.Leaked, Duplicated: mid.Duplicated + final.Duplicated + overlaps, Lost: lost, Wedged: mid.Wedged + final.Wedged,
+		Leaked:      mid.Leaked + final.Leaked, Duplicated: mid.Duplicated + final.Duplicated + overlaps, Lost: lost + mid.Missing, Wedged: mid.Wedged + final.Wedged,
 		Problems: slices.Concat(mid.Problems, problems, overlapProblems, final.Problems),
 		Details: []string{
 			fmt.Sprintf("Two manager binaries with --leader-elect (lease %s, renew deadline %s, retry period %s), each behind its own recording proxy. %d times: create %d Clusters, wait until the leader writes for them, SIGKILL it, wait for the other to take over, start the killed one again as the standby.", lease, renew, retry, w.sizes.Failovers, w.sizes.FailoverClusters),
 			"Every write of either replica is checked against the lease: a write sent by a replica while the last lease write before it was the other replica's counts as duplicated. A killed leader cannot release its lease, so the standby takes over once the lease has expired: client-go's standby notices the last renewal at its next poll and the expiry at the poll after it, so at least the lease duration and at most the lease duration plus two retry periods (each with client-go's 20% jitter) after the leader's last renewal; the scenario fails beyond the lease duration plus two retry periods plus 2s after the kill.",
+			"Not covered: a leader that is paused (SIGSTOP, a long garbage-collection pause, a partition) rather than killed. client-go's leader election has no fencing token, so a paused leader that resumes may send writes for a moment before its renewal fails and controller-runtime stops it; the renew deadline bounds how long it can believe it leads without renewing. tenon's guarded patches refuse a write computed from an object that changed since it was read, which limits what such a write can undo.",
 		},
 	}
 }
