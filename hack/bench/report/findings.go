@@ -182,7 +182,7 @@ var causeOrder = []string{causeStaleCache, causeApplySkip, causeNoLock, causeCoa
 
 var causeTitles = map[string]string{
 	causeStaleCache:   "a cache that lags behind the controller's own writes",
-	causeApplySkip:    "the Applier's skip check reads the same lagging cache",
+	causeApplySkip:    "the Applier cannot prove a no-op on a list other writers added to",
 	causeNoLock:       "writes without a precondition cannot conflict",
 	causeGuards:       "guarded JSON patches are larger",
 	causeRequeueDelay: "a conflict is retried after a delay",
@@ -284,22 +284,17 @@ func (r *Report) causeText(key string) string {
 			fmtNum(r.Stat("tenon", harness.Converge, VersionsPerObject).Median, 2),
 			fmtNum(r.Stat(floor, harness.Converge, VersionsPerObject).Median, 2), ryw)
 	case causeApplySkip:
-		v := r.readYourWrites()
-		ryw := ""
-		if r.in.Params.ReadYourWritesRuns > 0 {
-			ryw = fmt.Sprintf(" Read-your-writes does not help (%s writes per object to converge with it): controller-runtime "+
-				"scopes it to the representation written, and the Applier writes an unstructured apply configuration "+
-				"while the reconciler reads the typed object.", fmtNum(v.Stat("tenon-ssa", harness.Converge, WritesPerObject).Median, 2))
-		}
 		return fmt.Sprintf("`patch.Applier.ApplyStatus` skips an apply when it applied the same status and the live object "+
-			"still has the resourceVersion its apply left, or when every desired field already has its value. The "+
-			"live object comes from the manager's cache; when that cache has not yet seen the previous apply, "+
-			"neither holds and the apply is sent again. The API server finds nothing to change (%s new versions "+
-			"per object to converge, the floor %s), so these are wasted requests, not conflicts or lost data.%s "+
-			"Remedy for the patch package: also skip when the cached resourceVersion is older than the one the "+
-			"last identical apply returned.",
-			fmtNum(r.Stat("tenon-ssa", harness.Converge, VersionsPerObject).Median, 2),
-			fmtNum(r.Stat(floor, harness.Converge, VersionsPerObject).Median, 2), ryw)
+			"has not changed since (its resourceVersion is the one the apply left, or older: a cache that has not "+
+			"caught up), or when every desired field already has its value and its field manager owns exactly "+
+			"those fields. Under contention the writers change the object between reconciles, so the first test "+
+			"fails, and they add conditions of their own to `status.conditions`, so the second does too: it "+
+			"compares lists element by element, and a list another manager added to is not proved unchanged. "+
+			"The Applier then applies, and the API server finds nothing to change: wasted requests, not conflicts "+
+			"or lost data (0 of either). To converge, with no other writer, it sends %s writes per object, the "+
+			"floor %s. Remedy for the patch package: compare lists of type map (such as conditions) by key.",
+			fmtNum(r.Stat("tenon-ssa", harness.Converge, WritesPerObject).Median, 2),
+			fmtNum(r.Stat(floor, harness.Converge, WritesPerObject).Median, 2))
 	case causeNoLock:
 		return fmt.Sprintf("controllerutil's `CreateOrPatch` sends merge patches without a resourceVersion, so the API server "+
 			"never answers 409, and that is also why it lost %s updates under contention: its status patch carries "+
