@@ -38,6 +38,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -155,7 +156,7 @@ func TestChaos(t *testing.T) {
 	}
 	var results []*result
 	for _, sc := range scenarios {
-		if *only != "" && !contains(sc.name, *only) {
+		if *only != "" && !strings.Contains(sc.name, *only) {
 			continue
 		}
 		var r *result

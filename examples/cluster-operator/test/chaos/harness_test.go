@@ -162,7 +162,7 @@ func newWorld(t *testing.T, seed uint64, s sizes) *world {
 	rbac := filepath.Join(moduleDir, "config", "rbac")
 	w.user = env.NewUser(t, "cluster-operator",
 		testenv.RoleFiles{filepath.Join(rbac, "role.yaml"), filepath.Join(rbac, "leader_election_role.yaml")},
-		roleNamespace(systemNamespace))
+		testenv.RoleNamespace(systemNamespace))
 	w.manager = buildManager(t)
 	// The in-process operator of the fault storm logs here too, so its output is scanned for
 	// the token like the manager binary's.
@@ -183,11 +183,6 @@ func newWorld(t *testing.T, seed uint64, s sizes) *world {
 	testenv.StartManager(t, mgr)
 	return w
 }
-
-// roleNamespace creates every Role of the user's role files in ns, as kustomize does.
-type roleNamespace string
-
-func (n roleNamespace) ApplyToUser(o *testenv.UserOptions) { o.RoleNamespace = string(n) }
 
 // intn returns a random number in [0, n) from the run's seeded source.
 func (w *world) intn(n int) int {
@@ -571,8 +566,6 @@ func recordCluster(record string) (namespace, name string, ok bool) {
 	name, namespace, ok = strings.Cut(rest, ".")
 	return namespace, name, ok
 }
-
-func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
 // statusWriter remembers the status code of a response.
 type statusWriter struct {
