@@ -37,7 +37,7 @@ var (
 )
 
 func addKnownTypes(s *k8sruntime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &Widget{}, &WidgetList{}, &Gadget{}, &GadgetList{}, &Fixture{}, &FixtureList{})
+	s.AddKnownTypes(GroupVersion, &Widget{}, &WidgetList{}, &Gadget{}, &GadgetList{}, &Fixture{}, &FixtureList{}, &Shape{}, &ShapeList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }
