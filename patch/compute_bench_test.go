@@ -17,6 +17,7 @@ limitations under the License.
 package patch
 
 import (
+	"encoding/json"
 	"strconv"
 	"testing"
 
@@ -51,16 +52,14 @@ func BenchmarkCompute(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		after := afters[i%2]
-		result, err := merge(before.Object, after.Object, before.Object, mergeOptions{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		o := diffOptions{guarded: ownedGuard(nil, false)}
-		main, status := diffMain(before.Object, result, false, o), diffStatus(before.Object, result, o)
-		if !main.empty() || status.empty() {
+		m := &merger{}
+		d := &differ{exact: true, guarded: ownedGuard(nil, false)}
+		main := d.diffMain(before.Object, m.mergeMain(before.Object, after.Object, before.Object, false), false)
+		status := d.diffStatus(before.Object, m.mergeStatus(before.Object, after.Object, before.Object))
+		if !main.empty() || status.empty() || len(m.conflicts) > 0 {
 			b.Fatal("want a status request only")
 		}
-		if _, err := status.finish(before.Object)[0].MarshalJSON(); err != nil {
+		if _, err := json.Marshal(status.finish(before.Object, false)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -25,210 +25,229 @@ import (
 	"github.com/tenon-dev/tenon/conditions"
 )
 
-// request is the JSON Patch of one request, before it is sent.
+// request is the JSON Patch of one request, computed against base, before it is sent.
 type request struct {
 	ops []op
-	// lock is set when an operation is safe only if nothing changed since base was read: it
-	// replaces a whole list whose elements others may have changed (finalizers when base has
-	// none, owner references, conditions when their set of types changes), or creates a map that
-	// others may be creating too. The request then carries base's resourceVersion, so the API
-	// server rejects it with a 409 Conflict if the object changed.
+	// lock is set when the request writes a whole object that base shows empty or missing,
+	// without knowing which: a typed object cannot tell an empty map from a missing one, nor a
+	// missing struct from an empty one. No test can guard such a write, so the request is
+	// guarded by base's resourceVersion instead.
 	lock bool
 	// status is set for a request to the status subresource.
 	status bool
 }
 
-func (r *request) add(o ...op) { r.ops = append(r.ops, o...) }
-
 // empty reports whether the request changes nothing.
 func (r *request) empty() bool { return len(r.ops) == 0 }
 
-// finish returns the operations to send for a request computed against base.
-func (r *request) finish(base map[string]any) []op {
-	if !r.lock {
-		return r.ops
-	}
-	rv, _ := nested(base, "metadata", "resourceVersion")
-	return append([]op{{kind: "replace", path: "/metadata/resourceVersion", value: rv}}, r.ops...)
-}
-
-// diffOptions configures the operations computed for conditions.
-type diffOptions struct {
-	// guarded reports whether a change to a condition of this type must be guarded by a test that
-	// the condition is still as it was in base: true unless the type is owned.
+// differ computes the operations that turn base into result, each guarded as the guarantees of
+// Helper.Patch need:
+//
+//   - a scalar, or a key of an object, is added, replaced or removed without a test: the
+//     controller owns the fields it changes, and other keys are not touched;
+//   - an object that base does not have (or has empty) is added whole, after a test that it is
+//     still missing (or empty); one that the result no longer has is removed whole, after a test
+//     that it is still what base has;
+//   - a list (finalizers and owner references included) is replaced whole, after a test that it
+//     is still base's list (or still missing);
+//   - a condition is replaced in place after a test of its type at its index and, unless its
+//     type is owned, of the whole condition; when conditions are added or removed, the list is
+//     replaced whole, after a test of base's list.
+//
+// The tests are what turns another writer's change since base into a rejected patch instead of
+// lost data.
+type differ struct {
+	req request
+	// exact is set when base holds the object exactly as the server sends it (an unstructured
+	// object); a typed object drops empty maps and lists and shows missing structs as empty.
+	exact bool
+	// guarded reports whether a change to a condition of this type must be guarded by a test of
+	// the whole condition: true unless the type is owned.
 	guarded func(t string) bool
 }
 
-// diffMain returns the request that turns base into result for everything but status, and for
-// status too when withStatus is set (an object without a status subresource).
-func diffMain(base, result map[string]any, withStatus bool, o diffOptions) request {
-	var r request
+func (d *differ) add(path []string, v any) {
+	d.req.ops = append(d.req.ops, op{kind: "add", path: pointer(path...), value: v})
+}
+
+func (d *differ) remove(path []string) {
+	d.req.ops = append(d.req.ops, op{kind: "remove", path: pointer(path...)})
+}
+
+func (d *differ) test(path []string, v any) {
+	d.req.ops = append(d.req.ops, op{kind: "test", path: pointer(path...), value: v, guard: true})
+}
+
+// diffMain returns the request that turns base into result for metadata and everything outside
+// status, and for status too when withStatus is set (a kind without a status subresource).
+func (d *differ) diffMain(base, result map[string]any, withStatus bool) request {
+	d.req = request{}
 	bm, rm := nestedMap(base, "metadata"), nestedMap(result, "metadata")
-	for _, k := range []string{"labels", "annotations"} {
-		b, hasB := bm[k]
-		v, hasR := rm[k]
-		diffValue(&r, []string{"metadata", k}, b, v, hasB, hasR)
-	}
-	diffFinalizers(&r, bm, rm)
-	if b, v := bm["ownerReferences"], rm["ownerReferences"]; !jsonEqual(list(b), list(v)) {
-		r.lock = true
-		setOrRemove(&r, []string{"metadata", "ownerReferences"}, v, len(list(v)) > 0)
+	for _, k := range []string{"annotations", "finalizers", "labels", "ownerReferences"} {
+		b, hasB := member(bm, k)
+		r, hasR := member(rm, k)
+		d.value([]string{"metadata", k}, b, r, hasB, hasR, true)
 	}
 	for _, k := range sortedKeys(base, result) {
 		switch k {
 		case "apiVersion", "kind", "metadata", "status":
 			continue
 		}
-		b, hasB := base[k]
-		v, hasR := result[k]
-		diffValue(&r, []string{k}, b, v, hasB, hasR)
+		b, hasB := member(base, k)
+		r, hasR := member(result, k)
+		d.value([]string{k}, b, r, hasB, hasR, d.exact)
 	}
 	if withStatus {
-		diffStatusInto(&r, base, result, o)
+		d.status(base, result)
 	}
-	return r
+	return d.req
 }
 
 // diffStatus returns the request to the status subresource that turns base's status into result's.
-func diffStatus(base, result map[string]any, o diffOptions) request {
-	r := request{status: true}
-	diffStatusInto(&r, base, result, o)
-	return r
+func (d *differ) diffStatus(base, result map[string]any) request {
+	d.req = request{status: true}
+	d.status(base, result)
+	return d.req
 }
 
-func diffStatusInto(r *request, base, result map[string]any, o diffOptions) {
-	b, hasB := base["status"]
-	v, hasR := result["status"]
+func (d *differ) status(base, result map[string]any) {
+	b, hasB := member(base, "status")
+	r, hasR := member(result, "status")
 	bs, bok := b.(map[string]any)
-	rs, rok := v.(map[string]any)
+	rs, rok := r.(map[string]any)
 	if !bok || !rok || len(bs) == 0 {
-		diffValue(r, []string{"status"}, b, v, hasB, hasR)
+		d.value([]string{"status"}, b, r, hasB, hasR, d.exact)
 		return
 	}
 	for _, k := range sortedKeys(bs, rs) {
 		if k == "conditions" {
 			continue
 		}
-		bv, hasBV := bs[k]
-		rv, hasRV := rs[k]
-		diffValue(r, []string{"status", k}, bv, rv, hasBV, hasRV)
+		bv, hasBV := member(bs, k)
+		rv, hasRV := member(rs, k)
+		d.value([]string{"status", k}, bv, rv, hasBV, hasRV, d.exact)
 	}
-	diffConditions(r, bs, rs, o)
+	d.conditions(bs, rs)
 }
 
-// diffValue adds the operations that turn b into v at path (hasB and hasR say whether each is
-// present). Objects are changed key by key; anything else is replaced whole.
-func diffValue(r *request, path []string, b, v any, hasB, hasR bool) {
-	if hasB == hasR && (!hasR || jsonEqual(b, v)) {
+// value adds the operations that turn b into r at path; hasB and hasR say whether each is
+// present. exact says whether base shows at path exactly what the server holds.
+func (d *differ) value(path []string, b, r any, hasB, hasR, exact bool) {
+	if hasB == hasR && (!hasR || jsonEqual(b, r)) {
 		return
 	}
-	if !hasR {
-		r.add(op{kind: "remove", path: pointer(path...)})
-		return
-	}
-	bm, bok := b.(map[string]any)
-	vm, vok := v.(map[string]any)
-	if vok && bok && len(bm) > 0 {
-		for _, k := range sortedKeys(bm, vm) {
-			bv, hasBV := bm[k]
-			vv, hasVV := vm[k]
-			diffValue(r, append(slices.Clip(path), k), bv, vv, hasBV, hasVV)
+	bm, bIsMap := b.(map[string]any)
+	rm, rIsMap := r.(map[string]any)
+	_, bIsList := b.([]any)
+	_, rIsList := r.([]any)
+	switch {
+	case bIsMap && rIsMap && len(bm) > 0:
+		for _, k := range sortedKeys(bm, rm) {
+			bv, hasBV := member(bm, k)
+			rv, hasRV := member(rm, k)
+			d.value(append(slices.Clip(path), k), bv, rv, hasBV, hasRV, exact)
 		}
-		return
+	case rIsMap && (!hasB || bIsMap):
+		// An object base does not have, or has empty: written whole, which is safe only while it
+		// is still missing or empty on the server.
+		if len(rm) == 0 {
+			return // an empty object is as good as a missing one
+		}
+		switch {
+		case !exact:
+			d.req.lock = true
+		case hasB:
+			d.test(path, map[string]any{})
+		default:
+			d.test(path, nil)
+		}
+		d.add(path, r)
+	case bIsMap && !hasR:
+		if len(bm) == 0 {
+			return // an empty object is as good as a missing one
+		}
+		d.test(path, b)
+		d.remove(path)
+	case bIsList || rIsList:
+		if hasB {
+			d.test(path, b)
+		} else {
+			d.test(path, nil)
+		}
+		if hasR {
+			d.add(path, r)
+		} else {
+			d.remove(path)
+		}
+	case hasR:
+		d.add(path, r)
+	default:
+		d.remove(path)
 	}
-	if vok {
-		// A new object, or one that was empty in base (a typed object cannot tell an empty
-		// object from a missing one): written whole, which is safe only if no one else has
-		// written into it since.
-		r.lock = true
-	}
-	r.add(op{kind: "add", path: pointer(path...), value: v})
 }
 
-// diffFinalizers adds the operations for metadata.finalizers: the whole list is replaced,
-// guarded by a test that it is still base's list, or by the lock when base has none.
-func diffFinalizers(r *request, bm, rm map[string]any) {
-	b, hasB := bm["finalizers"]
-	v := rm["finalizers"]
-	if slices.Equal(stringList(b), stringList(v)) {
-		return
-	}
-	path := []string{"metadata", "finalizers"}
-	if hasB && len(list(b)) > 0 {
-		r.add(op{kind: "test", path: pointer(path...), value: b})
-	} else {
-		r.lock = true
-	}
-	setOrRemove(r, path, v, len(list(v)) > 0)
-}
-
-// diffConditions adds the operations for status.conditions. When the list keeps its types in
-// the same order, which is the common case of a reconcile that updates its conditions, each
-// changed condition is replaced in place, guarded by a test of its type at that index (and, for
-// conditions not owned, of its status, reason and message), so concurrent writes to other
-// conditions and to the rest of the object do not conflict. Otherwise the list is replaced whole
-// under the lock.
-func diffConditions(r *request, bs, rs map[string]any, o diffOptions) {
-	bRaw, hasB := bs["conditions"]
-	vRaw, hasR := rs["conditions"]
-	if hasB == hasR && (!hasR || jsonEqual(bRaw, vRaw)) {
+// conditions adds the operations for status.conditions. When the list keeps its types in the same
+// order, the common case of a reconcile that updates its conditions, each changed condition is
+// replaced in place, so that concurrent writes to other conditions and to the rest of the object
+// do not conflict with it. Otherwise the list is replaced whole.
+func (d *differ) conditions(bs, rs map[string]any) {
+	bRaw, hasB := member(bs, "conditions")
+	rRaw, hasR := member(rs, "conditions")
+	if hasB == hasR && (!hasR || jsonEqual(bRaw, rRaw)) {
 		return
 	}
 	path := []string{"status", "conditions"}
 	bc, okB := parseConditions(bRaw)
-	vc, okR := parseConditions(vRaw)
-	if !okB || !okR || !hasB || !hasR || !sameTypes(bc, vc) {
-		r.lock = true
-		emptied := !hasR || (okR && len(vc) == 0)
-		switch {
-		case !emptied:
-			r.add(op{kind: "add", path: pointer(path...), value: vRaw})
-		case hasB:
-			r.add(op{kind: "remove", path: pointer(path...)})
-		}
+	rc, okR := parseConditions(rRaw)
+	if !okB || !okR || !hasB || !hasR || !sameTypes(bc, rc) {
+		d.value(path, bRaw, rRaw, hasB, hasR, true)
 		return
 	}
-	bl, vl := list(bRaw), list(vRaw)
-	for i := range vc {
-		if conditionEqual(&bc[i], &vc[i]) {
+	bl, rl := list(bRaw), list(rRaw)
+	for i := range rc {
+		if jsonEqual(bl[i], rl[i]) {
 			continue
 		}
 		at := append(slices.Clip(path), strconv.Itoa(i))
-		r.add(op{kind: "test", path: pointer(append(at, "type")...), value: vc[i].Type})
-		if o.guarded != nil && o.guarded(vc[i].Type) {
-			// Only what the typed and the unstructured form of a condition both hold exactly:
-			// a message that is empty in a typed object may be missing on the server.
-			bm, _ := bl[i].(map[string]any)
-			for _, f := range []string{"status", "reason", "message"} {
-				if s, ok := bm[f].(string); ok && s != "" {
-					r.add(op{kind: "test", path: pointer(append(at, f)...), value: s})
-				}
-			}
+		if d.guarded != nil && d.guarded(rc[i].Type) {
+			d.test(at, bl[i])
+		} else {
+			d.test(append(at, "type"), rc[i].Type)
 		}
-		r.add(op{kind: "replace", path: pointer(at...), value: vl[i]})
+		d.req.ops = append(d.req.ops, op{kind: "replace", path: pointer(at...), value: rl[i]})
 	}
+}
+
+// finish returns the operations to send for a request computed against base: first a test that
+// the object is still the one base is (its uid), so that a write never lands on another object
+// created under the same name; then, when the request needs the lock (or lock is forced), base's
+// resourceVersion as a precondition instead of the value tests, which it implies.
+func (r *request) finish(base map[string]any, lock bool) []op {
+	out := make([]op, 0, len(r.ops)+2)
+	if uid, _ := nested(base, "metadata", "uid"); uid != nil && uid != "" {
+		out = append(out, op{kind: "test", path: "/metadata/uid", value: uid})
+	}
+	if !lock && !r.lock {
+		return append(out, r.ops...)
+	}
+	// Setting the resourceVersion in a patch makes it a precondition: the server answers 409
+	// Conflict when the object's is another.
+	rv, _ := nested(base, "metadata", "resourceVersion")
+	out = append(out, op{kind: "replace", path: "/metadata/resourceVersion", value: rv})
+	for _, o := range r.ops {
+		if !o.guard {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 func sameTypes(a, b []metav1.Condition) bool {
 	return slices.EqualFunc(a, b, func(x, y metav1.Condition) bool { return x.Type == y.Type })
 }
 
-// conditionEqual reports whether a and b are equal in every field.
-func conditionEqual(a, b *metav1.Condition) bool {
-	return a.Type == b.Type && a.Status == b.Status && a.Reason == b.Reason && a.Message == b.Message &&
-		a.ObservedGeneration == b.ObservedGeneration && a.LastTransitionTime.Equal(&b.LastTransitionTime)
-}
-
-func setOrRemove(r *request, path []string, v any, set bool) {
-	if set {
-		r.add(op{kind: "add", path: pointer(path...), value: v})
-		return
-	}
-	r.add(op{kind: "remove", path: pointer(path...)})
-}
-
-// ownedGuard returns the guard for diffOptions: conditions of owned types, or all when force is
-// set, are written without checking what another writer did to them.
+// ownedGuard returns the guard for differ.guarded: conditions of owned types, or all when force
+// is set, are written without a test of what another writer did to them.
 func ownedGuard(owned []conditions.Type, force bool) func(string) bool {
 	return func(t string) bool { return !force && !slices.Contains(owned, conditions.Type(t)) }
 }

@@ -101,7 +101,7 @@ func ExampleHelper_Patch() {
 	fmt.Println("labels:", w.Labels, "finalizers:", w.Finalizers, "ready:", conditions.IsTrue(w, conditions.Ready))
 	// Output:
 	// first reconcile:
-	// PATCH: replace /metadata/resourceVersion, add /metadata/finalizers
+	// PATCH: test /metadata/finalizers, add /metadata/finalizers
 	// PATCH status: replace /metadata/resourceVersion, add /status
 	// second reconcile:
 	// labels: map[team:a] finalizers: [example.com/cleanup] ready: true
@@ -138,7 +138,7 @@ func ExampleHelper_Patch_conditions() {
 		fmt.Println(c.Type, c.Status, c.Reason)
 	}
 	// Output:
-	// PATCH status: test /status/conditions/0/type, test /status/conditions/0/status, test /status/conditions/0/reason, replace /status/conditions/0
+	// PATCH status: test /status/conditions/0, replace /status/conditions/0
 	// Ready True Running
 	// Synced False Lagging
 }

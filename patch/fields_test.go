@@ -138,38 +138,3 @@ func TestApplyCacheKeepsRecentEntriesWithinItsSize(t *testing.T) {
 	_, ok = c.get(key(9))
 	g.Expect(ok).To(BeFalse())
 }
-
-func TestApplyOpsFollowsRFC6902(t *testing.T) {
-	doc := func() any {
-		return map[string]any{"a": map[string]any{"b/c": "x", "~d": []any{"1", "2"}}}
-	}
-	for _, tc := range []struct {
-		name    string
-		ops     []op
-		want    any
-		wantErr error
-	}{
-		{"add to an object", []op{{kind: "add", path: "/a/e", value: "y"}}, map[string]any{"a": map[string]any{"b/c": "x", "~d": []any{"1", "2"}, "e": "y"}}, nil},
-		{"escaped tokens", []op{{kind: "replace", path: "/a/b~1c", value: "z"}, {kind: "remove", path: "/a/~0d/0"}}, map[string]any{"a": map[string]any{"b/c": "z", "~d": []any{"2"}}}, nil},
-		{"insert into a list", []op{{kind: "add", path: "/a/~0d/1", value: "x"}, {kind: "add", path: "/a/~0d/-", value: "3"}}, map[string]any{"a": map[string]any{"b/c": "x", "~d": []any{"1", "x", "2", "3"}}}, nil},
-		{"a test that holds", []op{{kind: "test", path: "/a/~0d", value: []any{"1", "2"}}}, doc(), nil},
-		{"a test that fails", []op{{kind: "test", path: "/a/b~1c", value: "y"}}, nil, errTestFailed},
-		{"a test of a missing member", []op{{kind: "test", path: "/a/z", value: nil}}, nil, errTestFailed},
-		{"replace of a missing member", []op{{kind: "replace", path: "/a/z", value: "y"}}, nil, errMissing},
-		{"remove of a missing member", []op{{kind: "remove", path: "/z"}}, nil, errMissing},
-		{"add under a missing parent", []op{{kind: "add", path: "/z/y", value: "y"}}, nil, errMissing},
-		{"an index out of range", []op{{kind: "replace", path: "/a/~0d/2", value: "y"}}, nil, errMissing},
-		{"an index with a leading zero", []op{{kind: "replace", path: "/a/~0d/01", value: "y"}}, nil, errMissing},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			g := NewWithT(t)
-			got, err := applyOps(doc(), tc.ops)
-			if tc.wantErr != nil {
-				g.Expect(err).To(MatchError(tc.wantErr))
-				return
-			}
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(got).To(Equal(tc.want))
-		})
-	}
-}

@@ -23,6 +23,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -44,8 +45,17 @@ func TestIsGuardFailure(t *testing.T) {
 			err:  apierrors.NewInvalid(widget, "w", field.ErrorList{field.Invalid(field.NewPath("metadata", "labels"), "bad value", "must be a valid label")}),
 			want: false,
 		},
-		{name: "the fake client's failed test", err: errors.New("testing value /status/conditions/0/type failed: test failed"), want: true},
-		{name: "the fake client's missing path", err: errors.New("test operation does not apply: is missing path: /status/conditions/3"), want: true},
+		{
+			name: "an admission policy's denial",
+			err: func() error {
+				err := apierrors.NewForbidden(schema.GroupResource{Group: "test.tenon.dev", Resource: "widgets"}, "w", errors.New("ValidatingAdmissionPolicy 'p' denied request"))
+				err.ErrStatus.Code, err.ErrStatus.Reason = http.StatusUnprocessableEntity, "Invalid"
+				err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{Message: "denied"})
+				return err
+			}(),
+			want: false,
+		},
+		{name: "a plain error, as a fake client's failed test is", err: errors.New("testing value /status/conditions/0/type failed: test failed"), want: false},
 		{name: "a conflict", err: apierrors.NewConflict(schema.GroupResource{Resource: "widgets"}, "w", errors.New("modified")), want: false},
 		{name: "any other error", err: errors.New("connection refused"), want: false},
 	}

@@ -17,25 +17,31 @@ limitations under the License.
 package patch
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/tenon-dev/tenon/conditions"
 )
+
 
 // Helper writes the changes a reconcile makes to an object, and only those. Create it with
 // [NewHelper] before changing the object, change the object, then call [Helper.Patch], usually
@@ -53,6 +59,9 @@ type Helper struct {
 	client client.Client
 	gvk    schema.GroupVersionKind
 	before client.Object
+	// statusSubresource is what this Helper learned from the server's answers about the kind:
+	// whether it has a status subresource. Unknown (nil) until a Patch found out.
+	statusSubresource *bool
 }
 
 // NewHelper returns a Helper for obj, keeping a deep copy of it as the snapshot that
@@ -73,57 +82,51 @@ func NewHelper(obj client.Object, c client.Client) (*Helper, error) {
 	return &Helper{client: c, gvk: gvk, before: deepCopyObject(obj)}, nil
 }
 
-// Patch writes the changes made to obj since the snapshot.
+// Patch writes the changes made to obj since the snapshot, merged onto the object as the server
+// has it now, following the guarantee table of the package documentation: another writer's
+// changes since the snapshot are kept, except where this reconcile changed the same scalar or
+// map key (its value wins); where both changed the same list, or the same condition of a type
+// not in [OwnedConditions], Patch writes nothing of that part and returns a [*ConflictError].
 //
 // What is sent:
 //
 //   - nothing when nothing changed: a reconcile that changes nothing sends no request;
 //   - otherwise at most one request for metadata and spec (everything outside status), then at
-//     most one to the status subresource, each only when something in it changed. Objects
-//     without a status subresource (found out on first use, see below) get one request for
-//     everything;
-//   - each request is a JSON Patch of the changed fields only: a label or annotation is added,
-//     changed or removed by key; a changed condition is replaced in place. Metadata other than
-//     labels, annotations, finalizers and owner references (resourceVersion, generation, ...)
-//     belongs to the API server and is never written.
+//     most one to the status subresource, each only when something in it changed; a kind without
+//     a status subresource gets one request for everything;
+//   - each request is a JSON Patch of the changed fields only, guarded by tests of what it
+//     replaces (a list, a condition, an object it creates or removes whole), so that the server
+//     refuses it when another writer changed that part since it was read, and by a test of the
+//     object's uid, so that it never changes another object created under the same name. Of
+//     metadata only labels, annotations, finalizers and owner references are ever written.
 //
-// What it cannot drop (other writers' changes since the snapshot, even when obj was read from a
-// stale cache):
+// Conflicts: when the server refuses a request because a guard no longer holds (or answers 409
+// Conflict), Patch reads the latest object with the client (or the reader of [ReadLatestFrom]),
+// merges this reconcile's changes onto it again and sends again, up to the retries of
+// [RetryBackoff], waiting between attempts. A conflict that a retry resolves is not an error.
+// When retries run out, or the merge finds a change both made, Patch returns a
+// [*ConflictError], for which apierrors.IsConflict is true and which requeue.Classify reports as
+// requeue.ClassConflict: a quiet requeue. Any other error (403 Forbidden, a validation error, an
+// admission denial, a 5xx) is returned at once, wrapped, with its class intact.
 //
-//   - labels, annotations and fields this reconcile did not change;
-//   - finalizers and owner references: the lists are merged, this reconcile's additions and
-//     removals applied to the latest list; a finalizer is never duplicated;
-//   - conditions of other types. A condition of a type in [OwnedConditions] (or with
-//     [ForceOverwriteConditions]) is written whatever another writer did to it meanwhile; a
-//     condition of another type that another writer changed too is not overwritten, and Patch
-//     returns a *conditions.ConflictError for the next reconcile to look again.
+// What was written when Patch fails: the metadata and spec request goes first. When it was
+// written and the status request then fails, the error wraps [ErrPartiallyWritten]; otherwise
+// nothing was written. Either way obj is left exactly as the caller had it and the snapshot does
+// not change, so calling Patch again sends what is still missing, merged onto the latest object.
 //
-// Any other field this reconcile changed is written with its new value: the controller owns the
-// fields it changes. Lists other than finalizers, owner references and conditions are written
-// whole.
+// Deletion: when the metadata request leaves the object gone (it was being deleted and its last
+// finalizer was removed), the status change is dropped and Patch returns nil; likewise when an
+// object that was being deleted is not found. An object that is not found and was not being
+// deleted, or that was replaced by another under the same name, is an error for which
+// apierrors.IsNotFound is true.
 //
-// Conflicts: when the object changed in a way that matters (the API server answers 409 Conflict,
-// or a guarded condition or finalizer list no longer is what it was), Patch reads the latest
-// object with the client (or the reader of [ReadLatestFrom]), carries this reconcile's changes
-// over to it (a three-way merge) and sends again, up to the retries of [RetryBackoff], waiting
-// between attempts. A conflict that a retry resolves is not an error. When retries run out the
-// error wraps a 409 Conflict (apierrors.IsConflict, and requeue.Classify reports
-// requeue.ClassConflict).
-//
-// The order of the requests is metadata and spec first, then status: a status write never
-// fails because the same Patch removed the last finalizer of an object being deleted. When the
-// first response shows the object gone (deletionTimestamp set, no finalizers left), the status
-// change is dropped. When an object that was being deleted is not found, Patch returns nil: it
-// is gone, which is what removing the last finalizer meant.
-//
-// Objects without a status subresource (a CRD without subresources.status): Patch first sends
-// the status to the subresource; the API server answers 404, and when the object exists Patch
-// sends the status with the rest of the object, and remembers for the kind, for the life of the
-// process, to do so directly. Their every write changes metadata.generation.
+// Objects without a status subresource (a CRD without subresources.status): Patch sends their
+// status with the rest of the object when the snapshot's managedFields show the status written
+// that way, or when a status request is answered 404 for an object that exists. What it learns
+// is kept in the Helper only, and only once the server kept a status sent that way.
 //
 // On success obj is replaced by the object the API server returned last (new resourceVersion,
-// other writers' changes, defaults) and becomes the new snapshot. On error neither obj nor the
-// snapshot changes, and calling Patch again retries the whole change safely.
+// other writers' changes, defaults) and becomes the new snapshot.
 //
 // Patch sends what changed relative to the snapshot. A snapshot read from a cache that lags behind
 // the server cannot show what changed since, so a condition the server has but the snapshot lacks
@@ -142,34 +145,36 @@ func (h *Helper) Patch(ctx context.Context, obj client.Object, opts ...Option) e
 			h.describe(obj), h.before, client.ObjectKeyFromObject(h.before))
 	}
 	o := (&HelperOptions{}).ApplyOptions(opts)
+	target := obj
 	if o.ObservedGeneration {
-		if _, err := setObservedGeneration(obj, h.before.GetGeneration()); err != nil {
+		target = deepCopyObject(obj) // obj stays as it is if Patch fails
+		if _, err := setObservedGeneration(target, h.before.GetGeneration()); err != nil {
 			return fmt.Errorf("failed to set status.observedGeneration of %s: %w", h.describe(obj), err)
 		}
 	}
-	if equality.Semantic.DeepEqual(h.before, obj) {
+	if equality.Semantic.DeepEqual(h.before, target) {
 		return nil
 	}
 	before, err := toMap(h.before)
 	if err != nil {
 		return err
 	}
-	after, err := toMap(obj)
+	after, err := toMap(target)
 	if err != nil {
 		return err
 	}
+	_, unstructuredObj := obj.(*unstructured.Unstructured)
 	p := &patcher{
 		h:        h,
 		obj:      obj,
 		opts:     o,
 		before:   before,
 		after:    after,
-		merge:    mergeOptions{owned: o.OwnedConditions, force: o.ForceOverwriteConditions},
-		diff:     diffOptions{guarded: ownedGuard(o.OwnedConditions, o.ForceOverwriteConditions)},
+		exact:    unstructuredObj,
 		deleting: h.before.GetDeletionTimestamp() != nil || obj.GetDeletionTimestamp() != nil,
 	}
 	if orderer, ok := obj.(conditions.Orderer); ok {
-		p.merge.order = orderer.ConditionOrder()
+		p.order = orderer.ConditionOrder()
 	}
 	return p.run(ctx)
 }
@@ -180,13 +185,13 @@ type patcher struct {
 	obj           client.Object
 	opts          *HelperOptions
 	before, after map[string]any
-	merge         mergeOptions
-	diff          diffOptions
+	exact         bool
+	order         []conditions.Type
 	deleting      bool
 }
 
 // maxRequests bounds the requests of one Patch besides conflict retries: the main request, the
-// status request, and the status request repeated once to learn about the status subresource.
+// status request, and both once more to find out about the status subresource.
 const maxRequests = 4
 
 func (p *patcher) run(ctx context.Context) error {
@@ -194,137 +199,169 @@ func (p *patcher) run(ctx context.Context) error {
 	backoff := p.opts.backoff()
 	retries := backoff.Steps
 	base := p.before
+	statusInMain := p.statusInMain()
 	var latest client.Object // the newest object the server returned
-	var mainDone, statusDone bool
+	var mainDone, mainWritten, probing, lock bool
 	conflicts, requests := 0, 0
 	for {
-		result, err := merge(p.before, p.after, base, p.merge)
-		if err != nil {
-			return fmt.Errorf("failed to patch %s: %w", p.h.describe(p.obj), err)
-		}
-		statusInMain := !hasStatusSubresource(p.h.gvk)
+		m := &merger{owned: p.opts.OwnedConditions, force: p.opts.ForceOverwriteConditions, order: p.order}
+		d := &differ{exact: p.exact, guarded: ownedGuard(p.opts.OwnedConditions, p.opts.ForceOverwriteConditions)}
 		var req request
 		if !mainDone {
-			req = diffMain(base, result, statusInMain, p.diff)
+			result := m.mergeMain(p.before, p.after, base, statusInMain)
+			if len(m.conflicts) > 0 {
+				return p.fail(newConflictError(p.h.describe(p.obj), m.conflicts, 0, nil), mainWritten)
+			}
+			req = d.diffMain(base, result, statusInMain)
 			mainDone = req.empty()
 		}
-		if req.empty() && !statusDone {
-			req = diffStatus(base, result, p.diff)
-			statusDone = req.empty()
-			if !statusDone && statusInMain {
-				// The status went with the rest of the object, and the server dropped it: the
-				// kind has a status subresource after all.
-				setStatusSubresource(p.h.gvk, true)
+		if mainDone {
+			if statusInMain && !probing {
+				p.finish(latest)
+				return nil
 			}
-		}
-		if req.empty() {
-			p.finish(latest)
-			return nil
+			result := m.mergeStatus(p.before, p.after, base)
+			if len(m.conflicts) > 0 {
+				return p.fail(newConflictError(p.h.describe(p.obj), m.conflicts, 0, nil), mainWritten)
+			}
+			req = d.diffStatus(base, result)
+			if probing {
+				// The status went with the rest of the object: whether the server kept it says
+				// whether the kind has a status subresource.
+				probing = false
+				p.h.statusSubresource = ptr.To(!req.empty())
+				statusInMain = req.empty()
+			}
+			if req.empty() {
+				p.finish(latest)
+				return nil
+			}
 		}
 		requests++
 		if requests > maxRequests+retries {
-			return fmt.Errorf("failed to patch %s: the server does not keep the changes", p.h.describe(p.obj))
+			return p.fail(fmt.Errorf("failed to patch %s: the server does not keep the changes", p.h.describe(p.obj)), mainWritten)
 		}
 
+		ops := req.finish(base, lock)
 		var resp client.Object
-		if rv, _ := nested(base, "metadata", "resourceVersion"); req.lock && rv == nil {
+		var err error
+		if rv, _ := nested(base, "metadata", "resourceVersion"); (lock || req.lock) && (rv == nil || rv == "") {
 			// Nothing to lock on: read the object first.
 			err = apierrors.NewConflict(p.resource(), p.obj.GetName(), errors.New("the object has no resourceVersion"))
 		} else {
-			resp, err = p.send(ctx, req.finish(base), req.status)
+			resp, err = p.send(ctx, ops, req.status)
 		}
 		switch {
 		case err == nil:
 			latest = resp
+			if base, err = toMap(resp); err != nil {
+				return err
+			}
 			if req.status || isGone(resp) {
 				p.finish(latest)
 				return nil
 			}
-			mainDone = true
-			if base, err = toMap(resp); err != nil {
-				return err
-			}
-			continue
+			mainDone, mainWritten = true, true
+			probing = statusInMain && p.h.statusSubresource == nil && touchesStatus(ops)
 
-		case apierrors.IsNotFound(err):
-			if !req.status {
-				return p.notFound(err)
-			}
+		case apierrors.IsNotFound(err) && req.status:
+			// The object is gone, or its kind has no status subresource: the object tells.
 			fresh, getErr := p.get(ctx)
-			if getErr != nil {
-				return p.notFound(err)
+			if getErr != nil || !p.sameObject(fresh) {
+				return p.fail(p.notFound(err), mainWritten)
 			}
-			// The object exists, the status subresource does not.
-			setStatusSubresource(p.h.gvk, false)
-			mainDone, latest = false, fresh
+			latest, statusInMain, mainDone, probing = fresh, true, false, true
 			if base, err = toMap(fresh); err != nil {
 				return err
 			}
-			continue
 
-		case apierrors.IsConflict(err):
-			// The resourceVersion lock: wait, read the latest object and merge again.
+		case apierrors.IsNotFound(err):
+			return p.fail(p.notFound(err), mainWritten)
+
+		case apierrors.IsConflict(err) || isGuardFailure(err):
+			// Another writer changed what a guard tests: wait, read the latest object and merge
+			// again.
 			conflicts++
 			if conflicts > retries {
-				return fmt.Errorf("failed to patch %s after %d attempts: %w", p.h.describe(p.obj), conflicts, err)
+				return p.fail(newConflictError(p.h.describe(p.obj), nil, conflicts, err), mainWritten)
 			}
 			delay := backoff.Step()
 			logger.V(1).Info("Patch conflicted, retrying with the latest object", "object", p.h.describe(p.obj), "attempt", conflicts, "delay", delay)
 			if err := pause(ctx, delay); err != nil {
-				return fmt.Errorf("failed to patch %s: %w", p.h.describe(p.obj), err)
+				return p.fail(fmt.Errorf("failed to patch %s: %w", p.h.describe(p.obj), err), mainWritten)
 			}
 			fresh, getErr := p.get(ctx)
-			if getErr != nil {
-				return p.notFound(getErr)
-			}
-			latest = fresh
-			if base, err = toMap(fresh); err != nil {
-				return err
-			}
-
-		default:
-			// A patch whose guards no longer hold is rejected as invalid (the API server) or with
-			// a plain error (the fake client). A failed test op is a conflict even when the guards
-			// hold again on the object read next: another writer may have changed the field and
-			// changed it back in between. Another rejection is a conflict only when the guards no
-			// longer hold on the latest object; otherwise the server refused the patch itself.
-			guardFailed := isGuardFailure(err)
-			if guardFailed && conflicts < retries {
-				// Another writer is changing the same field right now: give it room, as for a 409.
-				if err := pause(ctx, backoff.Step()); err != nil {
-					return fmt.Errorf("failed to patch %s: %w", p.h.describe(p.obj), err)
-				}
-			}
-			fresh, getErr := p.get(ctx)
-			if apierrors.IsNotFound(getErr) {
-				return p.notFound(getErr)
+			if apierrors.IsNotFound(getErr) || (getErr == nil && !p.sameObject(fresh)) {
+				return p.fail(p.notFound(err), mainWritten)
 			}
 			if getErr != nil {
-				return fmt.Errorf("failed to patch %s: %w", p.h.describe(p.obj), err)
+				return p.fail(fmt.Errorf("failed to read %s after a conflict: %w", p.h.describe(p.obj), getErr), mainWritten)
 			}
 			m, convErr := toMap(fresh)
-			if convErr != nil || (!guardFailed && guardsHold(m, req.finish(base))) {
-				return fmt.Errorf("failed to patch %s: %w", p.h.describe(p.obj), err)
+			if convErr != nil {
+				return convErr
 			}
-			conflicts++
-			if conflicts > retries {
-				return fmt.Errorf("failed to patch %s after %d attempts: %w", p.h.describe(p.obj), conflicts,
-					apierrors.NewConflict(p.resource(), p.obj.GetName(), err))
+			if isGuardFailure(err) && applies(m, ops) {
+				// The server refused what the object as read says it would accept: it holds a
+				// value the object cannot show exactly (a typed object drops empty maps), or
+				// another writer changed it and changed it back. Lock on the resourceVersion
+				// instead of testing values from now on.
+				lock = true
 			}
-			logger.V(1).Info("Patch conflicted, retrying with the latest object", "object", p.h.describe(p.obj), "attempt", conflicts)
 			latest, base = fresh, m
+
+		default:
+			return p.fail(fmt.Errorf("failed to patch %s: %w", p.h.describe(p.obj), err), mainWritten)
 		}
 	}
 }
 
-// notFound returns what Patch returns for err, from a request or a read that failed: nothing when
-// it says the object does not exist and the object was being deleted (it is gone, as removing its
-// last finalizer meant), err wrapped otherwise.
+// statusInMain reports whether the status should go with the rest of the object: when the
+// Helper learned that the kind has no status subresource, or when the snapshot's managedFields
+// show status fields written through the main resource and none through the status subresource.
+func (p *patcher) statusInMain() bool {
+	if s := p.h.statusSubresource; s != nil {
+		return !*s
+	}
+	inMain := false
+	for _, e := range p.h.before.GetManagedFields() {
+		if e.Subresource == "status" {
+			return false
+		}
+		if e.FieldsV1 != nil && bytes.Contains(e.FieldsV1.Raw, []byte(`"f:status":{`)) &&
+			!bytes.Contains(e.FieldsV1.Raw, []byte(`"f:status":{}`)) {
+			inMain = true
+		}
+	}
+	return inMain
+}
+
+// sameObject reports whether fresh is the object the snapshot was taken of, not another one
+// created under the same name since.
+func (p *patcher) sameObject(fresh client.Object) bool {
+	uid := p.h.before.GetUID()
+	return uid == "" || fresh.GetUID() == uid
+}
+
+// notFound returns what Patch returns for err, from a request or a read that found the object
+// gone: nothing when the object was being deleted (it is gone, as removing its last finalizer
+// meant), a NotFound error otherwise.
 func (p *patcher) notFound(err error) error {
-	if apierrors.IsNotFound(err) && p.deleting {
+	if p.deleting {
 		return nil
 	}
+	if !apierrors.IsNotFound(err) {
+		err = apierrors.NewNotFound(p.resource(), p.obj.GetName())
+	}
 	return fmt.Errorf("failed to patch %s: %w", p.h.describe(p.obj), err)
+}
+
+// fail returns err, marked with ErrPartiallyWritten when the metadata and spec were written.
+func (p *patcher) fail(err error, mainWritten bool) error {
+	if err == nil || !mainWritten {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrPartiallyWritten, err)
 }
 
 // send sends one JSON Patch and returns the object the server answered with.
@@ -374,7 +411,7 @@ func (p *patcher) finish(latest client.Object) {
 	copyInto(p.obj, latest)
 }
 
-// resource names the object's resource in the conflict errors the helper makes itself.
+// resource names the object's resource in the errors the helper makes itself.
 func (p *patcher) resource() schema.GroupResource {
 	if m, err := p.h.client.RESTMapper().RESTMapping(p.h.gvk.GroupKind(), p.h.gvk.Version); err == nil {
 		return m.Resource.GroupResource()
@@ -382,11 +419,11 @@ func (p *patcher) resource() schema.GroupResource {
 	return schema.GroupResource{Group: p.h.gvk.Group, Resource: p.h.gvk.Kind}
 }
 
-// guardsHold reports whether ops apply to doc: whether every test holds and every path they
-// change exists.
-func guardsHold(doc map[string]any, ops []op) bool {
-	_, err := applyOps(deepCopyMap(doc), ops)
-	return err == nil
+// touchesStatus reports whether ops change the status.
+func touchesStatus(ops []op) bool {
+	return slices.ContainsFunc(ops, func(o op) bool {
+		return o.kind != "test" && (o.path == "/status" || strings.HasPrefix(o.path, "/status/"))
+	})
 }
 
 // isGone reports whether obj, as returned by the server, is being deleted and has no finalizers
@@ -412,23 +449,18 @@ func (h *Helper) describe(obj client.Object) string {
 	return h.gvk.Kind + " " + client.ObjectKeyFromObject(obj).String()
 }
 
-// isGuardFailure reports whether err is the rejection of a JSON Patch whose operations did not
-// apply, which for the patches Patch builds means a test operation failed. The API server then
-// answers 422 Invalid with a generic message and no causes (the JSON Patch library's message is
-// dropped), unlike a validation error, which names the object and lists the invalid fields; the
-// fake client returns the library's message as a plain error.
+// isGuardFailure reports whether err is the API server's refusal of a JSON Patch whose
+// operations did not apply to the object, which for the patches Patch builds means that a test
+// failed or that a path it changes is gone: another writer changed that part. The API server
+// answers 422 Unprocessable Entity without details (the JSON Patch library's message is
+// dropped); a validation error or an admission policy's denial, also 422, names the object and
+// lists causes.
 func isGuardFailure(err error) bool {
 	var status apierrors.APIStatus
-	if errors.As(err, &status) {
-		s := status.Status()
-		return s.Reason == metav1.StatusReasonInvalid && (s.Details == nil ||
-			(len(s.Details.Causes) == 0 && s.Details.Name == "" && s.Details.Kind == ""))
+	if !errors.As(err, &status) {
+		return false
 	}
-	msg := err.Error()
-	for _, failure := range []string{"testing value ", "test operation does not apply", "error in test for path"} {
-		if strings.Contains(msg, failure) {
-			return true
-		}
-	}
-	return false
+	s := status.Status()
+	return s.Code == http.StatusUnprocessableEntity && s.Reason == metav1.StatusReasonInvalid &&
+		(s.Details == nil || (len(s.Details.Causes) == 0 && s.Details.Name == "" && s.Details.Kind == ""))
 }

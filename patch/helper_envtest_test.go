@@ -238,9 +238,10 @@ func TestPatchMergesConditionsWithOtherWriters(t *testing.T) {
 	_, err = conditions.MarkFalse(w, conditions.Ready, "Failed", "")
 	g.Expect(err).NotTo(HaveOccurred())
 	err = h.Patch(ctx, w)
-	var conflict *conditions.ConflictError
+	var conflict *patch.ConflictError
 	g.Expect(errors.As(err, &conflict)).To(BeTrue(), "got %v", err)
-	g.Expect(conflict.Types).To(Equal([]conditions.Type{conditions.Ready}))
+	g.Expect(conflict.Fields).To(Equal([]string{"/status/conditions[Ready]"}))
+	g.Expect(apierrors.IsConflict(err)).To(BeTrue())
 	g.Expect(requeue.Classify(err)).To(Equal(requeue.ClassConflict))
 	g.Expect(conditions.Get(get(g, w), conditions.Ready).Reason).To(Equal("SomeoneElse"))
 

@@ -17,6 +17,8 @@ limitations under the License.
 package patch
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -26,30 +28,35 @@ import (
 	"github.com/tenon-dev/tenon/conditions"
 )
 
-// mergeOptions configures merge.
-type mergeOptions struct {
+// merger carries the changes a reconcile made, from before to after, over to the latest object:
+// the three-way merge of the guarantee table in Helper.Patch's documentation.
+//
+//   - scalars: this reconcile's value wins where it changed one; others keep latest's value;
+//   - objects (maps and structs, whatever the schema says): key by key, recursively; an object
+//     missing on one side is an empty object there, so removing an object removes what before
+//     had in it, and keys another writer added survive;
+//   - lists: written whole when latest still has before's list (or already this reconcile's);
+//     otherwise another writer changed the same list, which is a conflict;
+//   - metadata.finalizers: a set, this reconcile's additions and removals applied to latest's;
+//   - metadata.ownerReferences: a set keyed by uid, merged the same way;
+//   - status.conditions: by type; a condition another writer changed too is a conflict unless
+//     its type is owned;
+//   - other metadata is the server's.
+//
+// Conflicts are collected, not returned at the first: the caller reports all of one part.
+type merger struct {
 	owned []conditions.Type
 	force bool
 	// order is the condition order of the object's type, nil for the default.
 	order []conditions.Type
+	// conflicts are the fields another writer changed too, as JSON pointers; a condition is
+	// named by its type, as in /status/conditions[Ready].
+	conflicts []string
 }
 
-// merge carries the changes a reconcile made, from before to after, over to latest, and returns
-// the result; latest is not modified. It is a three-way merge with these rules:
-//
-//   - metadata.labels and metadata.annotations, and every other map outside metadata, merge key
-//     by key: keys this reconcile did not touch keep latest's value;
-//   - metadata.finalizers is a set: this reconcile's additions and removals are applied to
-//     latest's list, so a finalizer another writer added or removed meanwhile stays added or
-//     removed, and none appears twice;
-//   - metadata.ownerReferences is a set keyed by uid, merged the same way;
-//   - status.conditions merge by type with conditions.Patch.Apply: owned (or forced) conditions
-//     win, a condition another writer changed since before is a *conditions.ConflictError;
-//   - any other value this reconcile changed, lists included, is set to after's value: the
-//     controller owns the fields it changes;
-//   - other metadata (name, resourceVersion, generation, ...) belongs to the API server and is
-//     latest's.
-func merge(before, after, latest map[string]any, o mergeOptions) (map[string]any, error) {
+// mergeMain returns latest with this reconcile's changes to metadata and everything outside
+// status carried over, and status too when withStatus is set; latest is not modified.
+func (m *merger) mergeMain(before, after, latest map[string]any, withStatus bool) map[string]any {
 	result := deepCopyMap(latest)
 	if result == nil {
 		result = map[string]any{}
@@ -59,87 +66,154 @@ func merge(before, after, latest map[string]any, o mergeOptions) (map[string]any
 		case "apiVersion", "kind", "metadata", "status":
 			continue
 		}
-		b, hasB := before[k]
-		a, hasA := after[k]
-		mergeKey(result, k, b, a, hasB, hasA)
+		m.key(nil, result, k, before, after)
 	}
-
 	bm, am := nestedMap(before, "metadata"), nestedMap(after, "metadata")
 	rm, created := childMap(result, "metadata")
-	for _, k := range []string{"labels", "annotations"} {
-		b, hasB := bm[k]
-		a, hasA := am[k]
-		mergeKey(rm, k, b, a, hasB, hasA)
+	for _, k := range []string{"annotations", "labels"} {
+		m.key([]string{"metadata"}, rm, k, bm, am)
 	}
 	mergeFinalizers(rm, bm["finalizers"], am["finalizers"])
 	mergeOwnerReferences(rm, bm["ownerReferences"], am["ownerReferences"])
 	dropIfEmpty(result, "metadata", created)
-
-	return result, mergeStatus(result, before, after, o)
+	if withStatus {
+		m.status(result, before, after)
+	}
+	return result
 }
 
-// mergeStatus merges status like the rest, but status.conditions by condition type.
-func mergeStatus(result, before, after map[string]any, o mergeOptions) error {
-	bs, hasBS := before["status"]
-	as, hasAS := after["status"]
+// mergeStatus returns latest with this reconcile's changes to status carried over; latest is not
+// modified.
+func (m *merger) mergeStatus(before, after, latest map[string]any) map[string]any {
+	result := deepCopyMap(latest)
+	if result == nil {
+		result = map[string]any{}
+	}
+	m.status(result, before, after)
+	return result
+}
+
+func (m *merger) status(result, before, after map[string]any) {
+	bs, hasBS := member(before, "status")
+	as, hasAS := member(after, "status")
 	bsm, bok := bs.(map[string]any)
 	asm, aok := as.(map[string]any)
 	if (hasBS && !bok) || (hasAS && !aok) {
-		// Not an object: nothing to merge key by key.
-		mergeKey(result, "status", bs, as, hasBS, hasAS)
-		return nil
+		m.key(nil, result, "status", before, after) // not an object: nothing to merge by key
+		return
 	}
-	rs, created := childMap(result, "status")
+	if hasBS == hasAS && (!hasAS || jsonEqual(bs, as)) {
+		return // not changed by this reconcile
+	}
+	rs, hasRS := member(result, "status")
+	rsm, _ := rs.(map[string]any)
+	if rsm == nil {
+		rsm = map[string]any{}
+	}
 	for _, k := range sortedKeys(bsm, asm) {
-		if k == "conditions" {
-			continue
+		if k != "conditions" {
+			m.key([]string{"status"}, rsm, k, bsm, asm)
 		}
-		b, hasB := bsm[k]
-		a, hasA := asm[k]
-		mergeKey(rs, k, b, a, hasB, hasA)
 	}
-	err := mergeConditions(result, bsm, asm, o)
-	// An empty status goes when merge created it, or when this reconcile removed the status.
-	dropIfEmpty(result, "status", created || (hasBS && !hasAS))
-	return err
+	m.conditions(rsm, bsm, asm)
+	if len(rsm) > 0 || (hasRS && hasAS) {
+		result["status"] = rsm
+	} else {
+		delete(result, "status")
+	}
 }
 
-func mergeConditions(result, bs, as map[string]any, o mergeOptions) error {
-	bRaw, hasB := bs["conditions"]
-	aRaw, hasA := as["conditions"]
-	if hasB == hasA && (!hasA || jsonEqual(bRaw, aRaw)) {
-		return nil
+// key carries the change of key k from b to a (objects; nil is empty) over to l, which holds
+// latest's value and is changed in place; path is the path of l.
+func (m *merger) key(path []string, l map[string]any, k string, b, a map[string]any) {
+	bv, hasB := member(b, k)
+	av, hasA := member(a, k)
+	if hasB == hasA && (!hasA || jsonEqual(bv, av)) {
+		return // not changed by this reconcile: latest's value stays
 	}
-	rs, _ := childMap(result, "status")
+	at := append(slices.Clip(path), k)
+	lv, hasL := member(l, k)
+	bm, bIsMap := bv.(map[string]any)
+	am, aIsMap := av.(map[string]any)
+	_, bIsList := bv.([]any)
+	_, aIsList := av.([]any)
+	switch {
+	case (bIsMap || !hasB) && (aIsMap || !hasA):
+		// Objects, one of which may be missing: key by key.
+		lm, _ := lv.(map[string]any)
+		if lm == nil {
+			lm = map[string]any{}
+		}
+		for _, kk := range sortedKeys(bm, am) {
+			m.key(at, lm, kk, bm, am)
+		}
+		if len(lm) > 0 || (hasL && hasA) {
+			l[k] = lm
+		} else {
+			delete(l, k)
+		}
+	case bIsList || aIsList:
+		switch {
+		case hasL == hasA && (!hasA || jsonEqual(lv, av)):
+			// Already this reconcile's list.
+		case hasL == hasB && (!hasB || jsonEqual(lv, bv)):
+			set(l, k, av, hasA)
+		default:
+			m.conflicts = append(m.conflicts, pointer(at...))
+		}
+	default:
+		set(l, k, av, hasA)
+	}
+}
+
+func set(l map[string]any, k string, v any, has bool) {
+	if has {
+		l[k] = deepCopy(v)
+	} else {
+		delete(l, k)
+	}
+}
+
+// conditions merges status.conditions by type into rs, latest's status.
+func (m *merger) conditions(rs, bs, as map[string]any) {
+	bRaw, hasB := member(bs, "conditions")
+	aRaw, hasA := member(as, "conditions")
+	if hasB == hasA && (!hasA || jsonEqual(bRaw, aRaw)) {
+		return
+	}
 	bc, okB := parseConditions(bRaw)
 	ac, okA := parseConditions(aRaw)
-	lc, okL := parseConditions(rs["conditions"])
+	lRaw, _ := member(rs, "conditions")
+	lc, okL := parseConditions(lRaw)
 	if !okB || !okA || !okL {
-		// Not a list of conditions after all: the controller owns what it wrote.
-		mergeKey(rs, "conditions", bRaw, aRaw, hasB, hasA)
-		return nil
+		// Not a list of conditions after all: a list like any other.
+		m.key([]string{"status"}, rs, "conditions", bs, as)
+		return
 	}
 	p := conditions.NewPatch(bc, ac)
 	if p.IsEmpty() {
-		return nil
+		return
 	}
 	setter := conditions.ForSlice(&lc, 0)
-	if o.order != nil {
-		setter = orderedSetter{Setter: setter, order: o.order}
+	if m.order != nil {
+		setter = orderedSetter{Setter: setter, order: m.order}
 	}
-	if err := p.Apply(setter, conditions.OwnedConditions(o.owned), conditions.ForceOverwrite(o.force)); err != nil {
-		return err
+	err := p.Apply(setter, conditions.OwnedConditions(m.owned), conditions.ForceOverwrite(m.force))
+	if conflict := (*conditions.ConflictError)(nil); errors.As(err, &conflict) {
+		for _, t := range conflict.Types {
+			m.conflicts = append(m.conflicts, fmt.Sprintf("/status/conditions[%s]", t))
+		}
+		return
 	}
 	if len(lc) == 0 {
 		delete(rs, "conditions")
-		return nil
+		return
 	}
 	raw := make([]any, len(lc))
 	for i := range lc {
 		raw[i] = conditionToMap(&lc[i])
 	}
 	rs["conditions"] = raw
-	return nil
 }
 
 // orderedSetter gives a setter the condition order of the object it stands for.
@@ -252,50 +326,6 @@ func parseConditionsSlowly(raw any) ([]metav1.Condition, bool) {
 	return u.GetConditions(), true
 }
 
-// mergeKey carries the change of parent[key] from b to a (hasB and hasA say whether each is
-// present) over to parent, which holds latest's value.
-func mergeKey(parent map[string]any, key string, b, a any, hasB, hasA bool) {
-	if hasB == hasA && (!hasA || jsonEqual(b, a)) {
-		return
-	}
-	bm, bok := b.(map[string]any)
-	am, aok := a.(map[string]any)
-	l, hasL := parent[key]
-	lm, lok := l.(map[string]any)
-	switch {
-	case !hasA && bok && lok:
-		// This reconcile removed an object, as a typed object does when its last label goes:
-		// remove the keys it had, so that keys someone else added meanwhile survive.
-		for _, k := range sortedKeys(bm) {
-			delete(lm, k)
-		}
-		if len(lm) == 0 {
-			delete(parent, key)
-		}
-	case !hasA:
-		delete(parent, key)
-	case aok && (bok || !hasB || b == nil) && (lok || !hasL):
-		// Objects: merge key by key, so that keys someone else set or removed stay so. A map
-		// this reconcile created while someone else created it too, or changed while someone
-		// else removed it, is merged the same way.
-		created := !hasL
-		if created {
-			lm = map[string]any{}
-			parent[key] = lm
-		}
-		for _, k := range sortedKeys(bm, am) {
-			bv, hasBV := bm[k]
-			av, hasAV := am[k]
-			mergeKey(lm, k, bv, av, hasBV, hasAV)
-		}
-		if created && len(lm) == 0 && len(am) > 0 {
-			delete(parent, key)
-		}
-	default:
-		parent[key] = deepCopy(a)
-	}
-}
-
 // mergeFinalizers applies the finalizers added and removed from b to a to the metadata map m.
 func mergeFinalizers(m map[string]any, b, a any) {
 	bf, af := stringList(b), stringList(a)
@@ -313,7 +343,9 @@ func mergeFinalizers(m map[string]any, b, a any) {
 		if slices.Contains(bf, f) && !slices.Contains(af, f) {
 			continue // removed by this reconcile
 		}
-		out = append(out, f)
+		if !slices.Contains(out, any(f)) {
+			out = append(out, f)
+		}
 	}
 	for _, f := range af {
 		if !slices.Contains(bf, f) && !slices.Contains(out, any(f)) {

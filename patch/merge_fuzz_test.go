@@ -17,12 +17,14 @@ limitations under the License.
 package patch
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -51,7 +53,7 @@ func FuzzMergeAndDiff(f *testing.F) {
 		mutate(r, latest, "o")
 		latest["metadata"].(map[string]any)["resourceVersion"] = "2"
 
-		var opts mergeOptions
+		var opts merger
 		for _, ty := range []conditions.Type{"C1", "C2", "C3"} {
 			if r.IntN(2) == 0 {
 				opts.owned = append(opts.owned, ty)
@@ -70,33 +72,63 @@ func FuzzMergeAndDiff(f *testing.F) {
 }
 
 // patchOnto merges and diffs as Patch does, applies the requests to a copy of latest and returns it.
-func patchOnto(t *testing.T, before, after, latest map[string]any, opts mergeOptions) map[string]any {
+func patchOnto(t *testing.T, before, after, latest map[string]any, opts merger) map[string]any {
 	t.Helper()
-	result, err := merge(before, after, latest, opts)
-	if err != nil {
-		t.Fatalf("merge: %v", err)
+	m := &merger{owned: opts.owned, force: opts.force}
+	d := &differ{exact: true, guarded: ownedGuard(opts.owned, opts.force)}
+	result := m.mergeMain(before, after, latest, false)
+	main := d.diffMain(latest, result, false)
+	result = m.mergeStatus(before, after, result)
+	status := d.diffStatus(latest, result)
+	if len(m.conflicts) > 0 {
+		t.Fatalf("merge: conflicts %v between writers of different fields", m.conflicts)
 	}
-	guard := diffOptions{guarded: ownedGuard(opts.owned, opts.force)}
-	main := diffMain(latest, result, false, guard)
-	status := diffStatus(latest, result, guard)
-	doc := any(deepCopyMap(latest))
+	doc := deepCopyMap(latest)
 	for _, req := range []request{main, status} {
-		if doc, err = applyOps(doc, req.finish(latest)); err != nil {
+		var err error
+		if doc, err = applyJSONPatch(doc, req.finish(latest, false)); err != nil {
 			t.Fatalf("the patch does not apply to the object it was computed for: %v\nops: %+v", err, req.ops)
 		}
 	}
-	got, _ := doc.(map[string]any)
-	if diff := cmp.Diff(writtenParts(result), writtenParts(got)); diff != "" {
+	if diff := cmp.Diff(writtenParts(result), writtenParts(doc)); diff != "" {
 		t.Fatalf("the patch does not produce the merge (-merge +patched):\n%s", diff)
 	}
-	return got
+	return doc
+}
+
+// applyJSONPatch applies ops to doc as the API server does.
+func applyJSONPatch(doc map[string]any, ops []op) (map[string]any, error) {
+	d, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	p, err := json.Marshal(ops)
+	if err != nil {
+		return nil, err
+	}
+	decoded, err := jsonpatch.DecodePatch(p)
+	if err != nil {
+		return nil, err
+	}
+	if d, err = decoded.Apply(d); err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	return out, json.Unmarshal(d, &out)
 }
 
 // writtenParts returns the parts of an object the helper writes, with conditions decoded so that
 // equal conditions compare equal whatever their JSON form, in the order of their types and
 // without LastTransitionTime, which the merge takes from latest when the status did not change.
 func writtenParts(obj map[string]any) map[string]any {
-	out := deepCopyMap(obj)
+	var out map[string]any
+	data, _ := json.Marshal(obj)
+	_ = json.Unmarshal(data, &out) // numbers as the server's answer has them
+	n, _ := normalised(out)
+	out, _ = n.(map[string]any)
+	if out == nil {
+		out = map[string]any{}
+	}
 	delete(out, "apiVersion")
 	delete(out, "kind")
 	if m, ok := out["metadata"].(map[string]any); ok {
@@ -131,8 +163,8 @@ func checkOwnership(t *testing.T, before, after, latest, got map[string]any) {
 			if k == "conditions" {
 				continue
 			}
-			wv, wok := nestedMap(owner(k), path...)[k]
-			gv, gok := g[k]
+			wv, wok := normalised(nestedMap(owner(k), path...)[k])
+			gv, gok := normalised(g[k])
 			if wok != gok || (wok && !jsonEqual(wv, gv)) {
 				t.Fatalf("%v.%s is %v (present %v), want %v (present %v)", path, k, gv, gok, wv, wok)
 			}
@@ -183,6 +215,24 @@ func checkOwnership(t *testing.T, before, after, latest, got map[string]any) {
 			t.Fatalf("the others' condition %s changed its time", ty)
 		}
 	}
+}
+
+// normalised returns v as the API server would store it, and whether it is there: no null
+// values, and no empty objects, which the helper treats as missing ones.
+func normalised(v any) (any, bool) {
+	switch x := v.(type) {
+	case nil:
+		return nil, false
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			if n, ok := normalised(e); ok {
+				out[k] = n
+			}
+		}
+		return out, len(out) > 0
+	}
+	return v, true
 }
 
 func metadata(m map[string]any, field string) any {
@@ -362,7 +412,9 @@ func randomValue(r *rand.Rand, depth int) any {
 	case 4:
 		l := make([]any, r.IntN(3))
 		for i := range l {
-			l[i] = randomValue(r, depth-1)
+			for l[i] == nil { // the API server stores no null elements
+				l[i] = randomValue(r, depth-1)
+			}
 		}
 		return l
 	}

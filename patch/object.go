@@ -19,7 +19,6 @@ package patch
 import (
 	"fmt"
 	"reflect"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -93,24 +92,4 @@ func setObservedGeneration(obj client.Object, gen int64) (changed bool, err erro
 		defer obj.SetGeneration(current)
 	}
 	return conditions.SetObservedGeneration(obj)
-}
-
-// statusSubresources records the kinds found to have no status subresource, which the API server
-// does not advertise in a way a client.Client can see. The helper assumes a kind has one until a
-// status request for an existing object fails with 404 Not Found; from then on it sends that
-// kind's status with the rest of the object. If a later request shows that the server ignored a
-// status written that way, the kind has gained a status subresource and is forgotten again.
-var statusSubresources sync.Map // schema.GroupVersionKind → struct{}
-
-func hasStatusSubresource(gvk schema.GroupVersionKind) bool {
-	_, none := statusSubresources.Load(gvk)
-	return !none
-}
-
-func setStatusSubresource(gvk schema.GroupVersionKind, has bool) {
-	if has {
-		statusSubresources.Delete(gvk)
-	} else {
-		statusSubresources.Store(gvk, struct{}{})
-	}
 }

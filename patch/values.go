@@ -155,6 +155,13 @@ func sortedKeys(maps ...map[string]any) []string {
 	return slices.Compact(keys)
 }
 
+// member returns m[k] and whether it is there; a null value counts as missing, as the API server
+// stores no nulls and a typed object converted to JSON has them for fields it cannot omit.
+func member(m map[string]any, k string) (any, bool) {
+	v, ok := m[k]
+	return v, ok && v != nil
+}
+
 // nested returns the value at path in m, and whether there is one.
 func nested(m map[string]any, path ...string) (any, bool) {
 	var v any = m
