@@ -105,13 +105,17 @@ func TestRemovingTheLastKeyOfAMapKeepsTheKeysAnotherWriterAdded(t *testing.T) {
 		name:   "a map in the spec",
 		remove: func(s *testtypes.Shape) { delete(s.Spec.Labels, "ours") },
 		theirs: `{"spec":{"labels":{"theirs":"x"}}}`,
-		check:  func(g Gomega, s *testtypes.Shape) { g.Expect(s.Spec.Labels).To(Equal(map[string]string{"theirs": "x"})) },
+		check: func(g Gomega, s *testtypes.Shape) {
+			g.Expect(s.Spec.Labels).To(Equal(map[string]string{"theirs": "x"}))
+		},
 	}, {
 		name:   "a map in the status",
 		remove: func(s *testtypes.Shape) { delete(s.Status.Counters, "ours") },
 		theirs: `{"status":{"counters":{"theirs":7}}}`,
 		status: true,
-		check:  func(g Gomega, s *testtypes.Shape) { g.Expect(s.Status.Counters).To(Equal(map[string]int64{"theirs": 7})) },
+		check: func(g Gomega, s *testtypes.Shape) {
+			g.Expect(s.Status.Counters).To(Equal(map[string]int64{"theirs": 7}))
+		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
@@ -297,7 +301,9 @@ func TestAListAnotherWriterChangedIsAConflictNotALoss(t *testing.T) {
 		name:   "an element added to a status list of type map",
 		theirs: `{"status":{"members":[{"name":"a"},{"name":"theirs"}]}}`,
 		status: true,
-		ours:   func(s *testtypes.Shape) { s.Status.Members = append(s.Status.Members, testtypes.ShapePort{Name: "ours"}) },
+		ours: func(s *testtypes.Shape) {
+			s.Status.Members = append(s.Status.Members, testtypes.ShapePort{Name: "ours"})
+		},
 		check: func(g Gomega, s *testtypes.Shape) {
 			g.Expect(s.Status.Members).To(Equal([]testtypes.ShapePort{{Name: "a"}, {Name: "theirs"}}))
 		},

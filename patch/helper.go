@@ -42,7 +42,6 @@ import (
 	"github.com/tenon-dev/tenon/conditions"
 )
 
-
 // Helper writes the changes a reconcile makes to an object, and only those. Create it with
 // [NewHelper] before changing the object, change the object, then call [Helper.Patch], usually
 // deferred:
