@@ -62,13 +62,16 @@ limitations under the License.
 //
 // # When cleanup cannot finish
 //
-// With Lifecycle.Timeout, cleanup that takes too long marks the object Stalled (reason
-// CleanupTimedOut) and is retried only every Lifecycle.StalledRetryInterval, instead of failing
-// silently forever. When the external system is gone for good, a person can release the
-// finalizer with the [ReleaseAnnotation] if the controller enabled Lifecycle.AllowRelease; the
-// release is recorded in a Warning Event and a log line that name the steps that did not finish.
-// Lifecycle.Retain skips the steps on purpose, for a deletion policy that keeps external
-// resources.
+// A failing step is retried with a backoff of its own (1s, 2s, 4s, … up to
+// Lifecycle.StalledRetryInterval), whatever events arrive in between, so a step whose error text
+// changes on every attempt cannot turn its status writes into a hot loop. With Lifecycle.Timeout,
+// cleanup that takes too long marks the object Stalled (reason CleanupTimedOut) and is retried
+// only every Lifecycle.StalledRetryInterval, instead of failing silently forever. When the
+// external system is gone for good, a person can release the finalizer with the
+// [ReleaseAnnotation] if the controller enabled Lifecycle.AllowRelease; the annotation counts
+// only when it was set after the deletion began, and the release is recorded in a Warning Event
+// and a log line that name who set it and the steps that did not finish. Lifecycle.Retain skips
+// the steps on purpose, for a deletion policy that keeps external resources.
 //
 // Namespace deletion waits for every object's finalizers, so a finalizer that never finishes
 // holds its namespace in Terminating too: the Deleting condition says why.

@@ -114,7 +114,7 @@ func deletedWidget() (client.Client, *testtypes.Widget) {
 		DeletionTimestamp: &metav1.Time{Time: time.Now().Add(-20 * time.Minute)},
 		Finalizers:        []string{"apps.example.com/cleanup"},
 	}}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(w).WithObjects(w).Build()
+	c := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(w).WithObjects(w).WithReturnManagedFields().Build()
 	return c, w
 }
 
@@ -175,7 +175,7 @@ func ExampleLifecycle_release() {
 
 	// kubectl annotate widgets/demo finalizer.tenon.dev/release=apps.example.com/cleanup
 	metav1.SetMetaDataAnnotation(&w.ObjectMeta, finalizer.ReleaseAnnotation, "apps.example.com/cleanup")
-	_ = c.Update(ctx, w)
+	_ = c.Update(ctx, w, client.FieldOwner("kubectl-annotate"))
 
 	_, _, err = lifecycle.Reconcile(ctx, w)
 	fmt.Println("error:", err)
@@ -185,6 +185,6 @@ func ExampleLifecycle_release() {
 	// Output:
 	// error: dns api: account closed
 	// error: <nil>
-	// event: Warning FinalizerReleased finalizer released by the finalizer.tenon.dev/release annotation before cleanup completed; steps dns-record may have left resources behind (last progress: step dns-record failed: dns api: account closed)
+	// event: Warning FinalizerReleased finalizer released by the finalizer.tenon.dev/release annotation (set by kubectl-annotate) before cleanup completed; steps dns-record may have left resources behind (last progress: step dns-record failed: dns api: account closed)
 	// gone: true
 }

@@ -17,13 +17,17 @@ limitations under the License.
 package finalizer
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -48,6 +52,9 @@ const (
 	// ReasonReleased: a person released the finalizer with [ReleaseAnnotation] before the steps
 	// were done (a Warning Event).
 	ReasonReleased conditions.Reason = "FinalizerReleased"
+	// ReasonReleaseIgnored: the [ReleaseAnnotation] was set before the deletion began, so it
+	// releases nothing (a Warning Event, recorded once).
+	ReasonReleaseIgnored conditions.Reason = "FinalizerReleaseIgnored"
 	// ReasonRetained: Lifecycle.Retain said to keep the external resources; the steps were skipped
 	// (an Event).
 	ReasonRetained conditions.Reason = "ResourcesRetained"
@@ -60,9 +67,15 @@ const (
 //	kubectl annotate clusters.apps.example.com/demo finalizer.tenon.dev/release=apps.example.com/cleanup
 //
 // and a [Lifecycle] with AllowRelease skips its remaining steps and removes the finalizer. It
-// records a Warning Event and a log line that name the steps that did not finish, so what may
-// have been left behind is on record. The value must be the exact finalizer name, so that
-// releasing one controller's finalizer never releases another's.
+// records a Warning Event and a log line that name who set the annotation (the field manager
+// that managedFields record, such as kubectl-annotate) and the steps not known to have
+// finished, so what may have been left behind is on record.
+//
+// The annotation is honoured only when it was set at or after the deletionTimestamp, as the
+// object's managedFields show: one that was there before the deletion began (copied from a
+// template, kept in Git) releases nothing, and a Warning Event says so once. An object read from
+// a cache that strips managedFields cannot show it, so it is not released. The value must be the
+// exact finalizer name, so that releasing one controller's finalizer never releases another's.
 const ReleaseAnnotation = "finalizer.tenon.dev/release"
 
 // Progress is what a cleanup [Step] reports: done, or still in progress.
@@ -100,6 +113,10 @@ type Step[T client.Object] struct {
 // Lifecycle runs a controller's finalizer: it adds the finalizer while the object lives and,
 // once the object is deleted, runs ordered cleanup steps and removes the finalizer only when
 // every step is done. The zero value of each optional field is a sensible default.
+//
+// A Lifecycle keeps a little state per object being deleted (when its failing step may run
+// next), so use one Lifecycle per controller, by pointer, for the life of the controller. It is
+// safe for concurrent use.
 type Lifecycle[T client.Object] struct {
 	// Finalizer is the finalizer's name; see [Validate]. Required.
 	Finalizer string
@@ -124,7 +141,8 @@ type Lifecycle[T client.Object] struct {
 	// while a step in progress keeps its own pace. Zero means no deadline.
 	Timeout time.Duration
 
-	// StalledRetryInterval is how often cleanup is retried after Timeout. Defaults to 10 minutes.
+	// StalledRetryInterval is how often cleanup is retried after Timeout, and the longest a
+	// failing step waits between two runs before it. Defaults to 10 minutes.
 	StalledRetryInterval time.Duration
 
 	// AllowRelease enables [ReleaseAnnotation]. Off by default: turn it on when people must be
@@ -135,6 +153,22 @@ type Lifecycle[T client.Object] struct {
 	// finalizer: the external resources are kept on purpose (a deletion policy such as
 	// spec.deletionPolicy: Retain). An Event records it.
 	Retain func(obj T) bool
+
+	mu      sync.Mutex
+	cleanup map[types.UID]*cleanupState
+}
+
+// cleanupState is what a Lifecycle remembers of one object being deleted.
+type cleanupState struct {
+	// step is the first step not done at the last run, and failures the number of times in a
+	// row it failed.
+	step     string
+	failures int
+	// next is when the failing step may run again.
+	next time.Time
+	// timedOut and ignoredRelease record the Events already recorded, so that each is recorded
+	// once.
+	timedOut, ignoredRelease bool
 }
 
 // Reconcile runs the finalizer logic for obj and tells the caller whether to go on with its
@@ -146,19 +180,25 @@ type Lifecycle[T client.Object] struct {
 //
 // When obj is not being deleted, Reconcile ensures the finalizer (writing only when it is
 // missing) and returns proceed true. Call it before creating anything the finalizer must clean
-// up, so that nothing is created without a finalizer to remove it.
+// up, so that nothing is created without a finalizer to remove it. When obj turns out to be
+// deleted, or gone altogether, meanwhile, proceed is false: there is nothing to create.
 //
 // When obj is being deleted and has the finalizer, Reconcile returns proceed false and:
 //
 //   - runs the steps in order; the first that is not done ends this reconcile: in progress
 //     requeues after its delay without an error; an error is returned (conflicts quietly, see
 //     requeue.OnError) and recorded in an Event;
+//   - retries a failing step after 1s, 2s, 4s, … up to StalledRetryInterval, whatever events
+//     arrive in between: a reconcile before that time runs no step, writes nothing and requeues
+//     for the time left, so a step whose error changes every time cannot make a hot loop of
+//     status writes and watch events, whatever predicates the controller uses;
 //   - keeps a Deleting condition (when T is a conditions.Setter) that names the step, the
 //     reason and the message, so `kubectl get` shows why deletion waits;
-//   - after Timeout, marks the object Stalled and retries a failing step only every
-//     StalledRetryInterval;
+//   - after Timeout, marks the object Stalled (one Event when it does) and retries a failing
+//     step only every StalledRetryInterval;
 //   - removes the finalizer once every step is done (the object then disappears unless other
-//     finalizers hold it), or when Retain or [ReleaseAnnotation] say so.
+//     finalizers hold it), or when Retain or [ReleaseAnnotation] say so; the Event that says so
+//     is recorded once the finalizer is removed.
 //
 // When obj is being deleted without the finalizer, there is nothing to do: proceed false and
 // an empty result.
@@ -168,6 +208,9 @@ func (l *Lifecycle[T]) Reconcile(ctx context.Context, obj T) (proceed bool, resu
 	}
 	if obj.GetDeletionTimestamp() == nil {
 		if _, err := Ensure(ctx, l.Client, obj, l.Finalizer); err != nil {
+			if apierrors.IsNotFound(err) {
+				return false, ctrl.Result{}, nil // gone: nothing to add a finalizer to, nothing to create
+			}
 			res, err := requeue.OnError(ctx, err)
 			return false, res, err
 		}
@@ -178,6 +221,7 @@ func (l *Lifecycle[T]) Reconcile(ctx context.Context, obj T) (proceed bool, resu
 		return true, ctrl.Result{}, nil
 	}
 	if !Has(obj, l.Finalizer) {
+		l.forget(obj)
 		return false, ctrl.Result{}, nil
 	}
 	result, err = l.finalize(ctx, obj)
@@ -187,24 +231,30 @@ func (l *Lifecycle[T]) Reconcile(ctx context.Context, obj T) (proceed bool, resu
 // finalize runs the steps of an object being deleted that still has the finalizer.
 func (l *Lifecycle[T]) finalize(ctx context.Context, obj T) (ctrl.Result, error) {
 	logger := log.FromContext(ctx).WithValues("finalizer", l.Finalizer)
+	state := l.state(obj)
 
 	if l.Retain != nil && l.Retain(obj) {
-		l.event(obj, corev1.EventTypeNormal, ReasonRetained, "Retained", "external resources retained by policy; cleanup steps skipped: %s", strings.Join(l.stepNames(), ", "))
-		return l.release(ctx, obj)
+		return l.release(ctx, obj, corev1.EventTypeNormal, ReasonRetained, "Retained",
+			fmt.Sprintf("external resources retained by policy; cleanup steps skipped: %s", strings.Join(l.stepNames(), ", ")))
 	}
 	if l.AllowRelease && obj.GetAnnotations()[ReleaseAnnotation] == l.Finalizer {
-		last := "none recorded"
-		if s, ok := any(obj).(conditions.Setter); ok {
-			if c := conditions.Get(s, conditions.Deleting); c != nil {
-				last = c.Message
-			}
+		if by, ok := releasedBy(obj); ok {
+			pending := strings.Join(l.pendingSteps(obj, state), ", ")
+			last := lastProgress(obj)
+			logger.Info("Finalizer released by annotation: cleanup steps may not have completed and external resources may be left behind",
+				"annotation", ReleaseAnnotation, "releasedBy", by, "pendingSteps", pending, "lastProgress", last)
+			return l.release(ctx, obj, corev1.EventTypeWarning, ReasonReleased, "Released",
+				fmt.Sprintf("finalizer released by the %s annotation (set by %s) before cleanup completed; steps %s may have left resources behind (last progress: %s)",
+					ReleaseAnnotation, by, pending, last))
 		}
-		logger.Info("Finalizer released by annotation: cleanup steps may not have completed and external resources may be left behind",
-			"annotation", ReleaseAnnotation, "steps", l.stepNames(), "lastProgress", last)
-		l.event(obj, corev1.EventTypeWarning, ReasonReleased, "Released",
-			"finalizer released by the %s annotation before cleanup completed; steps %s may have left resources behind (last progress: %s)",
-			ReleaseAnnotation, strings.Join(l.stepNames(), ", "), last)
-		return l.release(ctx, obj)
+		if l.once(&state.ignoredRelease) {
+			l.event(obj, corev1.EventTypeWarning, ReasonReleaseIgnored, "Release",
+				"the %s annotation is ignored: it was set before the deletion began (set it again to release the finalizer)", ReleaseAnnotation)
+		}
+	}
+	if wait := l.wait(state); wait > 0 {
+		// A failing step waits for its retry, whatever woke this reconcile.
+		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 
 	h, err := patch.NewHelper(obj, l.Client)
@@ -248,6 +298,7 @@ func (l *Lifecycle[T]) finalize(ctx context.Context, obj T) (ctrl.Result, error)
 			// The status is informational; the step's outcome decides what happens next.
 			logger.V(1).Info("Failed to record cleanup progress", "error", err.Error())
 		}
+		l.progressed(state, step.Name, stepErr != nil, timedOut)
 		if timedOut {
 			// A failing step is retried slowly, without errors; a step still in progress keeps
 			// its own pace, since it is moving.
@@ -255,23 +306,146 @@ func (l *Lifecycle[T]) finalize(ctx context.Context, obj T) (ctrl.Result, error)
 			if stepErr == nil {
 				after = progress.after
 			}
-			l.event(obj, corev1.EventTypeWarning, ReasonCleanupTimedOut, "Cleanup",
-				"cleanup did not finish within %s of deletion; retrying every %s: %s", l.Timeout, after, message)
+			if l.once(&state.timedOut) {
+				l.event(obj, corev1.EventTypeWarning, ReasonCleanupTimedOut, "Cleanup",
+					"cleanup did not finish within %s of deletion; retrying every %s: %s", l.Timeout, after, message)
+			}
 			return ctrl.Result{RequeueAfter: after}, nil
 		}
 		return res, resErr
 	}
-
-	l.event(obj, corev1.EventTypeNormal, ReasonFinalized, "Finalized", "cleanup complete (%s); finalizer %s removed", strings.Join(l.stepNames(), ", "), l.Finalizer)
-	return l.release(ctx, obj)
+	return l.release(ctx, obj, corev1.EventTypeNormal, ReasonFinalized, "Finalized",
+		fmt.Sprintf("cleanup complete (%s); finalizer %s removed", strings.Join(l.stepNames(), ", "), l.Finalizer))
 }
 
-// release removes the finalizer.
-func (l *Lifecycle[T]) release(ctx context.Context, obj T) (ctrl.Result, error) {
+// release removes the finalizer and, once it is removed, records the Event that says why.
+func (l *Lifecycle[T]) release(ctx context.Context, obj T, eventType string, reason conditions.Reason, action, note string) (ctrl.Result, error) {
 	if _, err := Remove(ctx, l.Client, obj, l.Finalizer); err != nil {
 		return requeue.OnError(ctx, err)
 	}
+	l.event(obj, eventType, reason, action, "%s", note)
+	l.forget(obj)
 	return ctrl.Result{}, nil
+}
+
+// progressed records the outcome of a step that is not done: a failure pushes its next run back,
+// exponentially from one second up to the stalled retry interval; progress clears the backoff.
+func (l *Lifecycle[T]) progressed(state *cleanupState, step string, failed, timedOut bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if state.step != step || !failed {
+		state.failures = 0
+	}
+	state.step = step
+	state.next = time.Time{}
+	if !failed {
+		return
+	}
+	state.failures++
+	limit := l.stalledRetryInterval()
+	delay := limit
+	if !timedOut && state.failures < 31 {
+		delay = min(time.Second<<(state.failures-1), limit)
+	}
+	state.next = time.Now().Add(delay)
+}
+
+// state returns what the Lifecycle remembers of obj, and forgets objects it has not heard of for
+// long: deleted without it noticing, or whose controller moved on.
+func (l *Lifecycle[T]) state(obj T) *cleanupState {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cleanup == nil {
+		l.cleanup = map[types.UID]*cleanupState{}
+	}
+	stale := time.Now().Add(-2 * l.stalledRetryInterval())
+	for uid, s := range l.cleanup {
+		if !s.next.IsZero() && s.next.Before(stale) {
+			delete(l.cleanup, uid)
+		}
+	}
+	s, ok := l.cleanup[obj.GetUID()]
+	if !ok {
+		s = &cleanupState{}
+		l.cleanup[obj.GetUID()] = s
+	}
+	return s
+}
+
+// wait returns how long the failing step of state waits before it may run again.
+func (l *Lifecycle[T]) wait(state *cleanupState) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return time.Until(state.next)
+}
+
+// once sets the flag of a state and reports whether it was not set yet.
+func (l *Lifecycle[T]) once(flag *bool) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	first := !*flag
+	*flag = true
+	return first
+}
+
+func (l *Lifecycle[T]) forget(obj T) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.cleanup, obj.GetUID())
+}
+
+// pendingSteps returns the steps not known to be done: from the first not done at this
+// Lifecycle's last run, or the one the Deleting condition names, on; all when neither says.
+func (l *Lifecycle[T]) pendingSteps(obj T, state *cleanupState) []string {
+	names := l.stepNames()
+	if l.Reverse {
+		slices.Reverse(names)
+	}
+	l.mu.Lock()
+	first := state.step
+	l.mu.Unlock()
+	if first == "" {
+		if s, ok := any(obj).(conditions.Setter); ok {
+			if c := conditions.Get(s, conditions.Deleting); c != nil {
+				for _, n := range names {
+					if strings.HasPrefix(c.Message, "step "+n+":") || strings.HasPrefix(c.Message, "step "+n+" failed:") {
+						first = n
+					}
+				}
+			}
+		}
+	}
+	if i := slices.Index(names, first); i >= 0 {
+		return names[i:]
+	}
+	return names
+}
+
+// lastProgress returns the message of obj's Deleting condition, or "none recorded".
+func lastProgress(obj client.Object) string {
+	if s, ok := obj.(conditions.Setter); ok {
+		if c := conditions.Get(s, conditions.Deleting); c != nil {
+			return c.Message
+		}
+	}
+	return "none recorded"
+}
+
+// releasedBy returns the field manager that set the release annotation (such as
+// kubectl-annotate), as obj's managedFields record it, and reports whether it set it at or after the deletionTimestamp: an annotation that
+// was there before the deletion (copied from a template, say) releases nothing.
+func releasedBy(obj client.Object) (string, bool) {
+	field := []byte(`"f:` + ReleaseAnnotation + `"`)
+	deleted := obj.GetDeletionTimestamp()
+	for _, e := range obj.GetManagedFields() {
+		if e.FieldsV1 == nil || !bytes.Contains(e.FieldsV1.Raw, field) || e.Time == nil {
+			continue
+		}
+		if deleted != nil && !e.Time.Before(deleted) {
+			return e.Manager, true
+		}
+	}
+	return "", false
 }
 
 // timedOut reports whether cleanup has taken longer than Timeout.

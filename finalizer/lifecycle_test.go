@@ -176,9 +176,17 @@ func TestLifecycleReportsAFailingStepAndRetriesIt(t *testing.T) {
 	g.Expect(conditions.Get(&latest, conditions.Deleting).Reason).To(BeEquivalentTo(finalizer.ReasonCleanupFailed))
 	g.Expect(conditions.Has(&latest, conditions.Stalled)).To(BeFalse(), "no deadline, so never stalled")
 
+	// Retried after its backoff, not at the next event.
 	_, res, err := l.Reconcile(ctx, w)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(res.IsZero()).To(BeTrue())
+	g.Expect(res.RequeueAfter).To(BeNumerically("~", time.Second, time.Second))
+	g.Expect(j.get()).To(HaveLen(1), "the step waits for its retry")
+	g.Eventually(func(g Gomega) {
+		_, res, err := l.Reconcile(ctx, w)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(res.IsZero()).To(BeTrue())
+	}).WithTimeout(10 * time.Second).Should(Succeed())
+	g.Expect(j.get()).To(HaveLen(2))
 	g.Expect(gone(ctx, w)).To(BeTrue())
 }
 
@@ -231,21 +239,21 @@ func TestTheReleaseAnnotationIsAnAuditedEscapeHatch(t *testing.T) {
 
 	// A person releases the finalizer, but this controller did not opt in: nothing happens.
 	w.Annotations = map[string]string{finalizer.ReleaseAnnotation: ours}
-	g.Expect(env.Client().Update(ctx, w)).To(Succeed())
+	g.Expect(env.Client().Update(ctx, w, client.FieldOwner("kubectl-annotate"))).To(Succeed())
 	_, _, err = l.Reconcile(ctx, w)
-	g.Expect(err).To(HaveOccurred())
+	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(gone(ctx, w)).To(BeFalse())
 
 	// An annotation naming another finalizer releases nothing either.
 	l.AllowRelease = true
 	w.Annotations[finalizer.ReleaseAnnotation] = theirs
-	g.Expect(env.Client().Update(ctx, w)).To(Succeed())
+	g.Expect(env.Client().Update(ctx, w, client.FieldOwner("kubectl-annotate"))).To(Succeed())
 	_, _, err = l.Reconcile(ctx, w)
-	g.Expect(err).To(HaveOccurred())
+	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(gone(ctx, w)).To(BeFalse())
 
 	w.Annotations[finalizer.ReleaseAnnotation] = ours
-	g.Expect(env.Client().Update(ctx, w)).To(Succeed())
+	g.Expect(env.Client().Update(ctx, w, client.FieldOwner("kubectl-annotate"))).To(Succeed())
 	calls := len(j.get())
 	_, res, err := l.Reconcile(ctx, w)
 
@@ -260,6 +268,7 @@ func TestTheReleaseAnnotationIsAnAuditedEscapeHatch(t *testing.T) {
 			released = e
 		}
 	}
+	g.Expect(released).To(ContainSubstring("(set by kubectl-annotate)"))
 	g.Expect(released).To(ContainSubstring("steps dns-record may have left resources behind"))
 	g.Expect(released).To(ContainSubstring("last progress: step dns-record failed: dns api: no such zone"))
 }

@@ -19,26 +19,32 @@ package finalizer
 import (
 	"context"
 	"fmt"
-	"slices"
+	"reflect"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tenon-dev/tenon/patch"
 )
 
-// Ensure adds the finalizer name to obj and writes it, and reports whether it was added.
+// Ensure adds the finalizer name to obj and writes it, and reports whether it was added. Call it
+// right after reading obj, before changing it: on success obj is the object as the server
+// returned it.
 //
 //   - Nothing is sent when obj already has the finalizer: a reconcile in steady state writes
 //     nothing.
 //   - Nothing is added to an object that is being deleted, whether obj says so or the API
 //     server does when the write is attempted: Ensure returns false and no error, and obj then
-//     has the deletionTimestamp. Check it before creating anything the finalizer must clean up.
+//     has the deletionTimestamp (nothing else of obj changes). Check it before creating
+//     anything the finalizer must clean up.
+//   - An object that no longer exists is an error for which apierrors.IsNotFound reports true:
+//     there is nothing to add a finalizer to, and nothing may be created for it.
 //   - The write cannot drop or duplicate another writer's finalizer, even when obj is stale: it
 //     is a patch of the finalizer list that the API server rejects if the list changed, after
 //     which Ensure reads the latest object and tries again a bounded number of times. When the
 //     retries run out it returns a conflict, which the requeue package treats as a quiet requeue.
-//   - obj is updated with the object as written; on an error it is left as it was.
+//   - On any error obj is left exactly as it was.
 func Ensure(ctx context.Context, c client.Client, obj client.Object, name string) (added bool, err error) {
 	if err := Validate(name); err != nil {
 		return false, err
@@ -46,20 +52,36 @@ func Ensure(ctx context.Context, c client.Client, obj client.Object, name string
 	if Has(obj, name) || obj.GetDeletionTimestamp() != nil {
 		return false, nil
 	}
-	h, err := patch.NewHelper(obj, c)
+	work, ok := obj.DeepCopyObject().(client.Object)
+	if !ok {
+		return false, fmt.Errorf("failed to add finalizer %s: %T does not copy into a client.Object", name, obj)
+	}
+	h, err := patch.NewHelper(work, c)
 	if err != nil {
 		return false, err
 	}
-	before := slices.Clone(obj.GetFinalizers())
-	_, _ = Add(obj, name) // cannot fail: the name is valid and obj is not being deleted
-	if err := h.Patch(ctx, obj); err != nil {
-		obj.SetFinalizers(before) // as it was: a caller that retries must see the finalizer missing
-		if deleting, getErr := isBeingDeleted(ctx, c, obj); getErr == nil && deleting {
+	_, _ = Add(work, name) // cannot fail: the name is valid and the object is not being deleted
+	if err := h.Patch(ctx, work); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, fmt.Errorf("failed to add finalizer %s: %w", name, err)
+		}
+		// Refused, perhaps because the object is being deleted: the server refuses new
+		// finalizers then. Only a fresh read can tell.
+		latest, ok := obj.DeepCopyObject().(client.Object)
+		if !ok {
+			return false, fmt.Errorf("failed to add finalizer %s: %w", name, err)
+		}
+		if getErr := c.Get(ctx, client.ObjectKeyFromObject(obj), latest); getErr == nil && latest.GetDeletionTimestamp() != nil {
+			obj.SetDeletionTimestamp(latest.GetDeletionTimestamp())
+			obj.SetDeletionGracePeriodSeconds(latest.GetDeletionGracePeriodSeconds())
 			return false, nil
+		} else if apierrors.IsNotFound(getErr) {
+			return false, fmt.Errorf("failed to add finalizer %s: %w", name, getErr)
 		}
 		return false, fmt.Errorf("failed to add finalizer %s: %w", name, err)
 	}
-	return Has(obj, name), nil
+	copyInto(obj, work)
+	return true, nil
 }
 
 // Remove removes the finalizer name from obj and writes it, and reports whether it was removed.
@@ -78,30 +100,32 @@ func Remove(ctx context.Context, c client.Client, obj client.Object, name string
 	if !Has(obj, name) {
 		return false, nil
 	}
-	h, err := patch.NewHelper(obj, c)
+	work, ok := obj.DeepCopyObject().(client.Object)
+	if !ok {
+		return false, fmt.Errorf("failed to remove finalizer %s: %T does not copy into a client.Object", name, obj)
+	}
+	h, err := patch.NewHelper(work, c)
 	if err != nil {
 		return false, err
 	}
-	before := slices.Clone(obj.GetFinalizers())
-	Delete(obj, name)
-	if err := h.Patch(ctx, obj); err != nil {
+	Delete(work, name)
+	if err := h.Patch(ctx, work); err != nil {
 		if apierrors.IsNotFound(err) {
 			return true, nil
 		}
-		obj.SetFinalizers(before) // as it was: a caller that retries must see the finalizer present
 		return false, fmt.Errorf("failed to remove finalizer %s: %w", name, err)
 	}
+	copyInto(obj, work)
 	return true, nil
 }
 
-// isBeingDeleted reads obj's latest version into obj and reports whether it has a
-// deletionTimestamp.
-func isBeingDeleted(ctx context.Context, c client.Client, obj client.Object) (bool, error) {
-	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-		if apierrors.IsNotFound(err) {
-			return true, nil
+// copyInto makes dst, an object of the same type, a shallow copy of src.
+func copyInto(dst, src client.Object) {
+	if d, ok := dst.(*unstructured.Unstructured); ok {
+		if s, ok := src.(*unstructured.Unstructured); ok {
+			d.Object = s.Object
 		}
-		return false, err
+		return
 	}
-	return obj.GetDeletionTimestamp() != nil, nil
+	reflect.ValueOf(dst).Elem().Set(reflect.ValueOf(src).Elem())
 }

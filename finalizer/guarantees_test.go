@@ -1,0 +1,230 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package finalizer_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/tenon-dev/tenon/finalizer"
+	"github.com/tenon-dev/tenon/internal/testtypes"
+)
+
+// Regression tests for the holes closed in Ensure and Lifecycle, each against the API server.
+
+func TestLifecycleDoesNotProceedForAnObjectDeletedBeforeItsFinalizerWasAdded(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	l := &finalizer.Lifecycle[*testtypes.Widget]{Finalizer: ours, Client: env.Client()}
+	w := newWidget(t)
+	read := w.DeepCopy()
+	g.Expect(env.Client().Delete(ctx, w)).To(Succeed()) // no finalizer: gone at once
+
+	proceed, res, err := l.Reconcile(ctx, read)
+
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(proceed).To(BeFalse(), "nothing may be created for an object that no longer exists")
+	g.Expect(res.IsZero()).To(BeTrue())
+}
+
+func TestEnsureTellsAGoneObjectApartAndKeepsTheCallersObjectOnErrors(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+
+	// Gone: an error that says so.
+	w := newWidget(t)
+	read := w.DeepCopy()
+	g.Expect(env.Client().Delete(ctx, w)).To(Succeed())
+	added, err := finalizer.Ensure(ctx, env.Client(), read, ours)
+	g.Expect(added).To(BeFalse())
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "got %v", err)
+
+	// Refused: the caller's unsaved edits stay.
+	w = newWidget(t)
+	forbidden := interceptor.NewClient(directClient(t), interceptor.Funcs{
+		Patch: func(context.Context, client.WithWatch, client.Object, client.Patch, ...client.PatchOption) error {
+			return apierrors.NewForbidden(schema.GroupResource{Group: "test.tenon.dev", Resource: "widgets"}, w.Name, errors.New("RBAC"))
+		},
+	})
+	w.Spec.Size = "edited, not saved"
+	w.Status.Phase = "edited too"
+	before := w.DeepCopy()
+	added, err = finalizer.Ensure(ctx, forbidden, w, ours)
+	g.Expect(added).To(BeFalse())
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "got %v", err)
+	g.Expect(w).To(Equal(before), "obj is left exactly as it was")
+}
+
+func TestAStepWhoseErrorChangesEveryTimeIsRetriedWithBackoff(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := env.Namespace(t)
+	var runs atomic.Int32
+	// A controller with For() and no predicate: every status write is a watch event.
+	startController(t, "changing-error", ns, finalizer.Step[*testtypes.Widget]{Name: "dns-record",
+		Run: func(context.Context, *testtypes.Widget) (finalizer.Progress, error) {
+			n := runs.Add(1)
+			return finalizer.Progress{}, fmt.Errorf("dns api: 503 (request id %d)", n)
+		}})
+	w := &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: ns}}
+	g.Expect(env.Client().Create(ctx, w)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), w)).To(Succeed())
+		g.Expect(w.Finalizers).To(ContainElement(ours))
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+	g.Expect(env.Client().Delete(ctx, w)).To(Succeed())
+	g.Eventually(runs.Load).WithTimeout(30 * time.Second).Should(BeNumerically(">=", 1))
+
+	// 1 s, then 2 s, then 4 s between runs: in the next 2.5 s the step runs at most twice more.
+	g.Consistently(runs.Load).WithTimeout(2500 * time.Millisecond).Should(BeNumerically("<=", 3))
+}
+
+func TestTheReleaseAnnotationSetBeforeTheDeletionReleasesNothing(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	var runs atomic.Int32
+	recorder := events.NewFakeRecorder(20)
+	l := &finalizer.Lifecycle[*testtypes.Widget]{
+		Finalizer: ours, Client: env.Client(), Recorder: recorder, AllowRelease: true,
+		Steps: []finalizer.Step[*testtypes.Widget]{{Name: "dns-record", Run: func(context.Context, *testtypes.Widget) (finalizer.Progress, error) {
+			runs.Add(1)
+			return finalizer.InProgress(time.Second, "withdrawing"), nil
+		}}},
+	}
+	// Copied from a template: the annotation is there from the start.
+	w := &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{GenerateName: "w-", Namespace: env.Namespace(t),
+		Annotations: map[string]string{finalizer.ReleaseAnnotation: ours}}}
+	g.Expect(env.Client().Create(ctx, w, client.FieldOwner("gitops"))).To(Succeed())
+	// Deleted a second later than the annotation was set, as managedFields record times in seconds.
+	g.Eventually(func() time.Time { return time.Now().Truncate(time.Second) }).
+		Should(BeTemporally(">", w.CreationTimestamp.Time))
+	proceed, _, err := l.Reconcile(ctx, w)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(proceed).To(BeTrue())
+	g.Expect(env.Client().Delete(ctx, w)).To(Succeed())
+	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), w)).To(Succeed())
+
+	for range 3 {
+		_, _, err = l.Reconcile(ctx, w)
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	g.Expect(runs.Load()).To(BeEquivalentTo(3), "the steps run")
+	g.Expect(gone(ctx, w)).To(BeFalse())
+	g.Expect(drain(recorder)).To(Equal([]string{"Warning FinalizerReleaseIgnored the finalizer.tenon.dev/release annotation is ignored: " +
+		"it was set before the deletion began (set it again to release the finalizer)"}), "said once")
+}
+
+func TestLifecycleEventsSayWhatHappenedOnceAndOnlyAfterItHappened(t *testing.T) {
+	t.Run("the release Event names only the steps not done", func(t *testing.T) {
+		g := NewWithT(t)
+		ctx := t.Context()
+		recorder := events.NewFakeRecorder(20)
+		l := &finalizer.Lifecycle[*testtypes.Widget]{
+			Finalizer: ours, Client: env.Client(), Recorder: recorder, AllowRelease: true,
+			Steps: []finalizer.Step[*testtypes.Widget]{
+				{Name: "children", Run: func(context.Context, *testtypes.Widget) (finalizer.Progress, error) { return finalizer.Done(), nil }},
+				{Name: "dns-record", Run: func(context.Context, *testtypes.Widget) (finalizer.Progress, error) {
+					return finalizer.InProgress(time.Minute, "zone unreachable"), nil
+				}},
+				{Name: "directory", Run: func(context.Context, *testtypes.Widget) (finalizer.Progress, error) { return finalizer.Done(), nil }},
+			},
+		}
+		w := deleted(t, g, l)
+		_, _, err := l.Reconcile(ctx, w)
+		g.Expect(err).NotTo(HaveOccurred())
+		w.Annotations = map[string]string{finalizer.ReleaseAnnotation: ours}
+		g.Expect(env.Client().Update(ctx, w, client.FieldOwner("kubectl-annotate"))).To(Succeed())
+
+		_, _, err = l.Reconcile(ctx, w)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(gone(ctx, w)).To(BeTrue())
+		g.Expect(drain(recorder)).To(ConsistOf(HavePrefix("Warning FinalizerReleased finalizer released by the finalizer.tenon.dev/release annotation (set by kubectl-annotate) before cleanup completed; steps dns-record, directory may have left resources behind")))
+	})
+
+	t.Run("CleanupTimedOut is recorded once", func(t *testing.T) {
+		g := NewWithT(t)
+		ctx := t.Context()
+		recorder := events.NewFakeRecorder(20)
+		l := &finalizer.Lifecycle[*testtypes.Widget]{
+			Finalizer: ours, Client: env.Client(), Recorder: recorder, Timeout: time.Nanosecond,
+			Steps: []finalizer.Step[*testtypes.Widget]{{Name: "slow", Run: func(context.Context, *testtypes.Widget) (finalizer.Progress, error) {
+				return finalizer.InProgress(time.Second, "withdrawing"), nil
+			}}},
+		}
+		w := deleted(t, g, l)
+		for range 3 {
+			_, _, err := l.Reconcile(ctx, w)
+			g.Expect(err).NotTo(HaveOccurred())
+		}
+		timedOut := 0
+		for _, e := range drain(recorder) {
+			if strings.HasPrefix(e, "Warning CleanupTimedOut") {
+				timedOut++
+			}
+		}
+		g.Expect(timedOut).To(Equal(1))
+	})
+
+	t.Run("Finalized is recorded only once the finalizer is removed", func(t *testing.T) {
+		g := NewWithT(t)
+		ctx := t.Context()
+		recorder := events.NewFakeRecorder(20)
+		failing := interceptor.NewClient(directClient(t), interceptor.Funcs{
+			Patch: func(context.Context, client.WithWatch, client.Object, client.Patch, ...client.PatchOption) error {
+				return apierrors.NewInternalError(errors.New("etcd is down"))
+			},
+		})
+		l := &finalizer.Lifecycle[*testtypes.Widget]{Finalizer: ours, Client: env.Client(), Recorder: recorder}
+		w := deleted(t, g, l)
+		l.Client = failing
+
+		_, _, err := l.Reconcile(ctx, w)
+		g.Expect(err).To(HaveOccurred())
+		g.Expect(drain(recorder)).To(BeEmpty())
+
+		l.Client = env.Client()
+		_, _, err = l.Reconcile(ctx, w)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(drain(recorder)).To(ConsistOf(HavePrefix("Normal Finalized cleanup complete")))
+	})
+}
+
+// drain returns the Events recorded so far.
+func drain(r *events.FakeRecorder) []string {
+	var out []string
+	for {
+		select {
+		case e := <-r.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
