@@ -20,7 +20,10 @@ limitations under the License.
 //
 // Both follow the same rules: a reconcile that changes nothing sends no write; a conflict with
 // another writer is resolved, not reported, whenever it can be; and another writer's data (a
-// finalizer, a label, a condition, a field) is never dropped.
+// finalizer, a label, a condition, a list element, a field) is never dropped: where both changed
+// the same thing and the change cannot be merged, the write is refused with a conflict rather
+// than lose theirs. The only value of theirs a write replaces is one it sets itself (a scalar or
+// a map key the controller changed). The tables below say so field shape by field shape.
 //
 // # The patch helper
 //
@@ -46,17 +49,64 @@ limitations under the License.
 //	}
 //
 // Patch compares the object with the snapshot and sends at most one request for metadata and
-// spec and one for the status subresource, each a JSON Patch of the changed fields only. Where
-// cluster-api's and Flux's helpers send merge patches, which replace whole lists, Patch changes
-// a condition in place, guarded by a test of its type, and replaces the finalizer list guarded
-// by a test that it is still the list it read: while another controller writes a label, the
-// spec, another condition or the rest of the status, an update of a condition does not even
-// conflict. Only adding or removing a condition type, owner references, and maps or lists that
-// did not exist yet are written under the resourceVersion lock. When a guard fails
-// or the API server reports a 409, Patch reads the latest object, carries over this reconcile's
-// changes (a three-way merge: finalizers and owner references as sets, conditions by type, maps
-// key by key) and sends again, with a jittered backoff. See [Helper.Patch] for the exact rules,
-// including objects being deleted and CRDs without a status subresource.
+// spec and one for the status subresource, each a JSON Patch of the changed fields only, guarded
+// by tests of what it replaces: a condition is replaced in place after a test of what it was, a
+// list after a test that it is still the list that was read. Where cluster-api's and Flux's
+// helpers send merge patches, which replace whole lists, and lock on the resourceVersion, which
+// any write by anyone invalidates, an update of a condition here does not even conflict with
+// another controller writing a label, the spec, another condition or the rest of the status.
+// When a guard fails, Patch reads the latest object, merges this reconcile's changes onto it
+// (a three-way merge) and sends again, with a jittered backoff. See [Helper.Patch] for the
+// requests, errors, deletion and CRDs without a status subresource.
+//
+// # What the helper guarantees
+//
+// Between the snapshot and Patch, another writer may have changed the object. For each shape of
+// field, this is what Patch leaves on the server (theirs: the other writer's value; ours: this
+// reconcile's). A field the reconcile did not change always keeps theirs.
+//
+//	field shape                            they changed it, we did not   both changed it
+//	scalar (string, number, bool),         theirs                        ours
+//	  status.observedGeneration
+//	object: struct or map, granular or     key by key, recursively       key by key: ours where we
+//	  atomic alike; labels, annotations                                  changed a key, theirs for
+//	                                                                     every other key, including
+//	                                                                     keys they added to a map we
+//	                                                                     emptied or removed
+//	list of any kind (listType map, set,   theirs                        ConflictError; the list
+//	  atomic, or none)                                                   stays theirs
+//	metadata.finalizers                    theirs                        a set: our additions and
+//	                                                                     removals applied to theirs
+//	metadata.ownerReferences               theirs                        a set by uid: our additions,
+//	                                                                     changes and removals applied
+//	                                                                     to theirs
+//	a condition of a type not owned        theirs                        ConflictError; theirs stays
+//	a condition of a type in               theirs                        ours
+//	  OwnedConditions
+//
+// "Both changed it" means both changed the same field, key, list or condition; where both made
+// the same change there is nothing to merge. A [*ConflictError] writes nothing of the part that
+// conflicts (metadata and spec, or status) and satisfies apierrors.IsConflict; the next
+// reconcile, reading the latest object, decides again.
+//
+// So the headline holds literally: another writer's data is never dropped, except a value that
+// this reconcile changed too (a scalar or a map key: the controller owns the fields it changes)
+// and, in every case, only metadata the helper writes (labels, annotations, finalizers, owner
+// references) changes; the API server owns the rest.
+//
+// What the helper does not do:
+//
+//   - It does not read the schema. An atomic map or struct (x-kubernetes-map-type: atomic, such
+//     as a Service's selector) is merged key by key like any other object, so when both writers
+//     change different keys of one the result has both changes, which neither wrote whole. Apply
+//     such values with the [Applier], which server-side apply handles as the schema says.
+//   - Lists are never merged element by element, not even those of type map or set: when both
+//     change one, Patch reports the conflict instead of guessing.
+//   - Two writers changing the same scalar is "last writer wins" for the controller: a field a
+//     controller changes is the controller's.
+//
+// These rows are checked by a randomized test against the API server, with an independent model
+// of this table as the oracle.
 //
 // # Server-side apply
 //
