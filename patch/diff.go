@@ -28,10 +28,8 @@ import (
 // request is the JSON Patch of one request, computed against base, before it is sent.
 type request struct {
 	ops []op
-	// lock is set when the request writes a whole object that base shows empty or missing,
-	// without knowing which: a typed object cannot tell an empty map from a missing one, nor a
-	// missing struct from an empty one. No test can guard such a write, so the request is
-	// guarded by base's resourceVersion instead.
+	// lock is set when only base's resourceVersion can guard the request: it writes a whole
+	// object that a typed base shows empty or missing, without managedFields to say which.
 	lock bool
 	// status is set for a request to the status subresource.
 	status bool
@@ -46,8 +44,9 @@ func (r *request) empty() bool { return len(r.ops) == 0 }
 //   - a scalar, or a key of an object, is added, replaced or removed without a test: the
 //     controller owns the fields it changes, and other keys are not touched;
 //   - an object that base does not have (or has empty) is added whole, after a test that it is
-//     still missing (or empty); one that the result no longer has is removed whole, after a test
-//     that it is still what base has;
+//     still missing (or empty; a typed object cannot tell the two apart, so it guesses from the
+//     managedFields, and a wrong guess fails the test); one that the result no longer has is
+//     removed whole, after a test that it is still what base has;
 //   - a list (finalizers and owner references included) is replaced whole, after a test that it
 //     is still base's list (or still missing);
 //   - a condition is replaced in place after a test of its type at its index and, unless its
@@ -64,6 +63,10 @@ type differ struct {
 	// guarded reports whether a change to a condition of this type must be guarded by a test of
 	// the whole condition: true unless the type is owned.
 	guarded func(t string) bool
+	// written reports whether the field at path was ever written, as the snapshot's
+	// managedFields record it; nil when the snapshot has none (a cache that strips them, a fake
+	// client).
+	written func(path []string) bool
 }
 
 func (d *differ) add(path []string, v any) {
@@ -154,9 +157,17 @@ func (d *differ) value(path []string, b, r any, hasB, hasR, exact bool) {
 			return // an empty object is as good as a missing one
 		}
 		switch {
-		case !exact:
+		case exact && hasB:
+			d.test(path, map[string]any{})
+		case exact:
+			d.test(path, nil)
+		case d.written == nil:
+			// A typed object cannot tell an empty object from a missing one, and there are no
+			// managedFields to tell: only the resourceVersion can guard the write.
 			d.req.lock = true
-		case hasB:
+		case d.written(path):
+			// The server has it, and a typed object shows it empty: most likely empty. A wrong
+			// guess fails the test, and the retry locks instead.
 			d.test(path, map[string]any{})
 		default:
 			d.test(path, nil)

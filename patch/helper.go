@@ -187,6 +187,8 @@ type patcher struct {
 	exact         bool
 	order         []conditions.Type
 	deleting      bool
+	// managed holds the field sets of the snapshot's managedFields, decoded on first use.
+	managed []map[string]any
 }
 
 // maxRequests bounds the requests of one Patch besides conflict retries: the main request, the
@@ -205,6 +207,9 @@ func (p *patcher) run(ctx context.Context) error {
 	for {
 		m := &merger{owned: p.opts.OwnedConditions, force: p.opts.ForceOverwriteConditions, order: p.order}
 		d := &differ{exact: p.exact, guarded: ownedGuard(p.opts.OwnedConditions, p.opts.ForceOverwriteConditions)}
+		if len(p.h.before.GetManagedFields()) > 0 {
+			d.written = p.written
+		}
 		var req request
 		if !mainDone {
 			result := m.mergeMain(p.before, p.after, base, statusInMain)
@@ -333,6 +338,36 @@ func (p *patcher) statusInMain() bool {
 		}
 	}
 	return inMain
+}
+
+// written reports whether a field manager of the snapshot's managedFields owns the field at path
+// or something in it.
+func (p *patcher) written(path []string) bool {
+	if p.managed == nil {
+		entries := p.h.before.GetManagedFields()
+		p.managed = make([]map[string]any, 0, len(entries))
+		for _, e := range entries {
+			var fields map[string]any
+			if e.FieldsV1 != nil && json.Unmarshal(e.FieldsV1.Raw, &fields) == nil {
+				p.managed = append(p.managed, fields)
+			}
+		}
+	}
+	for _, fields := range p.managed {
+		if _, ok := nested(fields, fieldsPath(path)...); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// fieldsPath returns path as managedFields name it: "f:" and each field's name.
+func fieldsPath(path []string) []string {
+	out := make([]string, len(path))
+	for i, p := range path {
+		out[i] = "f:" + p
+	}
+	return out
 }
 
 // sameObject reports whether fresh is the object the snapshot was taken of, not another one
