@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -37,10 +36,11 @@ var ErrNotCompliant = errors.New("status does not follow the condition conventio
 //  3. status.observedGeneration exists and no condition, nor status.observedGeneration, claims
 //     a generation newer than metadata.generation;
 //  4. when Ready is not True (and the object is not being deleted), Reconciling or Stalled is
-//     True, so that kstatus does not report the object Current;
-//  5. Ready True does not coexist with a True Stalled, nor Reconciling True with Stalled True.
-//     (Ready and Reconciling may both be True: an object can serve while it rolls out a change
-//     or retries a failed step.)
+//     True: without them kstatus falls back to Ready and reports InProgress, and can never tell
+//     a controller that makes progress from one that is stuck (see [Compute]);
+//  5. Ready True does not coexist with a True Stalled, nor Reconciling True with Stalled True
+//     (kstatus would report whichever comes first in the list). Ready and Reconciling may both
+//     be True: an object can serve while it rolls out a change or retries a failed step.
 //
 // The error wraps [ErrNotCompliant] and lists every broken rule.
 func Check(obj runtime.Object) error {
@@ -89,17 +89,17 @@ func Check(obj runtime.Object) error {
 
 	reconciling, stalled := IsTrue(a, Reconciling), IsTrue(a, Stalled)
 	if !IsTrue(a, Ready) && u.GetDeletionTimestamp() == nil && !reconciling && !stalled {
-		status := metav1.ConditionStatus("missing")
 		if c := Get(a, Ready); c != nil {
-			status = c.Status
+			report("rule 4: Ready is %s but neither Reconciling nor Stalled is True: kstatus falls back to Ready and reports the object InProgress, and can never report it Failed", c.Status)
+		} else {
+			report("rule 4: Ready is missing and neither Reconciling nor Stalled is True: kstatus reports the object Current")
 		}
-		report("rule 4: Ready is %s but neither Reconciling nor Stalled is True: kstatus would report the object Current", status)
 	}
 	if IsTrue(a, Ready) && stalled {
 		report("rule 5: Ready is True while Stalled is True")
 	}
 	if reconciling && stalled {
-		report("rule 5: Reconciling and Stalled are both True")
+		report("rule 5: Reconciling and Stalled are both True: kstatus reports whichever comes first in the list")
 	}
 
 	if len(problems) == 0 {
