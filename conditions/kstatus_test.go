@@ -268,6 +268,23 @@ func TestCheck(t *testing.T) {
 			wantRules: []string{"rule 4: Ready is False but neither Reconciling nor Stalled is True: kstatus falls back to Ready and reports the object InProgress, and can never report it Failed"},
 		},
 		{
+			name: "Ready True at the current generation while status.observedGeneration lags",
+			obj: func() *testtypes.Widget {
+				w := widget(3, cond("Ready", "True", "R", "", 3, at(0)))
+				w.Status.ObservedGeneration = 2
+				return w
+			},
+			wantRules: []string{"rule 3: Ready is True at generation 3 but status.observedGeneration 2 lags metadata.generation 3: kstatus reports the object InProgress"},
+		},
+		{
+			name: "a spec change the controller has not seen yet is not a violation",
+			obj: func() *testtypes.Widget {
+				w := widget(3, cond("Ready", "True", "R", "", 2, at(0)))
+				w.Status.ObservedGeneration = 2
+				return w
+			},
+		},
+		{
 			name:      "no Ready condition and no observedGeneration",
 			obj:       func() *testtypes.Widget { return widget(1, cond("Reconciling", "True", "R", "", 1, at(0))) },
 			wantRules: []string{"rule 2: no Ready condition", "rule 3: no status.observedGeneration"},
