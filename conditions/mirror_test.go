@@ -153,3 +153,82 @@ func TestAggregateListsAtMostTenSources(t *testing.T) {
 	g.Expect(msg).To(HavePrefix("25 of 25 not healthy: r00: down;"))
 	g.Expect(msg).To(HaveSuffix("r09: down; and 15 more"))
 }
+
+func TestAggregateFollowsThePolarityOfTheTarget(t *testing.T) {
+	tests := []struct {
+		name       string
+		target     conditions.Type
+		sourceType conditions.Type
+		sources    []*testtypes.Widget
+		wantStatus metav1.ConditionStatus
+		wantReason conditions.Reason
+	}{
+		{
+			name:   "a positive target from a negative source type: a degraded replica makes it False",
+			target: "ReplicasHealthy", sourceType: conditions.Degraded,
+			sources: []*testtypes.Widget{
+				named("a", 1, cond("Degraded", "False", "AsExpected", "", 1, at(0))),
+				named("b", 1, cond("Degraded", "True", "DiskFull", "disk full", 1, at(0))),
+			},
+			wantStatus: "False", wantReason: "DiskFull",
+		},
+		{
+			name:   "a positive target from a negative source type: no degraded replica makes it True",
+			target: "ReplicasHealthy", sourceType: conditions.Degraded,
+			sources: []*testtypes.Widget{
+				named("a", 1, cond("Degraded", "False", "AsExpected", "", 1, at(0))),
+			},
+			wantStatus: "True", wantReason: conditions.ReasonSucceeded,
+		},
+		{
+			name:   "a negative target from the same negative type: a degraded replica makes it True",
+			target: conditions.Degraded, sourceType: conditions.Degraded,
+			sources: []*testtypes.Widget{
+				named("a", 1, cond("Degraded", "False", "AsExpected", "", 1, at(0))),
+				named("b", 1, cond("Degraded", "True", "DiskFull", "disk full", 1, at(0))),
+			},
+			wantStatus: "True", wantReason: "DiskFull",
+		},
+		{
+			name:   "a negative target from the same negative type: no degraded replica makes it False",
+			target: conditions.Degraded, sourceType: conditions.Degraded,
+			sources: []*testtypes.Widget{
+				named("a", 1, cond("Degraded", "False", "AsExpected", "", 1, at(0))),
+			},
+			wantStatus: "False", wantReason: conditions.ReasonSucceeded,
+		},
+		{
+			name:   "a negative target from a positive source type: a replica not Ready makes it True",
+			target: conditions.Degraded, sourceType: conditions.Ready,
+			sources: []*testtypes.Widget{
+				named("a", 1, cond("Ready", "True", "Succeeded", "", 1, at(0))),
+				named("b", 1, cond("Ready", "False", "CrashLoop", "exit 1", 1, at(0))),
+			},
+			wantStatus: "True", wantReason: "CrashLoop",
+		},
+		{
+			name:   "a negative target with no sources is healthy: False",
+			target: conditions.Degraded, sourceType: conditions.Degraded,
+			wantStatus: "False", wantReason: conditions.ReasonSucceeded,
+		},
+		{
+			name:   "a negative target is Unknown while a source has not reported",
+			target: conditions.Degraded, sourceType: conditions.Degraded,
+			sources:    []*testtypes.Widget{named("a", 1)},
+			wantStatus: "Unknown", wantReason: conditions.ReasonNotObserved,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			parent := widget(1)
+
+			_, err := conditions.Aggregate(parent, tt.target, tt.sources, tt.sourceType)
+
+			g.Expect(err).NotTo(HaveOccurred())
+			got := conditions.Get(parent, tt.target)
+			g.Expect(got.Status).To(Equal(tt.wantStatus))
+			g.Expect(got.Reason).To(BeEquivalentTo(tt.wantReason))
+		})
+	}
+}
