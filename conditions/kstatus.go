@@ -71,9 +71,10 @@ type ObservedGenerationSetter interface {
 // reports whether it changed. Call it when the reconcile of the current generation has finished
 // (whether it succeeded or not), so clients know the status describes the current spec.
 //
-// obj is either an [ObservedGenerationSetter], an *unstructured.Unstructured, or a pointer to a
-// struct with a Status struct field holding an int64 ObservedGeneration field, as kubebuilder
-// scaffolds them. Anything else is an error, and obj is not modified.
+// obj is either an [ObservedGenerationSetter], an *unstructured.Unstructured or the
+// [*Unstructured] adapter around one, or a pointer to a struct with a Status struct field holding
+// an int64 ObservedGeneration field, as kubebuilder scaffolds them. Anything else is an error,
+// and obj is not modified.
 func SetObservedGeneration(obj metav1.Object) (changed bool, err error) {
 	gen := obj.GetGeneration()
 	switch o := obj.(type) {
@@ -83,6 +84,8 @@ func SetObservedGeneration(obj metav1.Object) (changed bool, err error) {
 		}
 		o.SetObservedGeneration(gen)
 		return true, nil
+	case *Unstructured:
+		return SetObservedGeneration(o.Unstructured)
 	case *unstructured.Unstructured:
 		current, _, err := unstructured.NestedInt64(o.Object, "status", "observedGeneration")
 		if err != nil {

@@ -99,6 +99,26 @@ func TestSetObservedGeneration(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(changed).To(BeFalse())
 	})
+	t.Run("the adapter FromUnstructured returns", func(t *testing.T) {
+		g := NewWithT(t)
+		u := &unstructured.Unstructured{Object: map[string]any{"kind": "Widget", "metadata": map[string]any{"generation": int64(3)}}}
+		a, err := conditions.FromUnstructured(u)
+		g.Expect(err).NotTo(HaveOccurred())
+		changed, err := conditions.SetObservedGeneration(a)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(changed).To(BeTrue())
+		g.Expect(u.Object["status"]).To(HaveKeyWithValue("observedGeneration", int64(3)), "written into the object the adapter wraps")
+		got, ok := conditions.GetObservedGeneration(a)
+		g.Expect(ok).To(BeTrue())
+		g.Expect(got).To(BeEquivalentTo(3))
+		changed, err = conditions.SetObservedGeneration(a)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(changed).To(BeFalse())
+
+		res, err := conditions.Compute(a)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(res).To(Equal(conditions.Result{Status: conditions.StatusCurrent, Message: "Resource is current"}))
+	})
 	t.Run("an object without the field", func(t *testing.T) {
 		g := NewWithT(t)
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
