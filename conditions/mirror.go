@@ -51,10 +51,14 @@ func (f Fallback) ApplyToMirror(o *MirrorOptions) {
 // source's condition of type sourceType, such as a child's Ready condition mirrored as the
 // parent's DatabaseReady. See [Set] for how it is set.
 //
+//   - When the mirror's status changes, its LastTransitionTime is the source condition's: when
+//     the child became ready, not when the parent's controller noticed. (Cluster API's mirror
+//     does the same.) When the status stays, the mirror keeps its time, as for any [Set].
 //   - When source's condition was computed for an older generation than source's current one,
-//     its status may no longer hold: the mirror is Unknown with reason [ReasonNotObserved].
+//     its status may no longer hold: the mirror is Unknown with reason [ReasonNotObserved],
+//     since now.
 //   - When source has no such condition, the mirror is the [Fallback], by default Unknown with
-//     reason [ReasonNotObserved].
+//     reason [ReasonNotObserved], since now.
 func Mirror(obj Setter, t Type, source Source, sourceType Type, opts ...MirrorOption) (changed bool, err error) {
 	var o MirrorOptions
 	for _, opt := range opts {
@@ -74,9 +78,12 @@ func Mirror(obj Setter, t Type, source Source, sourceType Type, opts ...MirrorOp
 			fmt.Sprintf("%s: %s computed for generation %d, current is %d", source.GetName(), sourceType, c.ObservedGeneration, source.GetGeneration()))
 	default:
 		mirrored = newCondition(t, c.Status, Reason(c.Reason), c.Message)
+		mirrored.LastTransitionTime = c.LastTransitionTime
 	}
 	mirrored.Type = string(t)
-	mirrored.LastTransitionTime = metav1.Time{}
+	if c == nil || stale(c, source.GetGeneration()) {
+		mirrored.LastTransitionTime = metav1.Time{}
+	}
 	return Set(obj, mirrored)
 }
 

@@ -19,6 +19,7 @@ package conditions_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -82,6 +83,36 @@ func TestMirror(t *testing.T) {
 			g.Expect(got.ObservedGeneration).To(BeEquivalentTo(7), "the mirror describes the parent's generation")
 		})
 	}
+}
+
+func TestMirrorKeepsTheSourcesTransitionTime(t *testing.T) {
+	g := NewWithT(t)
+	source := named("db", 2, cond("Ready", "False", "Recovering", "replaying WAL", 2, metav1.NewTime(at(0).Add(300*time.Millisecond))))
+	parent := widget(7)
+
+	_, err := conditions.Mirror(parent, "DatabaseReady", source, conditions.Ready)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(conditions.Get(parent, "DatabaseReady").LastTransitionTime.Time).To(BeTemporally("==", at(0).Time),
+		"the time the source's condition changed, truncated to seconds")
+
+	// A new message from the source is not a transition of the mirror.
+	source.Status.Conditions[0].Message = "replaying WAL: 80%"
+	_, err = conditions.Mirror(parent, "DatabaseReady", source, conditions.Ready)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(conditions.Get(parent, "DatabaseReady").LastTransitionTime.Time).To(BeTemporally("==", at(0).Time))
+
+	// The source becomes Ready: the mirror takes the time the source changed.
+	source.Status.Conditions[0] = cond("Ready", "True", "Succeeded", "", 2, at(40))
+	_, err = conditions.Mirror(parent, "DatabaseReady", source, conditions.Ready)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(conditions.Get(parent, "DatabaseReady").LastTransitionTime.Time).To(BeTemporally("==", at(40).Time))
+
+	// A stale source is Unknown since now: it is the mirror's own judgement, not the source's.
+	source.Generation = 3
+	start := time.Now().Truncate(time.Second)
+	_, err = conditions.Mirror(parent, "DatabaseReady", source, conditions.Ready)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(conditions.Get(parent, "DatabaseReady").LastTransitionTime.Time).To(BeTemporally(">=", start))
 }
 
 func TestAggregate(t *testing.T) {
