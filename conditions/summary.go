@@ -70,9 +70,9 @@ func (i IgnoreIfMissing) ApplyToSummary(o *SummaryOptions) {
 // WithTrueReason sets the reason and message of a healthy summary (True, or False for a
 // negative-polarity target).
 type WithTrueReason struct {
-	// Reason is the reason of a True summary; see [SummaryOptions.TrueReason].
+	// Reason is the reason of a healthy summary; see [SummaryOptions.TrueReason].
 	Reason Reason
-	// Message is the message of a True summary; see [SummaryOptions.TrueMessage].
+	// Message is the message of a healthy summary; see [SummaryOptions.TrueMessage].
 	Message string
 }
 
