@@ -105,6 +105,8 @@ demo: ## Run the example operator live on an embedded control plane (examples/cl
 .PHONY: test
 test: envtest ## Run every test (unit and envtest) of the library and the example operator, with -race.
 	go test $(GO_TEST_FLAGS) ./...
+	@# go test shows a passing package's output only with -v: print the size of the kstatus matrix.
+	@go test -count=1 -run '^TestComputeAgreesWithKstatusOnEveryCombination$$' -v ./conditions/ | grep '^kstatus matrix:'
 	@for m in $(EXAMPLE_MODULES); do echo "go test $(GO_TEST_FLAGS) ./... in $$(dirname $$m)"; \
 		(cd $$(dirname $$m) && go test $(GO_TEST_FLAGS) ./...); done
 

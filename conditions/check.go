@@ -34,13 +34,20 @@ var ErrNotCompliant = errors.New("status does not follow the condition conventio
 //
 //  1. every condition is valid (see [Validate]) and no type appears twice;
 //  2. there is a Ready condition;
-//  3. status.observedGeneration exists and no condition, nor status.observedGeneration, claims
-//     a generation newer than metadata.generation;
+//  3. status.observedGeneration exists; no condition, nor status.observedGeneration, claims a
+//     generation newer than metadata.generation; and when Ready is True for the current
+//     generation, status.observedGeneration is current too (otherwise kstatus reports the object
+//     InProgress while Ready says it is done);
 //  4. when Ready is not True (and the object is not being deleted), Reconciling or Stalled is
-//     True, so that kstatus does not report the object Current;
-//  5. Ready True does not coexist with a True Stalled, nor Reconciling True with Stalled True.
-//     (Ready and Reconciling may both be True: an object can serve while it rolls out a change
-//     or retries a failed step.)
+//     True: without them kstatus falls back to Ready and reports InProgress, and can never tell
+//     a controller that makes progress from one that is stuck (see [Compute]);
+//  5. Ready True does not coexist with a True Stalled, nor Reconciling True with Stalled True
+//     (kstatus would report whichever comes first in the list). Ready and Reconciling may both
+//     be True: an object can serve while it rolls out a change or retries a failed step.
+//
+// A status that lags a spec change the controller has not reconciled yet (Ready and
+// status.observedGeneration both at an older generation) follows the convention: it is what
+// every object looks like between a change and the next reconcile.
 //
 // The error wraps [ErrNotCompliant] and lists every broken rule.
 func Check(obj runtime.Object) error {
@@ -86,20 +93,23 @@ func Check(obj runtime.Object) error {
 			report("rule 3: condition %s observed generation %d, newer than metadata.generation %d", list[i].Type, list[i].ObservedGeneration, gen)
 		}
 	}
+	if ready := Get(a, Ready); found && observed < gen && ready != nil && ready.Status == metav1.ConditionTrue && ready.ObservedGeneration == gen {
+		report("rule 3: Ready is True at generation %d but status.observedGeneration %d lags metadata.generation %d: kstatus reports the object InProgress", gen, observed, gen)
+	}
 
 	reconciling, stalled := IsTrue(a, Reconciling), IsTrue(a, Stalled)
 	if !IsTrue(a, Ready) && u.GetDeletionTimestamp() == nil && !reconciling && !stalled {
-		status := metav1.ConditionStatus("missing")
 		if c := Get(a, Ready); c != nil {
-			status = c.Status
+			report("rule 4: Ready is %s but neither Reconciling nor Stalled is True: kstatus falls back to Ready and reports the object InProgress, and can never report it Failed", c.Status)
+		} else {
+			report("rule 4: Ready is missing and neither Reconciling nor Stalled is True: kstatus reports the object Current")
 		}
-		report("rule 4: Ready is %s but neither Reconciling nor Stalled is True: kstatus would report the object Current", status)
 	}
 	if IsTrue(a, Ready) && stalled {
 		report("rule 5: Ready is True while Stalled is True")
 	}
 	if reconciling && stalled {
-		report("rule 5: Reconciling and Stalled are both True")
+		report("rule 5: Reconciling and Stalled are both True: kstatus reports whichever comes first in the list")
 	}
 
 	if len(problems) == 0 {

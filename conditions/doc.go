@@ -47,19 +47,21 @@ limitations under the License.
 // # Summaries
 //
 // [Summarize] computes Ready (or any type) from dependent conditions, aware of polarity:
-// Degraded, Stalled, Reconciling and Deleting are healthy when False. [Mirror] copies a
-// condition from another object, [Aggregate] combines one condition across many objects.
+// Degraded, Stalled, Reconciling and Deleting are healthy when False, and so is a summary into
+// one of them, so summaries chain. [Mirror] copies a condition from another object, [Aggregate]
+// combines one condition across many objects.
 // [Track] removes conditions a reconcile did not set, for controllers that own a changing set.
 //
 // # The kstatus convention
 //
-// Tools built on kstatus (Flux, kpt, cli-utils) read an object's state from the Reconciling and
-// Stalled conditions and status.observedGeneration; `kubectl wait --for=condition=Ready` reads
-// Ready and the generation it was observed at. [MarkReconciling] while work is in progress,
-// [MarkStalled] when it cannot progress, [MarkReconciled] when done, and
-// [SetObservedGeneration] at the end of each reconcile. [Compute] returns the state kstatus
-// would report (Current, InProgress, Failed, Terminating), and [Check] lists how an object breaks
-// the convention, for tests.
+// Tools built on kstatus (Flux, kpt, Config Sync, cli-utils) read an object's state from
+// status.observedGeneration, the Reconciling and Stalled conditions, and Ready when neither is
+// True; `kubectl wait --for=condition=Ready` reads Ready and the generation it was observed at.
+// [MarkReconciling] while work is in progress, [MarkStalled] when it cannot progress,
+// [MarkReconciled] when done, and [SetObservedGeneration] at the end of each reconcile.
+// [Compute] returns the state kstatus reports (Current, InProgress, Failed, Terminating), tested
+// to agree with kstatus itself, and [Check] lists how an object breaks the convention, for
+// tests.
 //
 // # Several writers
 //

@@ -141,19 +141,23 @@ func ExampleCompute() {
 	res, _ = conditions.Compute(cluster)
 	fmt.Println(res.Status, "-", res.Message)
 
-	// The user fixes the spec; the controller finishes.
-	_, _ = conditions.MarkTrue(cluster, conditions.Ready, conditions.ReasonSucceeded, "")
+	// Without Reconciling or Stalled, kstatus falls back to Ready=False: InProgress, never Failed,
+	// so a pipeline waits for its timeout instead of failing with the reason.
 	conditions.MarkReconciled(cluster)
 	res, _ = conditions.Compute(cluster)
-	fmt.Println(res.Status, "-", res.Message)
-	fmt.Println("compliant:", conditions.Check(cluster) == nil)
+	fmt.Println(res.Status, "-", res.Message, "- compliant:", conditions.Check(cluster) == nil)
+
+	// The user fixes the spec; the controller finishes.
+	_, _ = conditions.MarkTrue(cluster, conditions.Ready, conditions.ReasonSucceeded, "")
+	res, _ = conditions.Compute(cluster)
+	fmt.Println(res.Status, "-", res.Message, "- compliant:", conditions.Check(cluster) == nil)
 
 	// Output:
 	// InProgress - Cluster generation is 2, but latest observed generation is 1
 	// InProgress - scaling to 3 replicas
 	// Failed - storage class fast does not exist
-	// Current - Resource is current
-	// compliant: true
+	// InProgress - scaling to 3 replicas - compliant: false
+	// Current - Resource is Ready - compliant: true
 }
 
 func ExampleNewPatch() {

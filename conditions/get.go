@@ -64,8 +64,19 @@ func IsCurrent(obj Getter, t Type) bool {
 
 // IsReady reports whether obj's Ready condition is True and current (see [IsCurrent]), and,
 // when obj has a status.observedGeneration (see [GetObservedGeneration]), that it is current
-// too. `kubectl wait --for=condition=Ready` (1.37) makes the same generation check, with the
-// condition's observedGeneration when it has one and status.observedGeneration otherwise.
+// too.
+//
+// `kubectl wait --for=condition=Ready` (1.37) makes one generation check: with the condition's
+// observedGeneration when it has one, and status.observedGeneration otherwise. IsReady is
+// stricter in two cases, in which kubectl wait reports the object ready:
+//
+//   - Ready has no observedGeneration: IsReady cannot tell which spec it describes;
+//   - Ready's observedGeneration is current but status.observedGeneration lags: the controller
+//     has not finished the generation, kstatus reports the object InProgress, and [Check]
+//     flags it.
+//
+// For an object whose Ready condition has an observedGeneration (as [Set] writes it) and that
+// follows [Check], IsReady and kubectl wait agree.
 func IsReady(obj Getter) bool {
 	if !IsTrue(obj, Ready) || !IsCurrent(obj, Ready) {
 		return false

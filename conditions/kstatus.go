@@ -71,9 +71,10 @@ type ObservedGenerationSetter interface {
 // reports whether it changed. Call it when the reconcile of the current generation has finished
 // (whether it succeeded or not), so clients know the status describes the current spec.
 //
-// obj is either an [ObservedGenerationSetter], an *unstructured.Unstructured, or a pointer to a
-// struct with a Status struct field holding an int64 ObservedGeneration field, as kubebuilder
-// scaffolds them. Anything else is an error, and obj is not modified.
+// obj is either an [ObservedGenerationSetter], an *unstructured.Unstructured or the
+// [*Unstructured] adapter around one, or a pointer to a struct with a Status struct field holding
+// an int64 ObservedGeneration field, as kubebuilder scaffolds them. Anything else is an error,
+// and obj is not modified.
 func SetObservedGeneration(obj metav1.Object) (changed bool, err error) {
 	gen := obj.GetGeneration()
 	switch o := obj.(type) {
@@ -83,6 +84,8 @@ func SetObservedGeneration(obj metav1.Object) (changed bool, err error) {
 		}
 		o.SetObservedGeneration(gen)
 		return true, nil
+	case *Unstructured:
+		return SetObservedGeneration(o.Unstructured)
 	case *unstructured.Unstructured:
 		current, _, err := unstructured.NestedInt64(o.Object, "status", "observedGeneration")
 		if err != nil {
@@ -149,15 +152,16 @@ func observedGenerationField(obj metav1.Object) (reflect.Value, error) {
 
 // Status is the overall state of an object, as the kstatus library
 // (sigs.k8s.io/cli-utils/pkg/kstatus) computes it for custom resources and as kstatus-based tools
-// (Flux, kpt, cli-utils) show it.
+// (Flux, kpt, Config Sync, cli-utils) show it.
 type Status string
 
 // The states [Compute] returns.
 const (
-	// StatusCurrent: the object's status describes its current spec and nothing is in progress.
+	// StatusCurrent: the object's status describes its current spec, Ready (when it has one) is
+	// True, and nothing is in progress or stalled.
 	StatusCurrent Status = "Current"
-	// StatusInProgress: the controller has not yet observed the current generation, or says it is
-	// Reconciling.
+	// StatusInProgress: the controller has not yet observed the current generation, says it is
+	// Reconciling, or has a Ready condition that is False or Unknown.
 	StatusInProgress Status = "InProgress"
 	// StatusFailed: the controller says it is Stalled.
 	StatusFailed Status = "Failed"
@@ -173,51 +177,115 @@ type Result struct {
 	Message string
 }
 
-// Compute returns obj's state by kstatus's rules for custom resources, in order:
+// Compute returns obj's state by the rules kstatus (sigs.k8s.io/cli-utils/pkg/kstatus, v0.37)
+// applies to custom resources, with kstatus's messages. The first rule that applies decides:
 //
 //  1. a deletionTimestamp means Terminating;
 //  2. a status.observedGeneration different from metadata.generation means InProgress (an
-//     object without the field skips this rule: give your status one);
-//  3. a True Reconciling condition means InProgress;
-//  4. a True Stalled condition means Failed;
-//  5. anything else is Current.
+//     object without either field skips this rule: give your status one);
+//  3. the first condition in list order that is Reconciling=True or Stalled=True decides:
+//     Reconciling means InProgress, Stalled means Failed (so when both are True, whichever comes
+//     first in the list wins);
+//  4. the first Ready condition whose status is True, False or Unknown decides: True means
+//     Current, False or Unknown means InProgress;
+//  5. anything else, including an object with no conditions at all, is Current.
 //
-// Note what rule 5 implies: an object whose Ready condition is False, but that has neither
-// Reconciling nor Stalled, is Current to kstatus. Use [MarkReconciling] and [MarkStalled] while
-// the object is not ready, and [Check] in tests to catch objects that break the convention.
+// The observedGeneration of the conditions plays no part: kstatus reads only
+// status.observedGeneration. Rule 4 means an object that is not Ready and has neither
+// Reconciling nor Stalled is InProgress for ever: kstatus cannot tell whether it makes progress
+// or is stuck, and never reports it Failed. Use [MarkReconciling] and [MarkStalled] so it can,
+// and [Check] in tests to catch objects that do not.
+//
+// kstatus has rules of its own for some built-in kinds (Deployment, StatefulSet, DaemonSet,
+// ReplicaSet, Pod, PersistentVolumeClaim, Service, Job, PodDisruptionBudget,
+// CustomResourceDefinition, and ConfigMap, Secret and CronJob, which are always Current), which it
+// applies between rules 3 and 4. Compute does not implement them: do not use it for those kinds.
 //
 // obj may be typed or unstructured; a typed object is converted with the default converter,
-// which is an error only for types that cannot be represented as JSON.
+// which is an error only for types that cannot be represented as JSON. A field of the wrong type
+// (a metadata.generation that is not an integer, a condition that is not an object) is an error,
+// as it is for kstatus.
 func Compute(obj runtime.Object) (Result, error) {
 	u, err := toUnstructured(obj)
 	if err != nil {
 		return Result{}, err
 	}
-	if u.GetDeletionTimestamp() != nil {
+	deletion, _, err := unstructured.NestedString(u.Object, "metadata", "deletionTimestamp")
+	if err != nil {
+		return Result{}, fmt.Errorf("failed to read metadata.deletionTimestamp of %s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	if deletion != "" {
 		return Result{Status: StatusTerminating, Message: "Resource scheduled for deletion"}, nil
 	}
-	if observed, found, err := unstructured.NestedInt64(u.Object, "status", "observedGeneration"); err == nil && found {
-		if gen := u.GetGeneration(); observed != gen {
+
+	gen, hasGen, err := unstructured.NestedInt64(u.Object, "metadata", "generation")
+	if err != nil {
+		return Result{}, fmt.Errorf("failed to read metadata.generation of %s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	if hasGen {
+		observed, found, err := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+		if err != nil {
+			return Result{}, fmt.Errorf("failed to read status.observedGeneration of %s %s: %w", u.GetKind(), u.GetName(), err)
+		}
+		if found && observed != gen {
 			return Result{Status: StatusInProgress,
 				Message: fmt.Sprintf("%s generation is %d, but latest observed generation is %d", u.GetKind(), gen, observed)}, nil
 		}
 	}
-	a, err := FromUnstructured(u)
+
+	list, err := kstatusConditions(u)
 	if err != nil {
 		return Result{}, err
 	}
-	if c := Get(a, Reconciling); c != nil && c.Status == metav1.ConditionTrue {
-		return Result{Status: StatusInProgress, Message: c.Message}, nil
+	for _, c := range list {
+		switch {
+		case c.Type == string(Reconciling) && c.Status == metav1.ConditionTrue:
+			return Result{Status: StatusInProgress, Message: c.Message}, nil
+		case c.Type == string(Stalled) && c.Status == metav1.ConditionTrue:
+			return Result{Status: StatusFailed, Message: c.Message}, nil
+		}
 	}
-	if c := Get(a, Stalled); c != nil && c.Status == metav1.ConditionTrue {
-		return Result{Status: StatusFailed, Message: c.Message}, nil
+	for _, c := range list {
+		if c.Type != string(Ready) {
+			continue
+		}
+		switch c.Status {
+		case metav1.ConditionTrue:
+			return Result{Status: StatusCurrent, Message: "Resource is Ready"}, nil
+		case metav1.ConditionFalse, metav1.ConditionUnknown:
+			return Result{Status: StatusInProgress, Message: c.Message}, nil
+		}
 	}
 	return Result{Status: StatusCurrent, Message: "Resource is current"}, nil
 }
 
+// kstatusCondition holds the fields of a condition kstatus reads.
+type kstatusCondition struct {
+	Type    string                 `json:"type"`
+	Status  metav1.ConditionStatus `json:"status"`
+	Message string                 `json:"message,omitempty"`
+}
+
+// kstatusConditions reads u's status.conditions as kstatus does: in list order, duplicates
+// included, and without requiring the other fields of a metav1.Condition.
+func kstatusConditions(u *unstructured.Unstructured) ([]kstatusCondition, error) {
+	var out struct {
+		Status struct {
+			Conditions []kstatusCondition `json:"conditions"`
+		} `json:"status"`
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &out); err != nil {
+		return nil, fmt.Errorf("failed to read status.conditions of %s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	return out.Status.Conditions, nil
+}
+
 func toUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		return u, nil
+	switch o := obj.(type) {
+	case *unstructured.Unstructured:
+		return o, nil
+	case *Unstructured:
+		return o.Unstructured, nil
 	}
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {

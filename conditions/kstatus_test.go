@@ -99,6 +99,26 @@ func TestSetObservedGeneration(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(changed).To(BeFalse())
 	})
+	t.Run("the adapter FromUnstructured returns", func(t *testing.T) {
+		g := NewWithT(t)
+		u := &unstructured.Unstructured{Object: map[string]any{"kind": "Widget", "metadata": map[string]any{"generation": int64(3)}}}
+		a, err := conditions.FromUnstructured(u)
+		g.Expect(err).NotTo(HaveOccurred())
+		changed, err := conditions.SetObservedGeneration(a)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(changed).To(BeTrue())
+		g.Expect(u.Object["status"]).To(HaveKeyWithValue("observedGeneration", int64(3)), "written into the object the adapter wraps")
+		got, ok := conditions.GetObservedGeneration(a)
+		g.Expect(ok).To(BeTrue())
+		g.Expect(got).To(BeEquivalentTo(3))
+		changed, err = conditions.SetObservedGeneration(a)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(changed).To(BeFalse())
+
+		res, err := conditions.Compute(a)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(res).To(Equal(conditions.Result{Status: conditions.StatusCurrent, Message: "Resource is current"}))
+	})
 	t.Run("an object without the field", func(t *testing.T) {
 		g := NewWithT(t)
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
@@ -124,7 +144,7 @@ func TestCompute(t *testing.T) {
 				w.Status.ObservedGeneration = 2
 				return w
 			},
-			want: conditions.StatusCurrent, wantMessage: "Resource is current",
+			want: conditions.StatusCurrent, wantMessage: "Resource is Ready",
 		},
 		{
 			name: "in progress: the controller has not observed the latest generation",
@@ -163,12 +183,64 @@ func TestCompute(t *testing.T) {
 			want: conditions.StatusTerminating, wantMessage: "Resource scheduled for deletion",
 		},
 		{
-			name: "current by kstatus's rules although Ready is False",
+			name: "in progress: Ready is False and neither Reconciling nor Stalled is True",
 			obj: func() *testtypes.Widget {
-				w := widget(2, cond("Ready", "False", "R", "", 2, at(0)))
+				w := widget(2, cond("Ready", "False", "R", "waiting for quota", 2, at(0)))
 				w.Status.ObservedGeneration = 2
 				return w
 			},
+			want: conditions.StatusInProgress, wantMessage: "waiting for quota",
+		},
+		{
+			name: "in progress: Ready is Unknown and Reconciling and Stalled are False",
+			obj: func() *testtypes.Widget {
+				w := widget(2, cond("Ready", "Unknown", "R", "not observed", 2, at(0)),
+					cond("Reconciling", "False", "R", "", 2, at(0)), cond("Stalled", "False", "R", "", 2, at(0)))
+				w.Status.ObservedGeneration = 2
+				return w
+			},
+			want: conditions.StatusInProgress, wantMessage: "not observed",
+		},
+		{
+			name: "current: Ready is True, with kstatus's message for it",
+			obj: func() *testtypes.Widget {
+				w := widget(2, cond("Ready", "True", "R", "all good", 2, at(0)), cond("Reconciling", "False", "R", "", 2, at(0)))
+				w.Status.ObservedGeneration = 2
+				return w
+			},
+			want: conditions.StatusCurrent, wantMessage: "Resource is Ready",
+		},
+		{
+			name: "failed: Stalled before Reconciling in the list wins",
+			obj: func() *testtypes.Widget {
+				w := widget(2, cond("Stalled", "True", "R", "bad spec", 2, at(0)), cond("Reconciling", "True", "R", "scaling up", 2, at(0)))
+				w.Status.ObservedGeneration = 2
+				return w
+			},
+			want: conditions.StatusFailed, wantMessage: "bad spec",
+		},
+		{
+			name: "in progress: Reconciling before Stalled in the list wins",
+			obj: func() *testtypes.Widget {
+				w := widget(2, cond("Reconciling", "True", "R", "scaling up", 2, at(0)), cond("Stalled", "True", "R", "bad spec", 2, at(0)))
+				w.Status.ObservedGeneration = 2
+				return w
+			},
+			want: conditions.StatusInProgress, wantMessage: "scaling up",
+		},
+		{
+			name: "in progress: a second, True Reconciling counts although the first is False",
+			obj: func() *testtypes.Widget {
+				w := widget(2, cond("Ready", "True", "R", "", 2, at(0)),
+					cond("Reconciling", "False", "R", "", 2, at(0)), cond("Reconciling", "True", "R", "again", 2, at(0)))
+				w.Status.ObservedGeneration = 2
+				return w
+			},
+			want: conditions.StatusInProgress, wantMessage: "again",
+		},
+		{
+			name: "current: no conditions and no status.observedGeneration",
+			obj:  func() *testtypes.Widget { return widget(1) },
 			want: conditions.StatusCurrent, wantMessage: "Resource is current",
 		},
 	}
@@ -213,7 +285,24 @@ func TestCheck(t *testing.T) {
 				w.Status.ObservedGeneration = 2
 				return w
 			},
-			wantRules: []string{"rule 4: Ready is False but neither Reconciling nor Stalled is True"},
+			wantRules: []string{"rule 4: Ready is False but neither Reconciling nor Stalled is True: kstatus falls back to Ready and reports the object InProgress, and can never report it Failed"},
+		},
+		{
+			name: "Ready True at the current generation while status.observedGeneration lags",
+			obj: func() *testtypes.Widget {
+				w := widget(3, cond("Ready", "True", "R", "", 3, at(0)))
+				w.Status.ObservedGeneration = 2
+				return w
+			},
+			wantRules: []string{"rule 3: Ready is True at generation 3 but status.observedGeneration 2 lags metadata.generation 3: kstatus reports the object InProgress"},
+		},
+		{
+			name: "a spec change the controller has not seen yet is not a violation",
+			obj: func() *testtypes.Widget {
+				w := widget(3, cond("Ready", "True", "R", "", 2, at(0)))
+				w.Status.ObservedGeneration = 2
+				return w
+			},
 		},
 		{
 			name:      "no Ready condition and no observedGeneration",
@@ -231,7 +320,7 @@ func TestCheck(t *testing.T) {
 				"rule 3: status.observedGeneration 5 is newer than metadata.generation 2",
 				"rule 3: condition Ready observed generation 3",
 				"rule 5: Ready is True while Stalled is True",
-				"rule 5: Reconciling and Stalled are both True",
+				"rule 5: Reconciling and Stalled are both True: kstatus reports whichever comes first in the list",
 			},
 		},
 		{

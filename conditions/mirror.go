@@ -51,10 +51,14 @@ func (f Fallback) ApplyToMirror(o *MirrorOptions) {
 // source's condition of type sourceType, such as a child's Ready condition mirrored as the
 // parent's DatabaseReady. See [Set] for how it is set.
 //
+//   - When the mirror's status changes, its LastTransitionTime is the source condition's: when
+//     the child became ready, not when the parent's controller noticed. (Cluster API's mirror
+//     does the same.) When the status stays, the mirror keeps its time, as for any [Set].
 //   - When source's condition was computed for an older generation than source's current one,
-//     its status may no longer hold: the mirror is Unknown with reason [ReasonNotObserved].
+//     its status may no longer hold: the mirror is Unknown with reason [ReasonNotObserved],
+//     since now.
 //   - When source has no such condition, the mirror is the [Fallback], by default Unknown with
-//     reason [ReasonNotObserved].
+//     reason [ReasonNotObserved], since now.
 func Mirror(obj Setter, t Type, source Source, sourceType Type, opts ...MirrorOption) (changed bool, err error) {
 	var o MirrorOptions
 	for _, opt := range opts {
@@ -74,19 +78,25 @@ func Mirror(obj Setter, t Type, source Source, sourceType Type, opts ...MirrorOp
 			fmt.Sprintf("%s: %s computed for generation %d, current is %d", source.GetName(), sourceType, c.ObservedGeneration, source.GetGeneration()))
 	default:
 		mirrored = newCondition(t, c.Status, Reason(c.Reason), c.Message)
+		mirrored.LastTransitionTime = c.LastTransitionTime
 	}
 	mirrored.Type = string(t)
-	mirrored.LastTransitionTime = metav1.Time{}
+	if c == nil || stale(c, source.GetGeneration()) {
+		mirrored.LastTransitionTime = metav1.Time{}
+	}
 	return Set(obj, mirrored)
 }
 
 // Aggregate sets a condition of type t on obj that combines the condition of type sourceType of
 // every object in sources, such as "every replica is Ready":
 //
-//   - True when every source's condition is healthy (True, or False for a negative-polarity
-//     type; see [SummaryOptions]); also True when sources is empty;
-//   - False when any is unhealthy; Unknown when none is unhealthy but some are Unknown, missing
-//     or computed for an older generation than their source's.
+//   - healthy when every source's condition is healthy (True, or False for a negative-polarity
+//     type; see [SummaryOptions]); also healthy when sources is empty;
+//   - unhealthy when any is unhealthy; Unknown when none is unhealthy but some are Unknown,
+//     missing or computed for an older generation than their source's;
+//   - as for [Summary], healthy is True and unhealthy False when t has positive polarity, and
+//     the other way round when t has negative polarity: Degraded aggregated from the replicas'
+//     Degraded is True while any replica is degraded.
 //
 // The reason is that of the worst source (by name among the equally bad); the message counts and
 // lists the sources that are not healthy, worst first, then by name, so that the same set of
@@ -107,7 +117,7 @@ func Aggregate[S Source](obj Setter, t Type, sources []S, sourceType Type, opts 
 		}
 	}
 	if len(bad) == 0 {
-		return Set(obj, newCondition(t, metav1.ConditionTrue, o.TrueReason, o.TrueMessage))
+		return Set(obj, newCondition(t, o.status(t, healthy), o.TrueReason, o.TrueMessage))
 	}
 	slices.SortFunc(bad, func(a, b finding) int {
 		return cmp.Or(int(b.h-a.h), strings.Compare(a.name, b.name))
@@ -123,13 +133,10 @@ func Aggregate[S Source](obj Setter, t Type, sources []S, sourceType Type, opts 
 		parts = append(parts, f.name+": "+describe(f.c, f.gen))
 	}
 	worst := bad[0]
-	status, reason := metav1.ConditionFalse, ReasonNotObserved
-	if worst.h == unknown {
-		status = metav1.ConditionUnknown
-	}
+	reason := ReasonNotObserved
 	if worst.c != nil && worst.c.Reason != "" && !stale(worst.c, worst.gen) {
 		reason = Reason(worst.c.Reason)
 	}
 	message := fmt.Sprintf("%d of %d not healthy: %s", len(bad), len(sources), strings.Join(parts, "; "))
-	return Set(obj, newCondition(t, status, reason, message))
+	return Set(obj, newCondition(t, o.status(t, worst.h), reason, message))
 }

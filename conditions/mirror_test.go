@@ -19,6 +19,7 @@ package conditions_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -82,6 +83,36 @@ func TestMirror(t *testing.T) {
 			g.Expect(got.ObservedGeneration).To(BeEquivalentTo(7), "the mirror describes the parent's generation")
 		})
 	}
+}
+
+func TestMirrorKeepsTheSourcesTransitionTime(t *testing.T) {
+	g := NewWithT(t)
+	source := named("db", 2, cond("Ready", "False", "Recovering", "replaying WAL", 2, metav1.NewTime(at(0).Add(300*time.Millisecond))))
+	parent := widget(7)
+
+	_, err := conditions.Mirror(parent, "DatabaseReady", source, conditions.Ready)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(conditions.Get(parent, "DatabaseReady").LastTransitionTime.Time).To(BeTemporally("==", at(0).Time),
+		"the time the source's condition changed, truncated to seconds")
+
+	// A new message from the source is not a transition of the mirror.
+	source.Status.Conditions[0].Message = "replaying WAL: 80%"
+	_, err = conditions.Mirror(parent, "DatabaseReady", source, conditions.Ready)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(conditions.Get(parent, "DatabaseReady").LastTransitionTime.Time).To(BeTemporally("==", at(0).Time))
+
+	// The source becomes Ready: the mirror takes the time the source changed.
+	source.Status.Conditions[0] = cond("Ready", "True", "Succeeded", "", 2, at(40))
+	_, err = conditions.Mirror(parent, "DatabaseReady", source, conditions.Ready)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(conditions.Get(parent, "DatabaseReady").LastTransitionTime.Time).To(BeTemporally("==", at(40).Time))
+
+	// A stale source is Unknown since now: it is the mirror's own judgement, not the source's.
+	source.Generation = 3
+	start := time.Now().Truncate(time.Second)
+	_, err = conditions.Mirror(parent, "DatabaseReady", source, conditions.Ready)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(conditions.Get(parent, "DatabaseReady").LastTransitionTime.Time).To(BeTemporally(">=", start))
 }
 
 func TestAggregate(t *testing.T) {
@@ -152,4 +183,83 @@ func TestAggregateListsAtMostTenSources(t *testing.T) {
 	msg := conditions.Get(parent, "ReplicasReady").Message
 	g.Expect(msg).To(HavePrefix("25 of 25 not healthy: r00: down;"))
 	g.Expect(msg).To(HaveSuffix("r09: down; and 15 more"))
+}
+
+func TestAggregateFollowsThePolarityOfTheTarget(t *testing.T) {
+	tests := []struct {
+		name       string
+		target     conditions.Type
+		sourceType conditions.Type
+		sources    []*testtypes.Widget
+		wantStatus metav1.ConditionStatus
+		wantReason conditions.Reason
+	}{
+		{
+			name:   "a positive target from a negative source type: a degraded replica makes it False",
+			target: "ReplicasHealthy", sourceType: conditions.Degraded,
+			sources: []*testtypes.Widget{
+				named("a", 1, cond("Degraded", "False", "AsExpected", "", 1, at(0))),
+				named("b", 1, cond("Degraded", "True", "DiskFull", "disk full", 1, at(0))),
+			},
+			wantStatus: "False", wantReason: "DiskFull",
+		},
+		{
+			name:   "a positive target from a negative source type: no degraded replica makes it True",
+			target: "ReplicasHealthy", sourceType: conditions.Degraded,
+			sources: []*testtypes.Widget{
+				named("a", 1, cond("Degraded", "False", "AsExpected", "", 1, at(0))),
+			},
+			wantStatus: "True", wantReason: conditions.ReasonSucceeded,
+		},
+		{
+			name:   "a negative target from the same negative type: a degraded replica makes it True",
+			target: conditions.Degraded, sourceType: conditions.Degraded,
+			sources: []*testtypes.Widget{
+				named("a", 1, cond("Degraded", "False", "AsExpected", "", 1, at(0))),
+				named("b", 1, cond("Degraded", "True", "DiskFull", "disk full", 1, at(0))),
+			},
+			wantStatus: "True", wantReason: "DiskFull",
+		},
+		{
+			name:   "a negative target from the same negative type: no degraded replica makes it False",
+			target: conditions.Degraded, sourceType: conditions.Degraded,
+			sources: []*testtypes.Widget{
+				named("a", 1, cond("Degraded", "False", "AsExpected", "", 1, at(0))),
+			},
+			wantStatus: "False", wantReason: conditions.ReasonSucceeded,
+		},
+		{
+			name:   "a negative target from a positive source type: a replica not Ready makes it True",
+			target: conditions.Degraded, sourceType: conditions.Ready,
+			sources: []*testtypes.Widget{
+				named("a", 1, cond("Ready", "True", "Succeeded", "", 1, at(0))),
+				named("b", 1, cond("Ready", "False", "CrashLoop", "exit 1", 1, at(0))),
+			},
+			wantStatus: "True", wantReason: "CrashLoop",
+		},
+		{
+			name:   "a negative target with no sources is healthy: False",
+			target: conditions.Degraded, sourceType: conditions.Degraded,
+			wantStatus: "False", wantReason: conditions.ReasonSucceeded,
+		},
+		{
+			name:   "a negative target is Unknown while a source has not reported",
+			target: conditions.Degraded, sourceType: conditions.Degraded,
+			sources:    []*testtypes.Widget{named("a", 1)},
+			wantStatus: "Unknown", wantReason: conditions.ReasonNotObserved,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			parent := widget(1)
+
+			_, err := conditions.Aggregate(parent, tt.target, tt.sources, tt.sourceType)
+
+			g.Expect(err).NotTo(HaveOccurred())
+			got := conditions.Get(parent, tt.target)
+			g.Expect(got.Status).To(Equal(tt.wantStatus))
+			g.Expect(got.Reason).To(BeEquivalentTo(tt.wantReason))
+		})
+	}
 }

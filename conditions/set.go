@@ -31,9 +31,10 @@ import (
 //     describes. (When obj has no generation, as a [ForSlice] adapter with generation 0, c's own
 //     ObservedGeneration is kept.)
 //   - LastTransitionTime changes only when Status does: a new reason or message keeps the
-//     existing time. On a transition, or for a new condition, it is c.LastTransitionTime when
-//     set, otherwise now; either way truncated to whole seconds, which is all the API server
-//     stores, so an object and its copy read back from the server are equal.
+//     existing time. On a transition, for a new condition, or for an existing condition that has
+//     no transition time (one built in memory), it is c.LastTransitionTime when set, otherwise
+//     now; either way truncated to whole seconds, which is all the API server stores, so an
+//     object and its copy read back from the server are equal.
 //   - A message with invalid UTF-8 has it replaced by U+FFFD, as the API server would.
 //   - Setting a condition equal to the current one (type, status, reason, message, observed
 //     generation) is not a change: nothing is written to obj and Set returns false. This path
@@ -54,7 +55,7 @@ func Set(obj Setter, c metav1.Condition) (changed bool, err error) {
 	i := indexOf(list, c.Type)
 	if i >= 0 {
 		existing := &list[i]
-		if existing.Status == c.Status {
+		if existing.Status == c.Status && !existing.LastTransitionTime.IsZero() {
 			c.LastTransitionTime = existing.LastTransitionTime
 		} else {
 			c.LastTransitionTime = transitionTime(c.LastTransitionTime)
@@ -98,15 +99,15 @@ func newCondition(t Type, status metav1.ConditionStatus, reason Reason, message 
 	return metav1.Condition{Type: string(t), Status: status, Reason: string(reason), Message: TruncateMessage(message)}
 }
 
-// Delete removes the condition of type t from obj and reports whether it was there.
+// Delete removes the condition of type t from obj, every one of them if the list has several,
+// and reports whether there was any. The list is copied, never modified in place.
 func Delete(obj Setter, t Type) (changed bool) {
 	touch(obj, t)
 	list := obj.GetConditions()
-	i := indexOf(list, string(t))
-	if i < 0 {
+	if indexOf(list, string(t)) < 0 {
 		return false
 	}
-	obj.SetConditions(slices.Delete(slices.Clone(list), i, i+1))
+	obj.SetConditions(slices.DeleteFunc(slices.Clone(list), func(c metav1.Condition) bool { return c.Type == string(t) }))
 	return true
 }
 

@@ -293,6 +293,54 @@ func TestDelete(t *testing.T) {
 	g.Expect(types(shared)).To(Equal([]string{"Ready", "Zeta"}), "a slice shared with another copy is not modified")
 }
 
+func TestDeleteRemovesEveryConditionOfTheType(t *testing.T) {
+	g := NewWithT(t)
+	// Written by hand or by another tool: the API server accepts duplicates in a list that is not
+	// a map list.
+	w := widget(1, cond("Zeta", "True", "R", "", 1, at(0)), cond("Ready", "True", "R", "", 1, at(0)), cond("Zeta", "False", "R", "", 1, at(0)))
+
+	g.Expect(conditions.Delete(w, "Zeta")).To(BeTrue())
+
+	g.Expect(types(w.Status.Conditions)).To(Equal([]string{"Ready"}))
+	g.Expect(conditions.Has(w, "Zeta")).To(BeFalse())
+	g.Expect(conditions.Delete(w, "Zeta")).To(BeFalse())
+}
+
+func TestSetGivesAConditionWithoutTransitionTimeOne(t *testing.T) {
+	tests := []struct {
+		name string
+		set  metav1.Condition
+		want metav1.Time // zero: expect now
+	}{
+		{name: "the same condition again", set: cond("Ready", "True", "Succeeded", "built in memory", 0, metav1.Time{})},
+		{name: "a new message", set: cond("Ready", "True", "Succeeded", "a new message", 0, metav1.Time{})},
+		{name: "a time given by the caller", set: cond("Ready", "True", "Succeeded", "built in memory", 0, at(20)), want: at(20)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			// A condition built in memory, as a literal or by apimachinery's meta helpers, without
+			// lastTransitionTime.
+			w := widget(1, cond("Ready", "True", "Succeeded", "built in memory", 1, metav1.Time{}))
+			start := time.Now().Truncate(time.Second)
+
+			changed, err := conditions.Set(w, tt.set)
+
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(changed).To(BeTrue())
+			got := w.Status.Conditions[0]
+			g.Expect(got.Message).To(Equal(tt.set.Message))
+			if tt.want.IsZero() {
+				g.Expect(got.LastTransitionTime.Time).To(BeTemporally(">=", start))
+				g.Expect(got.LastTransitionTime.Nanosecond()).To(BeZero())
+			} else {
+				g.Expect(got.LastTransitionTime.Time).To(BeTemporally("==", tt.want.Time))
+			}
+			g.Expect(conditions.Validate(got)).To(Succeed())
+		})
+	}
+}
+
 func TestForSlice(t *testing.T) {
 	g := NewWithT(t)
 	var list []metav1.Condition

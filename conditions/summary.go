@@ -28,17 +28,19 @@ import (
 // [SummaryOption] values; the zero value is the default.
 type SummaryOptions struct {
 	// NegativePolarity lists types for which False is the healthy status, in addition to the
-	// standard ones: Reconciling, Stalled, Deleting and Degraded.
+	// standard ones: Reconciling, Stalled, Deleting and Degraded. It applies to the dependents
+	// and to the target alike: a summary into a negative-polarity type is False when healthy.
 	NegativePolarity []Type
 
 	// IgnoreIfMissing lists dependents that count as healthy while absent, such as conditions of
 	// an optional feature. Any other missing dependent makes the summary Unknown.
 	IgnoreIfMissing []Type
 
-	// TrueReason is the reason of a True summary. Defaults to [ReasonSucceeded].
+	// TrueReason is the reason of a healthy summary: True, or False for a negative-polarity
+	// target. Defaults to [ReasonSucceeded].
 	TrueReason Reason
 
-	// TrueMessage is the message of a True summary. Defaults to none.
+	// TrueMessage is the message of a healthy summary. Defaults to none.
 	TrueMessage string
 }
 
@@ -65,11 +67,12 @@ func (i IgnoreIfMissing) ApplyToSummary(o *SummaryOptions) {
 	o.IgnoreIfMissing = append(o.IgnoreIfMissing, i...)
 }
 
-// WithTrueReason sets the reason and message of a True summary.
+// WithTrueReason sets the reason and message of a healthy summary (True, or False for a
+// negative-polarity target).
 type WithTrueReason struct {
-	// Reason is the reason of a True summary; see [SummaryOptions.TrueReason].
+	// Reason is the reason of a healthy summary; see [SummaryOptions.TrueReason].
 	Reason Reason
-	// Message is the message of a True summary; see [SummaryOptions.TrueMessage].
+	// Message is the message of a healthy summary; see [SummaryOptions.TrueMessage].
 	Message string
 }
 
@@ -91,6 +94,19 @@ func newSummaryOptions(opts []SummaryOption) SummaryOptions {
 
 func (o *SummaryOptions) negative(t Type) bool {
 	return slices.Contains(negativePolarity, t) || slices.Contains(o.NegativePolarity, t)
+}
+
+// status returns the status of a summary of type t whose worst dependent is h: the polarity of
+// t decides which of True and False is healthy.
+func (o *SummaryOptions) status(t Type, h health) metav1.ConditionStatus {
+	switch {
+	case h == unknown:
+		return metav1.ConditionUnknown
+	case (h == healthy) != o.negative(t):
+		return metav1.ConditionTrue
+	default:
+		return metav1.ConditionFalse
+	}
 }
 
 // health is how one dependent counts towards a summary. The order is from best to worst.
@@ -122,17 +138,24 @@ func (o *SummaryOptions) assess(t Type, c *metav1.Condition, gen int64) health {
 }
 
 // Summary computes a condition of type t that summarises the dependents of obj, which are
-// conditions of obj, taking polarity into account:
+// conditions of obj, taking polarity into account. Each dependent is
 //
-//   - True when every dependent is healthy: True, or False for a negative-polarity type such as
-//     Degraded (see [SummaryOptions.NegativePolarity]);
-//   - False when any dependent is unhealthy;
-//   - Unknown otherwise: a dependent is Unknown, missing (unless listed in
-//     [SummaryOptions.IgnoreIfMissing]) or was computed for an older generation than obj's.
+//   - healthy when True, or False for a negative-polarity type such as Degraded (see
+//     [SummaryOptions.NegativePolarity]);
+//   - unknown when Unknown, missing (unless listed in [SummaryOptions.IgnoreIfMissing]) or
+//     computed for an older generation than obj's;
+//   - unhealthy otherwise.
+//
+// The summary is healthy when every dependent is, unhealthy when any is, and Unknown otherwise.
+// Its status follows the polarity of t, as it does for a dependent: for a positive type such as
+// Ready, healthy is True and unhealthy False; for a negative type (Degraded, or one listed in
+// [NegativePolarity]), healthy is False and unhealthy True. So a summary can feed another:
+// Degraded summarised from the replicas' Degraded is True while a replica is degraded, and Ready
+// summarised from that Degraded is then False.
 //
 // The reason is that of the worst dependent, the first in dependents order among the equally
 // bad; the message lists every dependent that is not healthy, worst first, as
-// "Type: message". A True summary has reason [ReasonSucceeded] unless [WithTrueReason] says
+// "Type: message". A healthy summary has reason [ReasonSucceeded] unless [WithTrueReason] says
 // otherwise. Summary does not modify obj; [Summarize] sets the result.
 func Summary(obj Getter, t Type, dependents []Type, opts ...SummaryOption) metav1.Condition {
 	o := newSummaryOptions(opts)
@@ -154,7 +177,7 @@ func Summary(obj Getter, t Type, dependents []Type, opts ...SummaryOption) metav
 		}
 	}
 	if len(bad) == 0 {
-		return newCondition(t, metav1.ConditionTrue, o.TrueReason, o.TrueMessage)
+		return newCondition(t, o.status(t, healthy), o.TrueReason, o.TrueMessage)
 	}
 	slices.SortStableFunc(bad, func(a, b finding) int { return int(b.h - a.h) })
 
@@ -163,14 +186,11 @@ func Summary(obj Getter, t Type, dependents []Type, opts ...SummaryOption) metav
 		parts[i] = string(f.t) + ": " + describe(f.c, gen)
 	}
 	worst := bad[0]
-	status, reason := metav1.ConditionFalse, ReasonNotObserved
-	if worst.h == unknown {
-		status = metav1.ConditionUnknown
-	}
+	reason := ReasonNotObserved
 	if worst.c != nil && worst.c.Reason != "" && !stale(worst.c, gen) {
 		reason = Reason(worst.c.Reason)
 	}
-	return newCondition(t, status, reason, strings.Join(parts, "; "))
+	return newCondition(t, o.status(t, worst.h), reason, strings.Join(parts, "; "))
 }
 
 // Summarize sets the condition [Summary] computes on obj; see [Set].

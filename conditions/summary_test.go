@@ -19,10 +19,12 @@ package conditions_test
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/internal/testtypes"
 )
 
 func TestSummary(t *testing.T) {
@@ -159,4 +161,172 @@ func TestSummaryIgnoresItselfAmongDependents(t *testing.T) {
 	got := conditions.Summary(w, conditions.Ready, []conditions.Type{conditions.Ready, "A"})
 
 	g.Expect(got.Status).To(Equal(metav1.ConditionTrue))
+}
+
+func TestSummaryFollowsThePolarityOfTheTarget(t *testing.T) {
+	const gen = 2
+	tests := []struct {
+		name        string
+		target      conditions.Type
+		dependents  []conditions.Type
+		conditions  []metav1.Condition
+		opts        []conditions.SummaryOption
+		wantStatus  metav1.ConditionStatus
+		wantReason  conditions.Reason
+		wantMessage string
+	}{
+		{
+			name:       "a positive target is True when every dependent is healthy",
+			target:     conditions.Ready,
+			dependents: []conditions.Type{"DiskPressure", "NetworkReady"},
+			conditions: []metav1.Condition{
+				cond("DiskPressure", "False", "AsExpected", "", gen, at(0)),
+				cond("NetworkReady", "True", "Up", "", gen, at(0)),
+			},
+			opts:       []conditions.SummaryOption{conditions.NegativePolarity{"DiskPressure"}},
+			wantStatus: "True", wantReason: conditions.ReasonSucceeded,
+		},
+		{
+			name:       "a positive target is False when a negative dependent is True",
+			target:     conditions.Ready,
+			dependents: []conditions.Type{"DiskPressure", "NetworkReady"},
+			conditions: []metav1.Condition{
+				cond("DiskPressure", "True", "DiskFull", "disk 97% full", gen, at(0)),
+				cond("NetworkReady", "True", "Up", "", gen, at(0)),
+			},
+			opts:       []conditions.SummaryOption{conditions.NegativePolarity{"DiskPressure"}},
+			wantStatus: "False", wantReason: "DiskFull", wantMessage: "DiskPressure: disk 97% full",
+		},
+		{
+			name:       "a standard negative target is False when every dependent is healthy",
+			target:     conditions.Degraded,
+			dependents: []conditions.Type{"DiskPressure", "NetworkReady"},
+			conditions: []metav1.Condition{
+				cond("DiskPressure", "False", "AsExpected", "", gen, at(0)),
+				cond("NetworkReady", "True", "Up", "", gen, at(0)),
+			},
+			opts:       []conditions.SummaryOption{conditions.NegativePolarity{"DiskPressure"}},
+			wantStatus: "False", wantReason: conditions.ReasonSucceeded,
+		},
+		{
+			name:       "a standard negative target is True when a negative dependent is True",
+			target:     conditions.Degraded,
+			dependents: []conditions.Type{"DiskPressure", "NetworkReady"},
+			conditions: []metav1.Condition{
+				cond("DiskPressure", "True", "DiskFull", "disk 97% full", gen, at(0)),
+				cond("NetworkReady", "True", "Up", "", gen, at(0)),
+			},
+			opts:       []conditions.SummaryOption{conditions.NegativePolarity{"DiskPressure"}},
+			wantStatus: "True", wantReason: "DiskFull", wantMessage: "DiskPressure: disk 97% full",
+		},
+		{
+			name:       "a standard negative target is True when a positive dependent is False",
+			target:     conditions.Degraded,
+			dependents: []conditions.Type{"DiskPressure", "NetworkReady"},
+			conditions: []metav1.Condition{
+				cond("DiskPressure", "False", "AsExpected", "", gen, at(0)),
+				cond("NetworkReady", "False", "LinkDown", "eth0 down", gen, at(0)),
+			},
+			opts:       []conditions.SummaryOption{conditions.NegativePolarity{"DiskPressure"}},
+			wantStatus: "True", wantReason: "LinkDown", wantMessage: "NetworkReady: eth0 down",
+		},
+		{
+			name:       "a negative target is Unknown when a dependent is missing",
+			target:     conditions.Degraded,
+			dependents: []conditions.Type{"DiskPressure", "NetworkReady"},
+			conditions: []metav1.Condition{cond("NetworkReady", "True", "Up", "", gen, at(0))},
+			opts:       []conditions.SummaryOption{conditions.NegativePolarity{"DiskPressure"}},
+			wantStatus: "Unknown", wantReason: conditions.ReasonNotObserved, wantMessage: "DiskPressure: not reported",
+		},
+		{
+			name:       "a target declared negative with NegativePolarity is True when unhealthy",
+			target:     "Impaired",
+			dependents: []conditions.Type{"NetworkReady"},
+			conditions: []metav1.Condition{cond("NetworkReady", "False", "LinkDown", "eth0 down", gen, at(0))},
+			opts:       []conditions.SummaryOption{conditions.NegativePolarity{"Impaired"}},
+			wantStatus: "True", wantReason: "LinkDown", wantMessage: "NetworkReady: eth0 down",
+		},
+		{
+			name:       "a target declared negative with NegativePolarity is False when healthy, with the healthy reason",
+			target:     "Impaired",
+			dependents: []conditions.Type{"NetworkReady"},
+			conditions: []metav1.Condition{cond("NetworkReady", "True", "Up", "", gen, at(0))},
+			opts:       []conditions.SummaryOption{conditions.NegativePolarity{"Impaired"}, conditions.WithTrueReason{Reason: "AsExpected", Message: "all links up"}},
+			wantStatus: "False", wantReason: "AsExpected", wantMessage: "all links up",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			w := widget(gen, tt.conditions...)
+
+			changed, err := conditions.Summarize(w, tt.target, tt.dependents, tt.opts...)
+
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(changed).To(BeTrue())
+			got := conditions.Get(w, tt.target)
+			want := cond(tt.target, tt.wantStatus, tt.wantReason, tt.wantMessage, gen, got.LastTransitionTime)
+			g.Expect(cmp.Diff(want, *got)).To(BeEmpty())
+		})
+	}
+}
+
+func TestSummariesChainAcrossPolarities(t *testing.T) {
+	replica := func(name string, degraded metav1.ConditionStatus) *testtypes.Widget {
+		return named(name, 1, cond(conditions.Degraded, degraded, "Checked", "replica "+name+" degraded="+string(degraded), 1, at(0)))
+	}
+	tests := []struct {
+		name         string
+		replicas     []*testtypes.Widget
+		wantDegraded metav1.ConditionStatus
+		wantReady    metav1.ConditionStatus
+	}{
+		{
+			name:         "every replica healthy: Degraded False, Ready True",
+			replicas:     []*testtypes.Widget{replica("a", "False"), replica("b", "False")},
+			wantDegraded: "False", wantReady: "True",
+		},
+		{
+			name:         "one replica degraded: Degraded True, Ready False",
+			replicas:     []*testtypes.Widget{replica("a", "False"), replica("b", "True")},
+			wantDegraded: "True", wantReady: "False",
+		},
+		{
+			name:         "one replica unknown: Degraded Unknown, Ready Unknown",
+			replicas:     []*testtypes.Widget{replica("a", "False"), replica("b", "Unknown")},
+			wantDegraded: "Unknown", wantReady: "Unknown",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			parent := widget(1)
+
+			_, err := conditions.Aggregate(parent, conditions.Degraded, tt.replicas, conditions.Degraded)
+			g.Expect(err).NotTo(HaveOccurred())
+			_, err = conditions.Summarize(parent, conditions.Ready, []conditions.Type{conditions.Degraded})
+			g.Expect(err).NotTo(HaveOccurred())
+
+			// The same chain through Summarize: the parent's Degraded summarised from its own
+			// per-replica conditions.
+			perReplica := widget(1)
+			var deps []conditions.Type
+			for _, r := range tt.replicas {
+				ct := conditions.Type(r.Name + "Degraded")
+				deps = append(deps, ct)
+				_, err := conditions.Set(perReplica, cond(ct, conditions.Get(r, conditions.Degraded).Status, "Checked", "", 0, metav1.Time{}))
+				g.Expect(err).NotTo(HaveOccurred())
+			}
+			negative := conditions.NegativePolarity(deps)
+			_, err = conditions.Summarize(perReplica, conditions.Degraded, deps, negative)
+			g.Expect(err).NotTo(HaveOccurred())
+			_, err = conditions.Summarize(perReplica, conditions.Ready, []conditions.Type{conditions.Degraded}, negative)
+			g.Expect(err).NotTo(HaveOccurred())
+
+			for _, obj := range []*testtypes.Widget{parent, perReplica} {
+				g.Expect(conditions.Get(obj, conditions.Degraded).Status).To(Equal(tt.wantDegraded))
+				g.Expect(conditions.Get(obj, conditions.Ready).Status).To(Equal(tt.wantReady))
+			}
+		})
+	}
 }

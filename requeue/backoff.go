@@ -47,18 +47,33 @@ type BackoffOptions struct {
 	// conflict becomes a quiet requeue even when the reconciler just returns the error. Defaults
 	// to true; set it to a pointer to false to pass errors through untouched.
 	QuietErrors *bool
+
+	// MaxQuietConflicts is how many quiet requeues for conflicts (409 Conflict or
+	// AlreadyExists, 410 Gone; see [OnError]) one object may take in a row. The next conflict is
+	// returned as an error after all, wrapping the original so its class stays: controller-runtime
+	// logs it, counts it in controller_runtime_reconcile_errors_total and retries it with its
+	// rate limiter, and so does every further conflict until a reconcile of the object ends
+	// without one. Without the limit, a conflict that never goes away (an AlreadyExists for an
+	// object the cache never shows, a webhook that always answers 409) loops quietly for ever.
+	// The count is ConflictLimiter's NumRequeues for the object. Defaults to 10, about a minute
+	// with the default ConflictLimiter; a negative value means no limit.
+	MaxQuietConflicts int
 }
 
 // WithBackoff wraps r so that requeues without the deprecated Result.Requeue still back off per
 // object, and conflicts stay quiet:
 //
 //   - [Retry] returns delays that grow exponentially for each object while it keeps retrying,
-//     from [BackoffOptions.RetryLimiter], and are forgotten once a reconcile of the object ends
-//     in [Done] or another result that does not retry. (controller-runtime forgets its own
-//     backoff whenever RequeueAfter is used, which is why Retry needs this wrapper.)
+//     from [BackoffOptions.RetryLimiter]. They are forgotten, and the object's entry in the
+//     limiter released, once a reconcile of the object ends without asking to retry: [Done],
+//     [After], [Poll], a quiet conflict or a terminal error. A plain error keeps them, since
+//     controller-runtime retries it. (controller-runtime forgets its own backoff whenever
+//     RequeueAfter is used, which is why Retry needs this wrapper.)
 //   - An error the reconciler returns is passed through [OnError]: a conflict becomes a quiet
 //     requeue with its own per-object backoff, counted in tenon_reconcile_quiet_conflicts_total
-//     instead of controller_runtime_reconcile_errors_total.
+//     instead of controller_runtime_reconcile_errors_total, up to
+//     [BackoffOptions.MaxQuietConflicts] in a row. The Result.Priority the reconciler returned
+//     with the error is kept (controller-runtime honours it for errors too).
 //   - Terminal errors are counted in tenon_reconcile_terminal_errors_total, and requeues by
 //     reason in tenon_reconcile_requeues_total.
 //
@@ -75,6 +90,9 @@ func WithBackoff(r reconcile.Reconciler, opts BackoffOptions) reconcile.Reconcil
 	}
 	if opts.ConflictLimiter == nil {
 		opts.ConflictLimiter = workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](100*time.Millisecond, 10*time.Second)
+	}
+	if opts.MaxQuietConflicts == 0 {
+		opts.MaxQuietConflicts = 10
 	}
 	quiet := opts.QuietErrors == nil || *opts.QuietErrors
 	return &backoff{inner: r, opts: opts, quiet: quiet}
@@ -95,7 +113,11 @@ func (b *backoff) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Re
 
 	res, err := b.inner.Reconcile(ctx, req)
 	if err != nil && b.quiet {
+		priority := res.Priority
 		res, err = OnError(ctx, err)
+		if res.Priority == nil {
+			res.Priority = priority
+		}
 	}
 
 	s.mu.Lock()
@@ -109,8 +131,9 @@ func (b *backoff) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Re
 	case res.RequeueAfter > 0 && !counted:
 		requeues.WithLabelValues(b.opts.Name, "after").Inc()
 	}
-	// A reconcile that did not ask to retry has made progress: forget the object's backoff.
-	if !retried && err == nil {
+	// A reconcile that did not ask to retry has made progress, or, after a terminal error, has
+	// nothing left to retry: forget the object's backoff. A plain error is retried.
+	if !retried && (err == nil || IsTerminal(err)) {
 		b.opts.RetryLimiter.Forget(req)
 	}
 	if !conflicted {
@@ -147,12 +170,18 @@ func (s *state) retry() time.Duration {
 	return s.opts.RetryLimiter.When(s.req)
 }
 
-// conflict records a quiet conflict and returns its delay.
-func (s *state) conflict() time.Duration {
+// conflict records a conflict and returns the delay of its quiet requeue, or quiet false when
+// the object has had MaxQuietConflicts in a row, with their number.
+func (s *state) conflict() (delay time.Duration, quiet bool, inARow int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.conflicted, s.counted = true, true
-	return Jitter(s.opts.ConflictLimiter.When(s.req), 1)
+	s.conflicted = true
+	inARow = s.opts.ConflictLimiter.NumRequeues(s.req)
+	if s.opts.MaxQuietConflicts >= 0 && inARow >= s.opts.MaxQuietConflicts {
+		return 0, false, inARow
+	}
+	s.counted = true
+	return Jitter(s.opts.ConflictLimiter.When(s.req), 1), true, inARow
 }
 
 func (s *state) name() string {

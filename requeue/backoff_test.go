@@ -19,6 +19,7 @@ package requeue_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -189,4 +190,122 @@ func matches(m *dto.Metric, labels map[string]string) bool {
 		}
 	}
 	return true
+}
+
+func TestWithBackoffForgetsTheRetryBackoffAfterATerminalError(t *testing.T) {
+	g := NewWithT(t)
+	terminal := func(context.Context) (ctrl.Result, error) {
+		return requeue.Terminal(errors.New("spec.size must be small"))
+	}
+	inner := &scripted{steps: []func(context.Context) (ctrl.Result, error){retry, retry, retry, terminal, retry}}
+	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](100*time.Millisecond, time.Minute)
+	r := requeue.WithBackoff(inner, requeue.BackoffOptions{Name: "terminal-forgets", RetryLimiter: limiter})
+	ctx := context.Background()
+	a := request("a")
+
+	for range 3 {
+		_, err := r.Reconcile(ctx, a)
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	g.Expect(limiter.NumRequeues(a)).To(Equal(3))
+
+	// The spec is invalid: a terminal error, not retried. The object's entry is released, so an
+	// object deleted now leaves nothing behind.
+	_, err := r.Reconcile(ctx, a)
+	g.Expect(requeue.IsTerminal(err)).To(BeTrue())
+	g.Expect(limiter.NumRequeues(a)).To(BeZero(), "a terminal error ends the retries")
+
+	// The user fixes the spec; the next wait starts from the first step again.
+	res, err := r.Reconcile(ctx, a)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.RequeueAfter).To(Equal(100 * time.Millisecond))
+}
+
+func TestWithBackoffKeepsTheRetryBackoffAcrossAPlainError(t *testing.T) {
+	g := NewWithT(t)
+	boom := func(context.Context) (ctrl.Result, error) { return ctrl.Result{}, errors.New("boom") }
+	inner := &scripted{steps: []func(context.Context) (ctrl.Result, error){retry, retry, boom, retry}}
+	r := requeue.WithBackoff(inner, requeue.BackoffOptions{
+		Name:         "plain-keeps",
+		RetryLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](100*time.Millisecond, time.Minute),
+	})
+	ctx := context.Background()
+
+	for range 3 {
+		_, _ = r.Reconcile(ctx, request("a"))
+	}
+	res, err := r.Reconcile(ctx, request("a"))
+
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.RequeueAfter).To(Equal(400*time.Millisecond), "a plain error is retried by controller-runtime: still retrying")
+}
+
+func TestWithBackoffKeepsThePriorityOfAResultWithAnError(t *testing.T) {
+	conflict := apierrors.NewConflict(widgets, "w", errors.New("the object has been modified"))
+	tests := []struct {
+		name    string
+		err     error
+		opts    requeue.BackoffOptions
+		wantErr bool
+	}{
+		{name: "a plain error, which controller-runtime requeues with the priority", err: errors.New("boom"), wantErr: true},
+		{name: "a terminal error", err: reconcile.TerminalError(errors.New("bad spec")), wantErr: true},
+		{name: "a conflict made quiet", err: conflict},
+		{name: "a conflict passed through", err: conflict, opts: requeue.BackoffOptions{QuietErrors: ptr.To(false)}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			inner := &scripted{steps: []func(context.Context) (ctrl.Result, error){
+				func(context.Context) (ctrl.Result, error) { return ctrl.Result{Priority: ptr.To(7)}, tt.err },
+			}}
+			tt.opts.Name = "priority"
+			r := requeue.WithBackoff(inner, tt.opts)
+
+			res, err := r.Reconcile(context.Background(), request("a"))
+
+			g.Expect(err != nil).To(Equal(tt.wantErr), "error %v", err)
+			g.Expect(res.Priority).To(HaveValue(Equal(7)))
+		})
+	}
+}
+
+func TestWithBackoffReturnsAConflictThatNeverGoesAway(t *testing.T) {
+	g := NewWithT(t)
+	exists := func(context.Context) (ctrl.Result, error) {
+		return ctrl.Result{}, fmt.Errorf("failed to create config map: %w", apierrors.NewAlreadyExists(widgets, "w-config"))
+	}
+	inner := &scripted{steps: []func(context.Context) (ctrl.Result, error){exists}}
+	r := requeue.WithBackoff(inner, requeue.BackoffOptions{
+		Name:              "never-goes-away",
+		ConflictLimiter:   workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Millisecond, time.Second),
+		MaxQuietConflicts: 3,
+	})
+	ctx := context.Background()
+
+	for i := range 3 {
+		res, err := r.Reconcile(ctx, request("a"))
+		g.Expect(err).NotTo(HaveOccurred(), "quiet requeue %d", i+1)
+		g.Expect(res.RequeueAfter).To(BeNumerically(">", 0))
+	}
+	// The fourth in a row, and every one after it until the object reconciles, is an error that
+	// controller-runtime logs, counts and retries with its rate limiter.
+	for range 2 {
+		res, err := r.Reconcile(ctx, request("a"))
+		g.Expect(err).To(HaveOccurred())
+		g.Expect(apierrors.IsAlreadyExists(err)).To(BeTrue(), "the error keeps its class: %v", err)
+		g.Expect(err.Error()).To(ContainSubstring("3 quiet requeues"))
+		g.Expect(res.RequeueAfter).To(BeZero())
+	}
+	g.Expect(counter(t, "tenon_reconcile_quiet_conflicts_total", map[string]string{"controller": "never-goes-away", "class": "already_exists"})).To(BeEquivalentTo(3))
+
+	// Another object is not affected; and once the object reconciles, it starts over.
+	_, err := r.Reconcile(ctx, request("b"))
+	g.Expect(err).NotTo(HaveOccurred())
+	inner.steps = []func(context.Context) (ctrl.Result, error){done, exists}
+	inner.calls = 0
+	_, err = r.Reconcile(ctx, request("a"))
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = r.Reconcile(ctx, request("a"))
+	g.Expect(err).NotTo(HaveOccurred(), "quiet again after a reconcile without conflict")
 }

@@ -19,6 +19,7 @@ package requeue
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"time"
 
@@ -133,7 +134,10 @@ func Classify(err error) Class {
 //   - conflict, already exists, gone: a quiet requeue after a short jittered delay, with no
 //     error, so controller-runtime neither logs it nor counts it as a reconcile error; it is
 //     counted in tenon_reconcile_quiet_conflicts_total instead. Under [WithBackoff] the delay
-//     grows per object while conflicts repeat;
+//     grows per object while conflicts repeat, and after [BackoffOptions.MaxQuietConflicts] in
+//     a row the error is returned after all (wrapped, so it keeps its class), so that a conflict
+//     that never goes away is logged and counted. Without WithBackoff, OnError keeps no state
+//     and every conflict is quiet;
 //   - throttled: a quiet requeue after the server's Retry-After (1 second when it gives none);
 //   - invalid: a terminal error (see [Terminal]);
 //   - terminal: returned as is;
@@ -146,11 +150,16 @@ func OnError(ctx context.Context, err error) (ctrl.Result, error) {
 	case ClassNone:
 		return Done()
 	case ClassConflict, ClassAlreadyExists, ClassGone:
-		recordQuietConflict(s, class)
-		if s != nil {
-			return ctrl.Result{RequeueAfter: s.conflict()}, nil
+		if s == nil {
+			recordQuietConflict(s, class)
+			return After(Jitter(ConflictDelay, 1))
 		}
-		return After(Jitter(ConflictDelay, 1))
+		delay, quiet, inARow := s.conflict()
+		if !quiet {
+			return ctrl.Result{}, fmt.Errorf("failed to reconcile without a conflict after %d quiet requeues: %w", inARow, err)
+		}
+		recordQuietConflict(s, class)
+		return ctrl.Result{RequeueAfter: delay}, nil
 	case ClassThrottled:
 		recordRequeue(s, class.String())
 		delay := time.Second

@@ -34,16 +34,18 @@ limitations under the License.
 // object has been modified; please apply your changes to the latest version" is the API
 // server's optimistic concurrency at work, not a failure. OnError turns it into a quiet requeue
 // after a short jittered delay: no error log line, no error metric, just
-// tenon_reconcile_quiet_conflicts_total.
+// tenon_reconcile_quiet_conflicts_total. Under [WithBackoff], a conflict that comes back too
+// many times in a row is returned as an error after all (see
+// [BackoffOptions.MaxQuietConflicts]), so one that never goes away does not stay silent.
 //
 // # Backoff without Result.Requeue
 //
 // controller-runtime deprecated Result.Requeue, and RequeueAfter bypasses the per-object rate
 // limiter: an object that keeps saying "not yet" is retried at a fixed rate forever. [WithBackoff]
 // wraps a reconciler to bring exponential per-object backoff back for [Retry] and for conflicts,
-// resetting it once the object reconciles, and applies OnError to the errors the reconciler
-// returns, so a plain "return err" on a conflict is quiet too. It also counts terminal errors
-// and requeues by reason.
+// resetting it once the object reconciles or fails terminally, and applies OnError to the errors
+// the reconciler returns, so a plain "return err" on a conflict is quiet too. It also counts
+// terminal errors and requeues by reason.
 //
 // # Status
 //

@@ -19,16 +19,19 @@ package requeue_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -141,4 +144,53 @@ func TestATerminalErrorIsNotRetried(t *testing.T) {
 	g.Consistently(r.reconciles.Load).WithTimeout(2 * time.Second).Should(BeEquivalentTo(1))
 	g.Expect(counter(t, "tenon_reconcile_terminal_errors_total", map[string]string{"controller": name})).To(BeEquivalentTo(1))
 	g.Expect(counter(t, "controller_runtime_terminal_reconcile_errors_total", map[string]string{"controller": name})).To(BeEquivalentTo(1))
+}
+
+// creatingReconciler creates a ConfigMap for each Widget without looking first, as a reconciler
+// does whose cache cannot see the ConfigMap (a label-filtered cache, another namespace's): every
+// create is an AlreadyExists.
+type creatingReconciler struct {
+	client.Client
+	namespace  string
+	reconciles atomic.Int32
+}
+
+func (r *creatingReconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
+	if req.Namespace != r.namespace {
+		return requeue.Done()
+	}
+	r.reconciles.Add(1)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: req.Name + "-config", Namespace: req.Namespace}}
+	if err := r.Create(ctx, cm); err != nil {
+		return ctrl.Result{}, fmt.Errorf("failed to create config map: %w", err)
+	}
+	return requeue.Done()
+}
+
+func TestAConflictThatNeverGoesAwayIsCountedAsAnError(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := env.Namespace(t)
+	// The ConfigMap exists already, created by someone else.
+	g.Expect(env.Client().Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "w-config", Namespace: ns}})).To(Succeed())
+
+	mgr := env.NewManager(t, ctrl.Options{})
+	r := &creatingReconciler{Client: mgr.GetClient(), namespace: ns}
+	const name = "already-exists"
+	g.Expect(ctrl.NewControllerManagedBy(mgr).For(&testtypes.Widget{}).Named(name).
+		Complete(requeue.WithBackoff(r, requeue.BackoffOptions{
+			Name:              name,
+			ConflictLimiter:   workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](time.Millisecond, 10*time.Millisecond),
+			MaxQuietConflicts: 3,
+		}))).To(Succeed())
+	testenv.StartManager(t, mgr)
+
+	g.Expect(env.Client().Create(ctx, &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: ns}})).To(Succeed())
+
+	// Three quiet requeues, then the error controller-runtime logs, counts and retries.
+	g.Eventually(func() float64 {
+		return counter(t, "controller_runtime_reconcile_errors_total", map[string]string{"controller": name})
+	}).WithTimeout(30 * time.Second).Should(BeNumerically(">=", 1))
+	g.Expect(counter(t, "tenon_reconcile_quiet_conflicts_total", map[string]string{"controller": name, "class": "already_exists"})).To(BeEquivalentTo(3))
+	g.Expect(r.reconciles.Load()).To(BeNumerically(">=", 4))
 }

@@ -48,7 +48,9 @@ const ReasonRetrying conditions.Reason = "RetryingAfterError"
 //
 // Report owns Stalled: a reconciler that wants to report Stalled returns a terminal error (see
 // [Terminal]) rather than setting it and returning success. status.observedGeneration is set
-// only for objects conditions.SetObservedGeneration supports.
+// for every object conditions.SetObservedGeneration supports, the adapter of
+// conditions.FromUnstructured included; an object it does not support (one without the field) is
+// left without it, which kstatus reads as "no generation to compare".
 func Report(obj conditions.Setter, _ ctrl.Result, err error) (changed bool) {
 	mark := func(c bool, _ error) { changed = changed || c }
 	switch Classify(err) {

@@ -24,6 +24,7 @@ import (
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/tenon-dev/tenon/conditions"
@@ -139,4 +140,43 @@ func TestReport(t *testing.T) {
 func errTerminal(msg string) error {
 	_, err := requeue.Terminal(errors.New(msg))
 	return err
+}
+
+func TestReportOnAnUnstructuredObjectSetsObservedGeneration(t *testing.T) {
+	tests := []struct {
+		name       string
+		err        error
+		wantStatus conditions.Status
+	}{
+		{name: "a terminal error: kstatus reports Failed", err: errTerminal("spec.size must be small"), wantStatus: conditions.StatusFailed},
+		{name: "success: kstatus reports Current", wantStatus: conditions.StatusCurrent},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			// A controller that reconciles unstructured objects, at generation 2 with the status it
+			// wrote for generation 1.
+			u := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "test.tenon.dev/v1", "kind": "Widget",
+				"metadata": map[string]any{"name": "w", "namespace": "ns", "generation": int64(2)},
+				"status":   map[string]any{"observedGeneration": int64(1)},
+			}}
+			a, err := conditions.FromUnstructured(u)
+			g.Expect(err).NotTo(HaveOccurred())
+			if tt.err == nil {
+				_, err = conditions.MarkTrue(a, conditions.Ready, conditions.ReasonSucceeded, "")
+				g.Expect(err).NotTo(HaveOccurred())
+			}
+
+			g.Expect(requeue.Report(a, ctrl.Result{}, tt.err)).To(BeTrue())
+
+			observed, found, err := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(found).To(BeTrue())
+			g.Expect(observed).To(BeEquivalentTo(2))
+			res, err := conditions.Compute(u)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(res.Status).To(Equal(tt.wantStatus), res.Message)
+		})
+	}
 }

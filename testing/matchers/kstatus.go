@@ -27,14 +27,16 @@ import (
 )
 
 // BeCurrent succeeds when kstatus would report the actual object Current (see
-// [conditions.Compute]): its status describes its current spec and nothing is in progress or
-// stalled. This is what Flux and kpt wait for.
+// [conditions.Compute]): its status describes its current spec, nothing is in progress or
+// stalled, and its Ready condition, when it has one, is True. This is what Flux and kpt wait
+// for.
 func BeCurrent() types.GomegaMatcher {
 	return HaveKStatus(conditions.StatusCurrent)
 }
 
 // HaveKStatus succeeds when [conditions.Compute] reports status for the actual object: Current,
-// InProgress, Failed or Terminating, as kstatus-based tools show it.
+// InProgress, Failed or Terminating, as kstatus-based tools (sigs.k8s.io/cli-utils/pkg/kstatus)
+// show it for a custom resource. The failure message gives kstatus's message.
 func HaveKStatus(status conditions.Status) types.GomegaMatcher {
 	return &matcher{
 		expectation: "be " + string(status) + " by kstatus",

@@ -227,6 +227,20 @@ func TestBeCurrentAndHaveKStatus(t *testing.T) {
 	ok, _ = outcome(t, matchers.HaveKStatus(conditions.StatusInProgress), reconciling)
 	g.Expect(ok).To(BeTrue())
 
+	// kstatus falls back to Ready when neither Reconciling nor Stalled is True.
+	notReady := widget(2, 2, cond(conditions.Ready, metav1.ConditionFalse, "QuotaExceeded", "cpu quota exceeded", 2))
+	ok, msg = outcome(t, matchers.BeCurrent(), notReady)
+	g.Expect(ok).To(BeFalse())
+	g.Expect(msg).To(HavePrefix("Expected Widget default/w to be Current by kstatus\nbut kstatus computes InProgress: cpu quota exceeded\n"))
+	ok, _ = outcome(t, matchers.HaveKStatus(conditions.StatusInProgress), toUnstructured(t, notReady))
+	g.Expect(ok).To(BeTrue())
+
+	// Stalled before Reconciling in the list: kstatus takes the first True one.
+	stalledFirst := widget(2, 2, cond(conditions.Stalled, metav1.ConditionTrue, "InvalidSpec", "size must be small", 2),
+		cond(conditions.Reconciling, metav1.ConditionTrue, "Progressing", "scaling to 3", 2))
+	ok, msg = outcome(t, matchers.HaveKStatus(conditions.StatusFailed), stalledFirst)
+	g.Expect(ok).To(BeTrue(), msg)
+
 	_, err := matchers.BeCurrent().Match([]metav1.Condition{})
 	g.Expect(err).To(MatchError(ContainSubstring("kstatus needs an object")))
 }
@@ -246,7 +260,7 @@ func TestBeCompliant(t *testing.T) {
 	g.Expect(msg).To(HavePrefix("Expected Widget default/w to follow the status condition convention\nbut it breaks it:\n" +
 		"  - rule 3: no status.observedGeneration: kstatus cannot tell whether the status describes the current spec\n" +
 		"  - rule 3: condition Ready observed generation 3, newer than metadata.generation 2\n" +
-		"  - rule 4: Ready is False but neither Reconciling nor Stalled is True: kstatus would report the object Current\n" +
+		"  - rule 4: Ready is False but neither Reconciling nor Stalled is True: kstatus falls back to Ready and reports the object InProgress, and can never report it Failed\n" +
 		"Conditions of Widget default/w (generation 2, status.observedGeneration 0):\n"))
 }
 

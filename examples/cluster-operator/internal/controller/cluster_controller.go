@@ -163,7 +163,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		return results.Merge()
 	}
 	// Not there yet, but getting there (or stuck, which requeue.Report turns into Stalled):
-	// kstatus reports InProgress, not Current.
+	// Reconciling says so, and kstatus tells this InProgress from a Failed (Stalled) Cluster.
 	if _, err := conditions.MarkReconciling(cluster, conditions.Reason(ready.Reason), ready.Message); err != nil {
 		return ctrl.Result{}, err
 	}
