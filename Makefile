@@ -102,6 +102,18 @@ chaos-smoke: ## Run a small version of the reliability scenarios, as CI does (a 
 demo: ## Run the example operator live on an embedded control plane (examples/cluster-operator).
 	$(MAKE) -C examples/cluster-operator demo
 
+# fuzz-patch runs patch.Helper's differential test (patch/differential_test.go) long: PATCH_CASES
+# random cases from a fresh seed, which it prints; TENON_PATCH_SEED=<seed> make fuzz-patch
+# replays a run.
+PATCH_CASES ?= 20000
+
+.PHONY: fuzz-patch
+fuzz-patch: envtest ## Check patch.Helper against its model with 20,000 random cases (PATCH_CASES) from a fresh, printed seed.
+	@seed=$${TENON_PATCH_SEED:-$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}; \
+		echo "fuzz-patch: TENON_PATCH_SEED=$$seed TENON_PATCH_CASES=$(PATCH_CASES)"; \
+		TENON_PATCH_SEED=$$seed TENON_PATCH_CASES=$(PATCH_CASES) \
+		go test $(GO_TEST_FLAGS) -timeout 3h -run '^TestDifferentialPatchAgreesWithTheModel$$' ./patch/
+
 .PHONY: test
 test: envtest ## Run every test (unit and envtest) of the library and the example operator, with -race.
 	go test $(GO_TEST_FLAGS) ./...

@@ -1,0 +1,636 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package patch_test
+
+// This file is the oracle of the differential test: a model of Helper.Patch written from its
+// guarantee table alone, on plain JSON values (map[string]any, []any, string, float64, bool).
+// Each rule of the table is one function. S0 is the snapshot, A our changed copy, S1 the server
+// object after another writer's change; the model predicts F, the object the server holds after
+// Patch, and the error classes Patch may return.
+
+import (
+	"reflect"
+	"slices"
+	"sort"
+)
+
+// absentValue is the type of absent.
+type absentValue struct{}
+
+// absent stands for a key that is not there.
+var absent any = absentValue{}
+
+func isAbsent(v any) bool { _, ok := v.(absentValue); return ok }
+
+func isObject(v any) bool { _, ok := v.(map[string]any); return ok }
+
+func isList(v any) bool { _, ok := v.([]any); return ok }
+
+// lookup returns m[k], or absent.
+func lookup(m map[string]any, k string) any {
+	if v, ok := m[k]; ok {
+		return v
+	}
+	return absent
+}
+
+// put sets m[k] to v, or deletes k when v is absent.
+func put(m map[string]any, k string, v any) {
+	if isAbsent(v) {
+		delete(m, k)
+		return
+	}
+	m[k] = v
+}
+
+// asObject returns v as an object; absent is the empty object.
+func asObject(v any) map[string]any {
+	if m, ok := v.(map[string]any); ok {
+		return m
+	}
+	return map[string]any{}
+}
+
+// asList returns v as a list; absent is the empty list.
+func asList(v any) []any {
+	if l, ok := v.([]any); ok {
+		return l
+	}
+	return nil
+}
+
+// orAbsent returns absent for an empty list or object, v otherwise.
+func orAbsent(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if len(x) == 0 {
+			return absent
+		}
+	case []any:
+		if len(x) == 0 {
+			return absent
+		}
+	}
+	return v
+}
+
+func equal(a, b any) bool { return reflect.DeepEqual(a, b) }
+
+// sortedKeys returns the keys of the objects, each once, sorted.
+func sortedKeys(objs ...map[string]any) []string {
+	var keys []string
+	for _, o := range objs {
+		for k := range o {
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// normalize applies the table's normalisation: an empty object is the same as an absent key.
+// It also treats an empty list as an absent key, which a typed object cannot tell apart either
+// (omitempty drops both), so that neither side of a comparison depends on how it was encoded.
+// Elements of lists are normalised inside but never dropped.
+func normalize(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			put(out, k, orAbsent(normalize(e)))
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = normalize(e)
+		}
+		return out
+	}
+	return v
+}
+
+// content is the part of an object the table speaks about: every top-level field but
+// apiVersion, kind and metadata, and of metadata only labels, annotations, finalizers and
+// ownerReferences; normalised. Everything else in metadata is the server's.
+func content(obj map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range obj {
+		if k != "apiVersion" && k != "kind" && k != "metadata" {
+			out[k] = v
+		}
+	}
+	meta := map[string]any{}
+	for _, k := range []string{"labels", "annotations", "finalizers", "ownerReferences"} {
+		put(meta, k, lookup(asObject(obj["metadata"]), k))
+	}
+	out["metadata"] = meta
+	return normalize(out).(map[string]any)
+}
+
+// mergeValue merges one field of any shape outside the special rows of the table: the
+// "scalar", "object" and "list" rows. It returns F's value and the paths that conflict.
+func mergeValue(path string, s0, a, s1 any) (any, []string) {
+	switch {
+	case equal(a, s0): // changed only by them, or by nobody: theirs kept
+		return s1, nil
+	case equal(s1, s0): // changed by us only: ours written
+		return a, nil
+	case isList(s0) || isList(a) || isList(s1):
+		return mergeList(path, a, s1)
+	case isObject(s0) || isObject(a) || isObject(s1):
+		return mergeObject(path, s0, a, s1)
+	default: // a scalar changed by both: ours wins
+		return a, nil
+	}
+}
+
+// mergeList is the "list" row, changed by both: a conflict unless S1's list already is ours.
+func mergeList(path string, a, s1 any) (any, []string) {
+	if equal(a, s1) {
+		return s1, nil
+	}
+	return s1, []string{path}
+}
+
+// mergeObject is the "object" row, changed by both: key by key, recursively, an absent object
+// being the empty one. An object left empty is absent.
+func mergeObject(path string, s0, a, s1 any) (any, []string) {
+	o0, oa, o1 := asObject(s0), asObject(a), asObject(s1)
+	out := map[string]any{}
+	var conflicts []string
+	for _, k := range sortedKeys(o0, oa, o1) {
+		v, c := mergeValue(path+"."+k, lookup(o0, k), lookup(oa, k), lookup(o1, k))
+		put(out, k, v)
+		conflicts = append(conflicts, c...)
+	}
+	return orAbsent(out), conflicts
+}
+
+// mergeFinalizers is the metadata.finalizers row: changed by both, S1's list minus the
+// finalizers we removed, plus those we added, in our order, never twice; never a conflict.
+func mergeFinalizers(s0, a, s1 any) any {
+	switch {
+	case equal(a, s0):
+		return s1
+	case equal(s1, s0):
+		return a
+	}
+	l0, la := asList(s0), asList(a)
+	var out []any
+	for _, f := range asList(s1) {
+		if !slices.Contains(l0, f) || slices.Contains(la, f) {
+			out = append(out, f)
+		}
+	}
+	for _, f := range la {
+		if !slices.Contains(l0, f) && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return orAbsent(out)
+}
+
+// mergeOwnerReferences is the metadata.ownerReferences row: changed by both, merged by uid, the
+// references we removed removed, those we added or changed ours, theirs kept; never a conflict.
+// The table gives no order; the comparison sorts the list by uid.
+func mergeOwnerReferences(s0, a, s1 any) any {
+	switch {
+	case equal(a, s0):
+		return s1
+	case equal(s1, s0):
+		return a
+	}
+	byUID := func(l any) map[any]any {
+		m := map[any]any{}
+		for _, r := range asList(l) {
+			m[asObject(r)["uid"]] = r
+		}
+		return m
+	}
+	m0, ma, m1 := byUID(s0), byUID(a), byUID(s1)
+	ref := func(m map[any]any, uid any) any {
+		if r, ok := m[uid]; ok {
+			return r
+		}
+		return absent
+	}
+	var out []any
+	for _, r := range asList(s1) {
+		uid := asObject(r)["uid"]
+		if ra := ref(ma, uid); equal(ra, ref(m0, uid)) {
+			out = append(out, r) // not changed by us: theirs
+		} else if !isAbsent(ra) {
+			out = append(out, ra) // changed by us: ours
+		} // removed by us
+	}
+	for _, ra := range asList(a) {
+		uid := asObject(ra)["uid"]
+		if _, inS1 := m1[uid]; !inS1 && !equal(ra, ref(m0, uid)) {
+			out = append(out, ra) // added by us, or changed by us and removed by them
+		}
+	}
+	return orAbsent(out)
+}
+
+// conditionLess is the condition order: Ready first, then the other types alphabetically.
+func conditionLess(x, y string) bool {
+	if x == "Ready" || y == "Ready" {
+		return x == "Ready" && y != "Ready"
+	}
+	return x < y
+}
+
+// findCondition returns the condition of type t in the list, or absent, and its index.
+func findCondition(list []any, t string) (any, int) {
+	for i, c := range list {
+		if asObject(c)["type"] == t {
+			return c, i
+		}
+	}
+	return absent, -1
+}
+
+// sameCondition reports whether two conditions (or absent) are the same, lastTransitionTime
+// aside: whether a condition "differs between S0 and A".
+func sameCondition(x, y any) bool {
+	if isAbsent(x) || isAbsent(y) {
+		return isAbsent(x) && isAbsent(y)
+	}
+	strip := func(c any) map[string]any {
+		out := map[string]any{}
+		for k, v := range asObject(c) {
+			if k != "lastTransitionTime" {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	return equal(strip(x), strip(y))
+}
+
+// sameFour reports whether two conditions (or absent) have the same status, reason, message
+// and observedGeneration.
+func sameFour(x, y any) bool {
+	if isAbsent(x) || isAbsent(y) {
+		return isAbsent(x) && isAbsent(y)
+	}
+	for _, k := range []string{"status", "reason", "message", "observedGeneration"} {
+		if !equal(lookup(asObject(x), k), lookup(asObject(y), k)) {
+			return false
+		}
+	}
+	return true
+}
+
+// mergeConditions is the status.conditions rows, as the table states them "more precisely".
+// owned reports whether a type is owned (OwnedConditions, or ForceOverwriteConditions).
+func mergeConditions(s0, a, s1 any, owned func(string) bool) (any, []string) {
+	l0, la, l1 := asList(s0), asList(a), asList(s1)
+	var types []string
+	for _, c := range append(slices.Clone(l0), la...) {
+		if t := asObject(c)["type"].(string); !slices.Contains(types, t) {
+			types = append(types, t)
+		}
+	}
+	sort.Slice(types, func(i, j int) bool { return conditionLess(types[i], types[j]) })
+
+	out := slices.Clone(l1) // the types we did not change are S1's, in S1's order
+	var added []any
+	var conflicts []string
+	for _, t := range types {
+		c0, _ := findCondition(l0, t)
+		ca, _ := findCondition(la, t)
+		if sameCondition(c0, ca) {
+			continue // not changed by us
+		}
+		c1, _ := findCondition(l1, t)
+		switch {
+		case owned(t) || sameFour(c1, c0):
+			want := ca
+			if !isAbsent(ca) {
+				w := map[string]any{}
+				for k, v := range asObject(ca) {
+					w[k] = v
+				}
+				if !isAbsent(c1) && equal(asObject(c1)["status"], w["status"]) {
+					put(w, "lastTransitionTime", lookup(asObject(c1), "lastTransitionTime"))
+				}
+				want = w
+			}
+			_, i := findCondition(out, t)
+			switch {
+			case i >= 0 && isAbsent(want):
+				out = slices.Delete(out, i, i+1)
+			case i >= 0:
+				out[i] = want
+			case !isAbsent(want):
+				added = append(added, want)
+			}
+		case sameFour(c1, ca): // S1's already is ours: nothing to do
+		default:
+			conflicts = append(conflicts, "status.conditions["+t+"]")
+		}
+	}
+	// added is in condition order: each goes before the first condition that sorts after it.
+	for _, c := range added {
+		t := asObject(c)["type"].(string)
+		i := slices.IndexFunc(out, func(o any) bool { return conditionLess(t, asObject(o)["type"].(string)) })
+		if i < 0 {
+			i = len(out)
+		}
+		out = slices.Insert(out, i, c)
+	}
+	if len(conflicts) > 0 {
+		return s1, conflicts
+	}
+	return orAbsent(out), nil
+}
+
+// mergeMetadata merges the four fields of metadata the table speaks about.
+func mergeMetadata(s0, a, s1 any) (any, []string) {
+	m0, ma, m1 := asObject(s0), asObject(a), asObject(s1)
+	out := map[string]any{}
+	var conflicts []string
+	for _, k := range sortedKeys(m0, ma, m1) {
+		v0, va, v1 := lookup(m0, k), lookup(ma, k), lookup(m1, k)
+		switch k {
+		case "finalizers":
+			put(out, k, mergeFinalizers(v0, va, v1))
+		case "ownerReferences":
+			put(out, k, mergeOwnerReferences(v0, va, v1))
+		default: // labels and annotations: granular maps, the "object" row
+			v, c := mergeValue("metadata."+k, v0, va, v1)
+			put(out, k, v)
+			conflicts = append(conflicts, c...)
+		}
+	}
+	return out, conflicts
+}
+
+// mergeStatus merges status: conditions by their rows, every other field by mergeValue.
+func mergeStatus(s0, a, s1 any, owned func(string) bool) (any, []string) {
+	m0, ma, m1 := asObject(s0), asObject(a), asObject(s1)
+	out := map[string]any{}
+	var conflicts []string
+	for _, k := range sortedKeys(m0, ma, m1) {
+		var v any
+		var c []string
+		if k == "conditions" {
+			v, c = mergeConditions(lookup(m0, k), lookup(ma, k), lookup(m1, k), owned)
+		} else {
+			v, c = mergeValue("status."+k, lookup(m0, k), lookup(ma, k), lookup(m1, k))
+		}
+		put(out, k, v)
+		conflicts = append(conflicts, c...)
+	}
+	return orAbsent(out), conflicts
+}
+
+// mergeMain merges the part of an object outside status (metadata and spec, or a ConfigMap's
+// data), the part the first request writes. F's status is S1's.
+func mergeMain(s0, a, s1 map[string]any) (map[string]any, []string) {
+	out := map[string]any{}
+	var conflicts []string
+	for _, k := range sortedKeys(s0, a, s1) {
+		var v any
+		var c []string
+		switch k {
+		case "status":
+			v = lookup(s1, k)
+		case "metadata":
+			v, c = mergeMetadata(lookup(s0, k), lookup(a, k), lookup(s1, k))
+		default:
+			v, c = mergeValue(k, lookup(s0, k), lookup(a, k), lookup(s1, k))
+		}
+		put(out, k, v)
+		conflicts = append(conflicts, c...)
+	}
+	return out, conflicts
+}
+
+// Error classes Patch may return.
+const (
+	errNone      = "ok"
+	errConflict  = "conflict"
+	errNotFound  = "not-found"
+	errForbidden = "forbidden"
+	errInternal  = "internal"
+	errInvalid   = "invalid"
+)
+
+// faultSpot says which of Patch's requests fail with an injected error, every time they are sent.
+type faultSpot string
+
+const (
+	faultNone   faultSpot = ""
+	faultMain   faultSpot = "metadata+spec"
+	faultStatus faultSpot = "status"
+)
+
+// modelCase is the input of the model.
+type modelCase struct {
+	// S0, A and S1 are whole objects as JSON values; S1 is nil when the object is gone. A is the
+	// object given to Patch, before the options changed it.
+	S0, A, S1 map[string]any
+
+	// StatusSubresource reports whether the kind has a status subresource.
+	StatusSubresource bool
+
+	// Owned are the OwnedConditions types; Force is ForceOverwriteConditions(true).
+	Owned []string
+	Force bool
+
+	// ObservedGeneration is WithObservedGeneration.
+	ObservedGeneration bool
+
+	// Fault is the request that fails with an injected error of class FaultClass, every time it
+	// is sent. With FaultOnRetry, the fault was injected into a retry of the request: the first
+	// one was sent and failed with a conflict.
+	Fault        faultSpot
+	FaultClass   string
+	FaultOnRetry bool
+}
+
+// prediction is what the model predicts.
+type prediction struct {
+	// F is the content of the server object, nil when the object is gone.
+	F map[string]any
+
+	// Errs are the error classes Patch may return (usually one).
+	Errs []string
+
+	// Unchanged reports that A (with the options) equals S0: Patch sends nothing.
+	// UnchangedButTimes reports that A equals S0 but for conditions' lastTransitionTime: the
+	// table makes that no change for the server, so Patch may send nothing.
+	Unchanged, UnchangedButTimes bool
+
+	// Conflicts are the paths at which the model found a conflict, for descriptions.
+	Conflicts []string
+
+	// Alternatives are other outcomes the table allows as well: a request that fails with an
+	// injected error may never be sent when, after a conflict, nothing is left to write.
+	Alternatives []prediction
+}
+
+func metadataOf(obj map[string]any) map[string]any { return asObject(obj["metadata"]) }
+
+// withoutTimes returns c with every condition's lastTransitionTime removed.
+func withoutTimes(c map[string]any) map[string]any {
+	status := asObject(c["status"])
+	conds := asList(status["conditions"])
+	if conds == nil {
+		return c
+	}
+	out := map[string]any{}
+	for k, v := range c {
+		out[k] = v
+	}
+	s := map[string]any{}
+	for k, v := range status {
+		s[k] = v
+	}
+	var cs []any
+	for _, cond := range conds {
+		m := map[string]any{}
+		for k, v := range asObject(cond) {
+			if k != "lastTransitionTime" {
+				m[k] = v
+			}
+		}
+		cs = append(cs, m)
+	}
+	s["conditions"] = cs
+	out["status"] = s
+	return out
+}
+
+// withOptions returns the content of A with the options applied: WithObservedGeneration sets
+// status.observedGeneration to S0's metadata.generation, a scalar change of ours.
+func withOptions(mc modelCase) map[string]any {
+	a := content(mc.A)
+	if !mc.ObservedGeneration {
+		return a
+	}
+	status := map[string]any{}
+	for k, v := range asObject(a["status"]) {
+		status[k] = v
+	}
+	put(status, "observedGeneration", lookup(metadataOf(mc.S0), "generation"))
+	a["status"] = status
+	return normalize(a).(map[string]any)
+}
+
+// predict is the model of Helper.Patch: the guarantee table's section on requests, errors and
+// what is written, on top of the merge rules above.
+func predict(mc modelCase) prediction {
+	a := withOptions(mc)
+	s0 := content(mc.S0)
+	being := func(obj map[string]any) bool { return !isAbsent(lookup(metadataOf(obj), "deletionTimestamp")) }
+
+	var s1 map[string]any
+	if mc.S1 != nil {
+		s1 = content(mc.S1)
+	}
+	switch {
+	case equal(a, s0):
+		return prediction{F: s1, Errs: []string{errNone}, Unchanged: true}
+	case equal(withoutTimes(a), withoutTimes(s0)):
+		return prediction{F: s1, Errs: []string{errNone}, UnchangedButTimes: true}
+	case mc.S1 == nil && being(mc.S0): // gone, which removing the last finalizer meant
+		return prediction{Errs: []string{errNone}}
+	case mc.S1 == nil:
+		return prediction{Errs: []string{errNotFound}}
+	case !equal(metadataOf(mc.S1)["uid"], metadataOf(mc.S0)["uid"]): // another object, same name
+		return prediction{F: s1, Errs: []string{errNotFound}}
+	}
+
+	owned := func(t string) bool { return mc.Force || slices.Contains(mc.Owned, t) }
+	main, mainConflicts := mergeMain(s0, a, s1)
+	status, statusConflicts := mergeStatus(s0["status"], a["status"], s1["status"], owned)
+	withStatus := func(m map[string]any) map[string]any {
+		out := map[string]any{}
+		for k, v := range m {
+			out[k] = v
+		}
+		put(out, "status", status)
+		return normalize(out).(map[string]any)
+	}
+	stripStatus := func(m map[string]any) map[string]any {
+		out := map[string]any{}
+		for k, v := range m {
+			if k != "status" {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	mainChanged := !equal(stripStatus(a), stripStatus(s0))
+	statusChanged := !equal(lookup(a, "status"), lookup(s0, "status"))
+	// gone: an object being deleted disappears when F has no finalizers left.
+	gone := func(f map[string]any) bool {
+		return being(mc.S1) && isAbsent(lookup(asObject(f["metadata"]), "finalizers"))
+	}
+	// failed is the prediction for a request that fails with the injected error; a conflict the
+	// same request runs into may be found first, by a read before the request.
+	// When nothing is left to write to the part, Patch may learn that from a read after a
+	// conflict and not send the request; then it succeeds as without the fault.
+	failed := func(f map[string]any, conflicts []string, nothingToWrite bool) prediction {
+		p := prediction{F: f, Errs: []string{mc.FaultClass}}
+		if len(conflicts) > 0 && !mc.FaultOnRetry {
+			p.Errs, p.Conflicts = append(p.Errs, errConflict), conflicts
+		}
+		if nothingToWrite {
+			without := mc
+			without.Fault = faultNone
+			p.Alternatives = []prediction{predict(without)}
+		}
+		return p
+	}
+
+	if !mc.StatusSubresource { // one request carries everything: any conflict writes nothing
+		conflicts := slices.Concat(mainConflicts, statusConflicts)
+		switch {
+		case mc.Fault == faultMain:
+			return failed(s1, conflicts, len(conflicts) == 0 && equal(withStatus(main), s1))
+		case len(conflicts) > 0:
+			return prediction{F: s1, Errs: []string{errConflict}, Conflicts: conflicts}
+		}
+		f := withStatus(main)
+		if gone(f) {
+			return prediction{Errs: []string{errNone}}
+		}
+		return prediction{F: f, Errs: []string{errNone}}
+	}
+
+	switch {
+	case mc.Fault == faultMain && mainChanged:
+		return failed(s1, mainConflicts, len(mainConflicts) == 0 && equal(normalize(main), s1))
+	case len(mainConflicts) > 0:
+		return prediction{F: s1, Errs: []string{errConflict}, Conflicts: mainConflicts}
+	case gone(main): // the status change is dropped
+		return prediction{Errs: []string{errNone}}
+	case mc.Fault == faultStatus && statusChanged:
+		return failed(normalize(main).(map[string]any), statusConflicts,
+			len(statusConflicts) == 0 && equal(status, lookup(s1, "status")))
+	case len(statusConflicts) > 0:
+		return prediction{F: normalize(main).(map[string]any), Errs: []string{errConflict}, Conflicts: statusConflicts}
+	}
+	return prediction{F: withStatus(main), Errs: []string{errNone}}
+}
