@@ -40,7 +40,7 @@ import (
 // Regression tests for the holes the guarantee table closes, each against the API server.
 
 // mergePatch applies a JSON merge patch to obj on the server, as another writer would.
-func mergePatch(t *testing.T, g Gomega, obj client.Object, body string, status bool) {
+func mergePatchOnServer(t *testing.T, g Gomega, obj client.Object, body string, status bool) {
 	t.Helper()
 	p := client.RawPatch(types.MergePatchType, []byte(body))
 	target := obj.DeepCopyObject().(client.Object)
@@ -127,7 +127,7 @@ func TestRemovingTheLastKeyOfAMapKeepsTheKeysAnotherWriterAdded(t *testing.T) {
 			g.Expect(env.Client().Status().Update(t.Context(), s)).To(Succeed())
 			h, err := patch.NewHelper(s, env.Client())
 			g.Expect(err).NotTo(HaveOccurred())
-			mergePatch(t, g, s, tc.theirs, tc.status)
+			mergePatchOnServer(t, g, s, tc.theirs, tc.status)
 
 			tc.remove(s)
 			g.Expect(h.Patch(t.Context(), s)).To(Succeed())
@@ -142,7 +142,7 @@ func TestRemovingTheLastKeyOfAMapKeepsTheKeysAnotherWriterAdded(t *testing.T) {
 		g.Expect(env.Client().Create(t.Context(), cm)).To(Succeed())
 		h, err := patch.NewHelper(cm, env.Client())
 		g.Expect(err).NotTo(HaveOccurred())
-		mergePatch(t, g, cm, `{"data":{"theirs":"x"}}`, false)
+		mergePatchOnServer(t, g, cm, `{"data":{"theirs":"x"}}`, false)
 
 		delete(cm.Data, "ours")
 		g.Expect(h.Patch(t.Context(), cm)).To(Succeed())
@@ -224,7 +224,7 @@ func TestAConflictAfterTheSpecWasWrittenSaysSo(t *testing.T) {
 	s := newShape(t, g, testtypes.ShapeSpec{Text: "a"}, testtypes.ShapeStatus{Notes: []string{"one"}})
 	h, err := patch.NewHelper(s, env.Client())
 	g.Expect(err).NotTo(HaveOccurred())
-	mergePatch(t, g, s, `{"status":{"notes":["one","theirs"]}}`, true)
+	mergePatchOnServer(t, g, s, `{"status":{"notes":["one","theirs"]}}`, true)
 
 	s.Spec.Text = "b"
 	s.Status.Notes = []string{"one", "ours"}
@@ -241,7 +241,7 @@ func TestAConflictAfterTheSpecWasWrittenSaysSo(t *testing.T) {
 	s = newShape(t, g, testtypes.ShapeSpec{Tags: []string{"one"}}, testtypes.ShapeStatus{})
 	h, err = patch.NewHelper(s, env.Client())
 	g.Expect(err).NotTo(HaveOccurred())
-	mergePatch(t, g, s, `{"spec":{"tags":["one","theirs"]}}`, false)
+	mergePatchOnServer(t, g, s, `{"spec":{"tags":["one","theirs"]}}`, false)
 	s.Spec.Tags = []string{"one", "ours"}
 	s.Status.Phase = "Running"
 	err = h.Patch(t.Context(), s)
@@ -325,7 +325,7 @@ func TestAListAnotherWriterChangedIsAConflictNotALoss(t *testing.T) {
 				testtypes.ShapeStatus{Members: []testtypes.ShapePort{{Name: "a"}}, Notes: []string{"a"}})
 			h, err := patch.NewHelper(s, env.Client())
 			g.Expect(err).NotTo(HaveOccurred())
-			mergePatch(t, g, s, tc.theirs, tc.status)
+			mergePatchOnServer(t, g, s, tc.theirs, tc.status)
 
 			tc.ours(s)
 			err = h.Patch(t.Context(), s)

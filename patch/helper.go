@@ -17,7 +17,6 @@ limitations under the License.
 package patch
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -187,8 +186,6 @@ type patcher struct {
 	exact         bool
 	order         []conditions.Type
 	deleting      bool
-	// managed holds the field sets of the snapshot's managedFields, decoded on first use.
-	managed []map[string]any
 }
 
 // maxRequests bounds the requests of one Patch besides conflict retries: the main request, the
@@ -203,13 +200,11 @@ func (p *patcher) run(ctx context.Context) error {
 	statusInMain := p.statusInMain()
 	var latest client.Object // the newest object the server returned
 	var mainDone, mainWritten, probing, lock bool
+	var refused []op // the last request the server refused because a guard failed
 	conflicts, requests := 0, 0
 	for {
 		m := &merger{owned: p.opts.OwnedConditions, force: p.opts.ForceOverwriteConditions, order: p.order}
-		d := &differ{exact: p.exact, guarded: ownedGuard(p.opts.OwnedConditions, p.opts.ForceOverwriteConditions)}
-		if len(p.h.before.GetManagedFields()) > 0 {
-			d.written = p.written
-		}
+		d := &differ{exact: p.exact, guarded: ownedGuard(p.opts.OwnedConditions, p.opts.ForceOverwriteConditions), written: written(base)}
 		var req request
 		if !mainDone {
 			result := m.mergeMain(p.before, p.after, base, statusInMain)
@@ -247,6 +242,12 @@ func (p *patcher) run(ctx context.Context) error {
 		}
 
 		ops := req.finish(base, lock)
+		if !lock && slices.EqualFunc(ops, refused, func(a, b op) bool { return a.kind == b.kind && a.path == b.path && jsonEqual(a.value, b.value) }) {
+			// The very request the server just refused: what the object as read shows cannot be
+			// what the server holds. Only the resourceVersion can guard it.
+			lock = true
+			ops = req.finish(base, lock)
+		}
 		var resp client.Object
 		var err error
 		if rv, _ := nested(base, "metadata", "resourceVersion"); (lock || req.lock) && (rv == nil || rv == "") {
@@ -305,6 +306,9 @@ func (p *patcher) run(ctx context.Context) error {
 			if convErr != nil {
 				return convErr
 			}
+			if isGuardFailure(err) {
+				refused = ops
+			}
 			if isGuardFailure(err) && applies(m, ops) {
 				// The server refused what the object as read says it would accept: it holds a
 				// value the object cannot show exactly (a typed object drops empty maps), or
@@ -332,33 +336,43 @@ func (p *patcher) statusInMain() bool {
 		if e.Subresource == "status" {
 			return false
 		}
-		if e.FieldsV1 != nil && bytes.Contains(e.FieldsV1.Raw, []byte(`"f:status":{`)) &&
-			!bytes.Contains(e.FieldsV1.Raw, []byte(`"f:status":{}`)) {
+		var fields map[string]any
+		if e.FieldsV1 == nil || json.Unmarshal(e.FieldsV1.Raw, &fields) != nil {
+			continue
+		}
+		if status, ok := fields["f:status"].(map[string]any); ok && len(status) > 0 {
 			inMain = true
 		}
 	}
 	return inMain
 }
 
-// written reports whether a field manager of the snapshot's managedFields owns the field at path
-// or something in it.
-func (p *patcher) written(path []string) bool {
-	if p.managed == nil {
-		entries := p.h.before.GetManagedFields()
-		p.managed = make([]map[string]any, 0, len(entries))
+// written returns whether a field manager of obj's managedFields owns the field at path or
+// something in it, or nil when obj has no managedFields.
+func written(obj map[string]any) func(path []string) bool {
+	entries := list(nestedValue(obj, "metadata", "managedFields"))
+	if len(entries) == 0 {
+		return nil
+	}
+	return func(path []string) bool {
 		for _, e := range entries {
-			var fields map[string]any
-			if e.FieldsV1 != nil && json.Unmarshal(e.FieldsV1.Raw, &fields) == nil {
-				p.managed = append(p.managed, fields)
+			fields := nestedMap(asMap(e), "fieldsV1")
+			if _, ok := nested(fields, fieldsPath(path)...); ok {
+				return true
 			}
 		}
+		return false
 	}
-	for _, fields := range p.managed {
-		if _, ok := nested(fields, fieldsPath(path)...); ok {
-			return true
-		}
-	}
-	return false
+}
+
+func nestedValue(m map[string]any, path ...string) any {
+	v, _ := nested(m, path...)
+	return v
+}
+
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
 }
 
 // fieldsPath returns path as managedFields name it: "f:" and each field's name.

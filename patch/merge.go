@@ -17,7 +17,6 @@ limitations under the License.
 package patch
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -39,8 +38,8 @@ import (
 //     otherwise another writer changed the same list, which is a conflict;
 //   - metadata.finalizers: a set, this reconcile's additions and removals applied to latest's;
 //   - metadata.ownerReferences: a set keyed by uid, merged the same way;
-//   - status.conditions: by type; a condition another writer changed too is a conflict unless
-//     its type is owned;
+//   - status.conditions: by type, a condition's lastTransitionTime aside; a condition another
+//     writer changed too is a conflict unless its type is owned;
 //   - other metadata is the server's.
 //
 // Conflicts are collected, not returned at the first: the caller reports all of one part.
@@ -190,19 +189,45 @@ func (m *merger) conditions(rs, bs, as map[string]any) {
 		m.key([]string{"status"}, rs, "conditions", bs, as)
 		return
 	}
-	p := conditions.NewPatch(bc, ac)
-	if p.IsEmpty() {
-		return
-	}
-	setter := conditions.ForSlice(&lc, 0)
-	if m.order != nil {
-		setter = orderedSetter{Setter: setter, order: m.order}
-	}
-	err := p.Apply(setter, conditions.OwnedConditions(m.owned), conditions.ForceOverwrite(m.force))
-	if conflict := (*conditions.ConflictError)(nil); errors.As(err, &conflict) {
-		for _, t := range conflict.Types {
-			m.conflicts = append(m.conflicts, fmt.Sprintf("/status/conditions[%s]", t))
+	owned := func(t string) bool { return m.force || slices.Contains(m.owned, conditions.Type(t)) }
+	var types []string
+	for _, c := range ac {
+		if i := indexOfType(bc, c.Type); i < 0 || !sameContent(&bc[i], &c) {
+			types = append(types, c.Type)
 		}
+	}
+	for _, c := range bc {
+		if indexOfType(ac, c.Type) < 0 {
+			types = append(types, c.Type)
+		}
+	}
+	for _, t := range types {
+		b, a, l := findType(bc, t), findType(ac, t), findType(lc, t)
+		switch {
+		case sameContent(l, a):
+			// Already as this reconcile wants it.
+		case !sameContent(l, b) && !owned(t):
+			m.conflicts = append(m.conflicts, fmt.Sprintf("/status/conditions[%s]", t))
+		case a == nil:
+			lc = slices.DeleteFunc(lc, func(c metav1.Condition) bool { return c.Type == t })
+		case l != nil:
+			c := *a
+			if l.Status == c.Status {
+				c.LastTransitionTime = l.LastTransitionTime
+			}
+			*l = c
+		default:
+			at := len(lc)
+			for j := range lc {
+				if conditions.Compare(m.order, t, lc[j].Type) < 0 {
+					at = j
+					break
+				}
+			}
+			lc = slices.Insert(lc, at, *a)
+		}
+	}
+	if len(m.conflicts) > 0 {
 		return
 	}
 	if len(lc) == 0 {
@@ -216,16 +241,27 @@ func (m *merger) conditions(rs, bs, as map[string]any) {
 	rs["conditions"] = raw
 }
 
-// orderedSetter gives a setter the condition order of the object it stands for.
-type orderedSetter struct {
-	conditions.Setter
-	order []conditions.Type
+// sameContent reports whether a and b (either may be nil, for a missing condition) agree on
+// everything but LastTransitionTime, which this reconcile does not own apart from the status.
+func sameContent(a, b *metav1.Condition) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Type == b.Type && a.Status == b.Status && a.Reason == b.Reason &&
+		a.Message == b.Message && a.ObservedGeneration == b.ObservedGeneration
 }
 
-var _ conditions.Orderer = orderedSetter{}
+func indexOfType(list []metav1.Condition, t string) int {
+	return slices.IndexFunc(list, func(c metav1.Condition) bool { return c.Type == t })
+}
 
-// ConditionOrder returns the object's order.
-func (s orderedSetter) ConditionOrder() []conditions.Type { return s.order }
+// findType returns the first condition of type t in list, or nil.
+func findType(list []metav1.Condition, t string) *metav1.Condition {
+	if i := indexOfType(list, t); i >= 0 {
+		return &list[i]
+	}
+	return nil
+}
 
 // parseConditions reads a status.conditions value; a missing value is an empty list.
 func parseConditions(raw any) ([]metav1.Condition, bool) {
