@@ -50,8 +50,8 @@ func (r *request) empty() bool { return len(r.ops) == 0 }
 //   - a list (finalizers and owner references included) is replaced whole, after a test that it
 //     is still base's list (or still missing);
 //   - a condition is replaced in place after a test of its type at its index and, unless its
-//     type is owned, of the whole condition; when conditions are added or removed, the list is
-//     replaced whole, after a test of base's list.
+//     type is owned, of the whole condition (of its status, when an owned one flips); when
+//     conditions are added or removed, the list is replaced whole, after a test of base's list.
 //
 // The tests are what turns another writer's change since base into a rejected patch instead of
 // lost data.
@@ -220,9 +220,15 @@ func (d *differ) conditions(bs, rs map[string]any) {
 			continue
 		}
 		at := append(slices.Clip(path), strconv.Itoa(i))
-		if d.guarded != nil && d.guarded(rc[i].Type) {
+		switch {
+		case d.guarded != nil && d.guarded(rc[i].Type):
 			d.test(at, bl[i])
-		} else {
+		case bc[i].Status != rc[i].Status:
+			// Owned, and its status flips: if another writer flipped it first, the transition
+			// time is theirs, which only a retry on the latest object can keep.
+			d.test(append(at, "type"), rc[i].Type)
+			d.test(append(at, "status"), string(bc[i].Status))
+		default:
 			d.test(append(at, "type"), rc[i].Type)
 		}
 		d.req.ops = append(d.req.ops, op{kind: "replace", path: pointer(at...), value: rl[i]})
