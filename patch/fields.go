@@ -23,38 +23,49 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// upToDate reports whether an apply of desired by manager would change nothing on live: every
-// field of desired has the same value in live, and manager's managedFields entry for the apply
-// operation on subresource ("" for the main resource) owns exactly the fields of desired, so
-// server-side apply would neither change a value nor take or release ownership of a field.
+// upToDate reports whether an apply of desired by manager would change nothing on live. It
+// walks desired, live and the field set of manager's managedFields entry for the apply operation
+// on subresource ("" for the main resource) together, and holds only when:
 //
+//   - there is exactly one such entry, recorded for desired's apiVersion;
+//   - at every map or struct, the entry owns exactly the fields desired sets there, and live has
+//     each of them (live may have more: other managers' fields and server defaults, which the
+//     apply keeps);
+//   - at every list, live has as many elements as desired, in the same order, and the entry owns
+//     exactly desired's elements, each by its key ("k:"), value ("v:") or index ("i:");
+//   - at every value the entry owns as a whole, with no owned fields below it (a scalar, an
+//     atomic map, struct or list, or an empty value), live's value is exactly desired's: the
+//     apply replaces such a value, so a key live has and desired does not would be removed.
+//
+// Then server-side apply would neither change a value nor take or release ownership of a field.
 // desired is the body of the apply request; its apiVersion, kind, metadata.name and
 // metadata.namespace are identity, not fields. When live has no managedFields (a cache that
 // strips them), nothing can be proved and upToDate returns false.
 //
 // It is conservative: a value the server normalises (a quantity "1000m" read back as "1"), a list
-// another manager added elements to, or a list key the server defaulted make it return false, and
+// another manager added elements to, a list key the server defaulted, or a default the server
+// filled in inside a value owned as a whole (a fieldRef's apiVersion) make it return false, and
 // the caller applies; never the other way round.
 func upToDate(desired, live map[string]any, managed []metav1.ManagedFieldsEntry, manager, subresource string) bool {
-	fields := desiredFields(desired)
-	if !contains(live, fields) {
-		return false
-	}
+	var entry *metav1.ManagedFieldsEntry
 	for i := range managed {
 		e := &managed[i]
 		if e.Manager != manager || e.Operation != metav1.ManagedFieldsOperationApply || e.Subresource != subresource {
 			continue
 		}
-		if e.FieldsV1 == nil {
-			return false
+		if entry != nil {
+			return false // server-side apply keeps one entry per manager: a state not understood
 		}
-		var owned map[string]any
-		if err := json.Unmarshal(e.FieldsV1.GetRawBytes(), &owned); err != nil {
-			return false
-		}
-		return sameFields(owned, fields, true)
+		entry = e
 	}
-	return false
+	if entry == nil || entry.FieldsV1 == nil || entry.APIVersion != desired["apiVersion"] {
+		return false
+	}
+	var owned map[string]any
+	if err := json.Unmarshal(entry.FieldsV1.GetRawBytes(), &owned); err != nil {
+		return false
+	}
+	return unchanged(owned, desiredFields(desired), live, true)
 }
 
 // desiredFields returns desired without what identifies the object rather than describing it.
@@ -81,42 +92,11 @@ func desiredFields(desired map[string]any) map[string]any {
 	return out
 }
 
-// contains reports whether live has every field of desired with the same value. Objects may have
-// more fields in live (defaults, other managers' fields); lists must have the same length, their
-// elements compared in order.
-func contains(live, desired any) bool {
-	switch d := desired.(type) {
-	case map[string]any:
-		l, ok := live.(map[string]any)
-		if !ok {
-			return false
-		}
-		for k, dv := range d {
-			lv, ok := l[k]
-			if !ok || !contains(lv, dv) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		l, ok := live.([]any)
-		if !ok || len(l) != len(d) {
-			return false
-		}
-		for i := range d {
-			if !contains(l[i], d[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	return jsonEqual(live, desired)
-}
-
-// sameFields reports whether the field set owned (managedFields' fieldsV1 format: "f:<name>" for
-// a field, "k:<json>" for a list element by key, "v:<json>" for a set element by value, "i:<n>"
-// for one by index, "." for the element itself) holds exactly the fields of the value v.
-func sameFields(owned map[string]any, v any, root bool) bool {
+// unchanged reports whether applying the value d, whose owned fields (managedFields' fieldsV1
+// format: "f:<name>" for a field, "k:<json>" for a list element by key, "v:<json>" for a set
+// element by value, "i:<n>" for one by index, "." for the element itself) are owned, leaves the
+// live value l as it is and owns exactly the fields of d; see [upToDate] for the rules.
+func unchanged(owned map[string]any, d, l any, root bool) bool {
 	children := 0
 	for k := range owned {
 		if k != "." {
@@ -124,41 +104,46 @@ func sameFields(owned map[string]any, v any, root bool) bool {
 		}
 	}
 	if children == 0 && !root {
-		// Owned as a whole: a scalar, an empty value, or an atomic object or list whose value
-		// contains already compared.
-		return true
+		// Owned as a whole: the apply sets it to d, whatever live has.
+		return jsonEqual(d, l)
 	}
-	switch d := v.(type) {
+	switch dv := d.(type) {
 	case map[string]any:
-		if len(d) != children {
+		lv, ok := l.(map[string]any)
+		if !ok || len(dv) != children {
 			return false
 		}
-		for k, dv := range d {
+		for k, de := range dv {
 			sub, ok := owned["f:"+k].(map[string]any)
-			if !ok || !sameFields(sub, dv, false) {
+			if !ok {
+				return false
+			}
+			le, ok := lv[k]
+			if !ok || !unchanged(sub, de, le, false) {
 				return false
 			}
 		}
 		return true
 	case []any:
-		if len(d) != children {
+		lv, ok := l.([]any)
+		if !ok || len(lv) != len(dv) || len(dv) != children {
 			return false
 		}
-		used := make(map[string]bool, len(d))
-		for i, e := range d {
-			k := selector(owned, used, i, e)
+		used := make(map[string]bool, len(dv))
+		for i, de := range dv {
+			k := selector(owned, used, i, de)
 			if k == "" {
 				return false
 			}
 			used[k] = true
 			sub, _ := owned[k].(map[string]any)
-			if !sameFields(sub, e, false) {
+			if !unchanged(sub, de, lv[i], false) {
 				return false
 			}
 		}
 		return true
 	}
-	// A scalar with owned sub-fields: not the same shape.
+	// A scalar with owned fields below it: not the same shape.
 	return false
 }
 

@@ -17,6 +17,7 @@ limitations under the License.
 package patch
 
 import (
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -58,8 +59,21 @@ func TestUpToDate(t *testing.T) {
 	owned := `{"f:metadata":{"f:labels":{"f:app":{}}},"f:spec":{"f:replicas":{},"f:finalizers":{"v:\"a\"":{},"v:\"b\"":{}},` +
 		`"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:name":{},"f:image":{},"f:args":{},` +
 		`"f:ports":{"k:{\"containerPort\":80,\"protocol\":\"TCP\"}":{".":{},"f:containerPort":{},"f:protocol":{}}}}}}}}}`
+	// withAtomics gives desired a nodeSelector {disk: ssd} and a toleration {key: k}, and live
+	// the given nodeSelector and toleration: both are owned as a whole.
+	withAtomics := func(liveSelector, liveToleration map[string]any) func(d, l map[string]any) {
+		return func(d, l map[string]any) {
+			ds := d["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+			ds["nodeSelector"] = map[string]any{"disk": "ssd"}
+			ds["tolerations"] = []any{map[string]any{"key": "k"}}
+			ls := l["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+			ls["nodeSelector"] = liveSelector
+			ls["tolerations"] = []any{liveToleration}
+		}
+	}
+	ownedAtomics := strings.Replace(owned, `"f:template":{"f:spec":{`, `"f:template":{"f:spec":{"f:nodeSelector":{},"f:tolerations":{},`, 1)
 	entry := func(manager string, op metav1.ManagedFieldsOperationType, sub, fields string) metav1.ManagedFieldsEntry {
-		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, Subresource: sub, FieldsV1: metav1.NewFieldsV1(fields)}
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, APIVersion: "apps/v1", Subresource: sub, FieldsV1: metav1.NewFieldsV1(fields)}
 	}
 
 	for _, tc := range []struct {
@@ -99,6 +113,29 @@ func TestUpToDate(t *testing.T) {
 		name:    "an owned field is no longer desired (the apply would remove it)",
 		mutate:  func(d, _ map[string]any) { delete(d["metadata"].(map[string]any), "labels") },
 		managed: []metav1.ManagedFieldsEntry{entry("me", metav1.ManagedFieldsOperationApply, "", owned)},
+	}, {
+		name:    "an atomic map and an atomic list are live exactly as desired",
+		mutate:  withAtomics(map[string]any{"disk": "ssd"}, map[string]any{"key": "k"}),
+		managed: []metav1.ManagedFieldsEntry{entry("me", metav1.ManagedFieldsOperationApply, "", ownedAtomics)},
+		want:    true,
+	}, {
+		name:    "an atomic map has a key desired no longer sets (the apply would remove it)",
+		mutate:  withAtomics(map[string]any{"disk": "ssd", "zone": "a"}, map[string]any{"key": "k"}),
+		managed: []metav1.ManagedFieldsEntry{entry("me", metav1.ManagedFieldsOperationApply, "", ownedAtomics)},
+	}, {
+		name:    "an element of an atomic list has a field desired no longer sets",
+		mutate:  withAtomics(map[string]any{"disk": "ssd"}, map[string]any{"key": "k", "tolerationSeconds": int64(30)}),
+		managed: []metav1.ManagedFieldsEntry{entry("me", metav1.ManagedFieldsOperationApply, "", ownedAtomics)},
+	}, {
+		name:    "the manager has two apply entries",
+		managed: []metav1.ManagedFieldsEntry{entry("me", metav1.ManagedFieldsOperationApply, "", owned), entry("me", metav1.ManagedFieldsOperationApply, "", owned)},
+	}, {
+		name: "the manager's entry is for another apiVersion",
+		managed: func() []metav1.ManagedFieldsEntry {
+			e := entry("me", metav1.ManagedFieldsOperationApply, "", owned)
+			e.APIVersion = "apps/v1beta1"
+			return []metav1.ManagedFieldsEntry{e}
+		}(),
 	}, {
 		name: "a list element is owned by another key",
 		managed: []metav1.ManagedFieldsEntry{entry("me", metav1.ManagedFieldsOperationApply, "",
