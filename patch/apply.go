@@ -25,6 +25,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -32,6 +33,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/client-go/applyconfigurations"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -48,6 +52,9 @@ type Applier struct {
 	reader  client.Reader
 	manager string
 	cache   *applyCache
+	// types knows the schemas of the built-in kinds (client-go's copy of them), for the proof
+	// from managedFields; built on first use.
+	types func() managedfields.TypeConverter
 }
 
 // ApplierOptions configures an [Applier]. The zero value is the default configuration.
@@ -75,7 +82,10 @@ func NewApplier(c client.Client, fieldManager string, opts ApplierOptions) *Appl
 	if opts.CacheSize <= 0 {
 		opts.CacheSize = 4096
 	}
-	return &Applier{client: c, reader: opts.Reader, manager: fieldManager, cache: newApplyCache(opts.CacheSize)}
+	return &Applier{
+		client: c, reader: opts.Reader, manager: fieldManager, cache: newApplyCache(opts.CacheSize),
+		types: sync.OnceValue(func() managedfields.TypeConverter { return applyconfigurations.NewTypeConverter(clientgoscheme.Scheme) }),
+	}
 }
 
 // Apply makes obj, a desired object (typed, such as an *appsv1.Deployment, or unstructured),
@@ -109,7 +119,13 @@ func NewApplier(c client.Client, fieldManager string, opts ApplierOptions) *Appl
 //   - every value the manager owns as a whole is live exactly as obj sets it: a scalar, an
 //     atomic map, struct or list (a Service's selector, a pod's nodeSelector and tolerations,
 //     a CRD list without x-kubernetes-list-type), an empty map or list. The apply replaces such
-//     a value, so a key or element obj no longer sets inside it is removed, and sent.
+//     a value, so a key or element obj no longer sets inside it is removed, and sent;
+//   - a non-empty value owned as a whole is atomic: for a built-in kind, the fields the apply
+//     declares, computed from client-go's copy of its schema, are exactly the manager's; for
+//     other kinds, whose schema the Applier does not know, it is a list no other manager owns
+//     elements of. A non-empty map or struct owned as a whole in a custom resource is never
+//     proved: it also is what a granular one looks like that the manager applied empty and the
+//     server filled with defaults since, which the apply would take ownership of.
 //
 // Fields obj does not set are not compared, so server-side defaulting cannot cause a hot loop.
 // The proof is conservative: what it cannot decide is sent, and then changes nothing. That
@@ -118,8 +134,9 @@ func NewApplier(c client.Client, fieldManager string, opts ApplierOptions) *Appl
 // Service port: TCP is the default); sets a value the server normalises (cpu "0.1", read back
 // as "100m") or drops (an explicit zero or empty map of a built-in kind's omitempty field in an
 // unstructured object); sets a value owned as a whole into which the server writes a default
-// (an env fieldRef without its apiVersion); or shares a list another manager added elements to.
-// A reader that strips managedFields leaves only the first case.
+// (an env fieldRef without its apiVersion); shares a list another manager added elements to; or,
+// in a custom resource, sets an atomic map or struct (a metav1.LabelSelector). A reader that
+// strips managedFields leaves only the first case.
 //
 // Typed objects: a field whose Go type has no omitempty is sent even when it is the zero value,
 // which makes the manager own it with that value; build such objects with the fields you mean
@@ -268,7 +285,7 @@ func (a *Applier) apply(ctx context.Context, obj client.Object, gvk schema.Group
 		if err != nil {
 			return false, err
 		}
-		if upToDate(desired, liveMap, live.GetManagedFields(), manager, subresource) {
+		if upToDate(desired, liveMap, live.GetManagedFields(), manager, subresource, declaredFields(a.types(), desired)) {
 			a.cache.put(key, applyRecord{hash: hash, resourceVersion: live.GetResourceVersion()})
 			copyInto(obj, live)
 			return false, nil

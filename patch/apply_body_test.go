@@ -121,3 +121,35 @@ func TestApplyBodyLeavesOutOnlyZeroStructFieldsWithOmitempty(t *testing.T) {
 		})
 	}
 }
+
+func TestDeclaredFieldsComeFromTheSchemaOfBuiltInKinds(t *testing.T) {
+	g := NewWithT(t)
+	a := NewApplier(nil, "me", ApplierOptions{})
+	service := map[string]any{
+		"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{"name": "x", "namespace": "ns", "labels": map[string]any{"app": "web"}},
+		"spec": map[string]any{
+			"selector": map[string]any{"app": "web"},
+			"ports":    []any{map[string]any{"port": int64(80), "protocol": "TCP"}},
+		},
+	}
+	want := map[string]any{
+		"f:metadata": map[string]any{"f:labels": map[string]any{"f:app": map[string]any{}}},
+		"f:spec": map[string]any{
+			"f:selector": map[string]any{}, // atomic: owned as a whole
+			"f:ports": map[string]any{`k:{"port":80,"protocol":"TCP"}`: map[string]any{
+				".": map[string]any{}, "f:port": map[string]any{}, "f:protocol": map[string]any{},
+			}},
+		},
+	}
+	g.Expect(cmp.Diff(want, declaredFields(a.types(), service))).To(BeEmpty())
+
+	shape := map[string]any{
+		"apiVersion": "test.tenon.dev/v1", "kind": "Shape",
+		"metadata": map[string]any{"name": "x", "namespace": "ns"},
+		"spec":     map[string]any{"selector": map[string]any{"a": "1"}},
+	}
+	g.Expect(declaredFields(a.types(), shape)).To(BeNil(), "a custom resource's schema is not known")
+	service["spec"].(map[string]any)["bogus"] = "x"
+	g.Expect(declaredFields(a.types(), service)).To(BeNil(), "an object that does not match its schema")
+}

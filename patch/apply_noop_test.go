@@ -332,6 +332,11 @@ func TestApplySendsWhatItCannotProveChangesNothing(t *testing.T) {
 			})
 		},
 	}, {
+		name: "an atomic map in a custom resource, whose schema the Applier does not know",
+		desired: func(_ *testing.T, ns string) client.Object {
+			return shape(ns, testtypes.ShapeSpec{Selector: map[string]string{"a": "1"}})
+		},
+	}, {
 		name: "a list another manager added an element to",
 		desired: func(_ *testing.T, ns string) client.Object {
 			return shape(ns, testtypes.ShapeSpec{Ports: []testtypes.ShapePort{{Name: "a", Port: 80}}})
@@ -372,5 +377,93 @@ func TestApplySendsWhatItCannotProveChangesNothing(t *testing.T) {
 			}
 			g.Expect(c.take()).To(Equal(want))
 		})
+	}
+}
+
+// A value the manager applied empty, and that was filled since (by another manager, or by the
+// server's defaults), is owned as a whole, as an atomic value is: a desired object that now sets
+// exactly what it holds must be applied, to own its fields.
+func TestApplyTakesOwnershipOfWhatFilledAValueItAppliedEmpty(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		empty, full  func(t *testing.T, ns string) client.Object
+		other        func(t *testing.T, ns string) client.Object
+		wantOwnedSub string
+	}{{
+		name: "a ConfigMap's binaryData, filled by another manager",
+		empty: func(_ *testing.T, ns string) client.Object {
+			// Unstructured: a typed object leaves out an empty map.
+			return &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "v1", "kind": "ConfigMap",
+				"metadata":   map[string]any{"name": "config", "namespace": ns},
+				"binaryData": map[string]any{},
+			}}
+		},
+		other: func(_ *testing.T, ns string) client.Object {
+			return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "config", Namespace: ns}, BinaryData: map[string][]byte{"bin": []byte("x")}}
+		},
+		full: func(_ *testing.T, ns string) client.Object {
+			return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "config", Namespace: ns}, BinaryData: map[string][]byte{"bin": []byte("x")}}
+		},
+		wantOwnedSub: `"f:binaryData":{"f:bin":{}}`,
+	}, {
+		name: "a Deployment's strategy, filled by the server's defaults",
+		empty: func(t *testing.T, ns string) client.Object {
+			u := asUnstructured(t, deploymentWith(ns, func(*corev1.PodSpec) {}))
+			NewWithT(t).Expect(unstructured.SetNestedMap(u.Object, map[string]any{}, "spec", "strategy")).To(Succeed())
+			return u
+		},
+		full: func(t *testing.T, ns string) client.Object {
+			u := asUnstructured(t, deploymentWith(ns, func(*corev1.PodSpec) {}))
+			NewWithT(t).Expect(unstructured.SetNestedMap(u.Object, map[string]any{
+				"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxSurge": "25%", "maxUnavailable": "25%"},
+			}, "spec", "strategy")).To(Succeed())
+			return u
+		},
+		wantOwnedSub: `"f:strategy":{"f:rollingUpdate":{"f:maxSurge":{},"f:maxUnavailable":{}},"f:type":{}}`,
+	}, {
+		name: "a custom resource's granular struct, filled by another manager",
+		empty: func(_ *testing.T, ns string) client.Object {
+			return shape(ns, testtypes.ShapeSpec{Nested: &testtypes.ShapeNested{}})
+		},
+		other: func(_ *testing.T, ns string) client.Object {
+			return shape(ns, testtypes.ShapeSpec{Nested: &testtypes.ShapeNested{A: "x"}})
+		},
+		full: func(_ *testing.T, ns string) client.Object {
+			return shape(ns, testtypes.ShapeSpec{Nested: &testtypes.ShapeNested{A: "x"}})
+		},
+		wantOwnedSub: `"f:nested":{"f:a":{}}`,
+	}} {
+		for _, fresh := range []bool{true, false} {
+			name := tc.name + ", the Applier that applied before"
+			if fresh {
+				name = tc.name + ", a freshly started Applier"
+			}
+			t.Run(name, func(t *testing.T) {
+				g := NewWithT(t)
+				ctx := t.Context()
+				ns := env.Namespace(t)
+				a := patch.NewApplier(env.Client(), "tenon-test", patch.ApplierOptions{})
+				_, err := a.Apply(ctx, tc.empty(t, ns))
+				g.Expect(err).NotTo(HaveOccurred())
+				if tc.other != nil {
+					// Forced, the other manager takes the value over; applied empty once more, it
+					// is owned by this manager as a whole again, its content by the other.
+					_, err = patch.NewApplier(env.Client(), "someone-else", patch.ApplierOptions{}).Apply(ctx, tc.other(t, ns), patch.ForceOwnership(true))
+					g.Expect(err).NotTo(HaveOccurred())
+					_, err = a.Apply(ctx, tc.empty(t, ns))
+					g.Expect(err).NotTo(HaveOccurred())
+				}
+				if fresh {
+					a = patch.NewApplier(env.Client(), "tenon-test", patch.ApplierOptions{})
+				}
+
+				obj := tc.full(t, ns)
+				changed, err := a.Apply(ctx, obj)
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(changed).To(BeTrue(), "the apply was needed: it changes managedFields")
+				g.Expect(ownedFields(obj, "tenon-test")).To(ContainSubstring(tc.wantOwnedSub))
+			})
+		}
 	}
 }
