@@ -57,21 +57,25 @@ const (
 // maxNoChangeApplyRate bounds the share of the Applier's applies that change nothing.
 //
 // Measured with the final generator over ten seeds of 800 cases (8000 cases, 0 refuted skips):
-// 4.8 % to 10.2 %. Each such apply is one the no-op proof declines by design, and the generator
-// makes them on purpose, since a proof that wrongly accepted them would skip a needed apply:
+// 11.2 % to 16.1 %; by kind about 28 % for Shape's spec, 14 % to 15 % for Service and
+// Deployment, 3 % to 4 % for ConfigMap and Shape's status. Each such apply is one the no-op
+// proof declines by design, and the generator makes them on purpose, since a proof that wrongly
+// accepted them would skip a needed apply:
 //
-//   - a list-map element without a key the server defaults (a port without its protocol): the
-//     key in managedFields then names a field desired does not set (the largest share);
+//   - a non-empty map or struct owned as a whole in a custom resource (Shape's selector and
+//     atomic): without the CRD's schema it cannot be told from a granular one applied empty and
+//     filled since, so it is never proved (the largest share, hence Shape's rate);
+//   - a list-map element without a key the server defaults (a port without its protocol);
 //   - a list another manager added elements to (containers, ports, tags);
 //   - an explicit zero value or empty map the server drops (minReadySeconds: 0 in an
 //     unstructured Deployment, annotations: {}), or a value it normalises (cpu "0.1" is "100m");
 //   - an empty object owned as a whole whose live value has fields of others or defaults.
 //
 // A proof that gives up on what it can decide fails the bound: comparing every value exactly
-// instead of only those owned as a whole measured 26 % to 27 %. Sending typed objects' zero
-// structs again (targetPort: 0) measured 9.4 % to 11.9 %, within the noise of the seeds; the
-// regression test of that case catches it instead.
-const maxNoChangeApplyRate = 0.15
+// instead of only those owned as a whole measured 31 % to 34 %. Sending typed objects' zero
+// structs again (targetPort: 0) measured 17 % to 18 %, too close to the noise of the seeds for
+// this bound; the regression test of that case catches it instead.
+const maxNoChangeApplyRate = 0.2
 
 // minCasesForRates is the number of cases from which the test checks the shares of skips and of
 // applies that changed nothing.
@@ -890,6 +894,10 @@ var oracleKinds = []*oracleKind{{
 		{path: []string{"spec", "paused"}, value: oneOf(true, true, true, false)},
 		{path: []string{"spec", "revisionHistoryLimit"}, value: oneOf(int64(3), int64(10))},
 		{path: []string{"spec", "strategy"}, value: oneOf(
+			// Empty, and exactly what the server defaults it to: a granular struct the manager
+			// owns as a whole, then with fields no one owns.
+			map[string]any{},
+			map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxSurge": "25%", "maxUnavailable": "25%"}},
 			map[string]any{"type": "Recreate"},
 			map[string]any{"type": "RollingUpdate"},
 			map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxSurge": "25%"}},
