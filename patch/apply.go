@@ -24,6 +24,8 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,6 +33,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/client-go/applyconfigurations"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -39,13 +44,17 @@ import (
 )
 
 // Applier writes objects with server-side apply under one field manager, and skips every
-// request that would change nothing. Create it once per controller with [NewApplier] and keep
-// it: it remembers what it applied. It is safe for concurrent use.
+// request it can prove would change nothing (see [Applier.Apply] for the proof). Create it once
+// per controller with [NewApplier] and keep it: it remembers what it applied. It is safe for
+// concurrent use.
 type Applier struct {
 	client  client.Client
 	reader  client.Reader
 	manager string
 	cache   *applyCache
+	// types knows the schemas of the built-in kinds (client-go's copy of them), for the proof
+	// from managedFields; built on first use.
+	types func() managedfields.TypeConverter
 }
 
 // ApplierOptions configures an [Applier]. The zero value is the default configuration.
@@ -58,8 +67,8 @@ type ApplierOptions struct {
 	Reader client.Reader
 
 	// CacheSize is the number of (object, field manager, subresource) combinations whose last
-	// apply the Applier remembers, about 150 bytes each. Objects it has forgotten are compared
-	// field by field instead. Default: 4096.
+	// apply the Applier remembers, about 150 bytes each. For objects it has forgotten it proves
+	// a skip from the live object and its managedFields alone. Default: 4096.
 	CacheSize int
 }
 
@@ -73,7 +82,10 @@ func NewApplier(c client.Client, fieldManager string, opts ApplierOptions) *Appl
 	if opts.CacheSize <= 0 {
 		opts.CacheSize = 4096
 	}
-	return &Applier{client: c, reader: opts.Reader, manager: fieldManager, cache: newApplyCache(opts.CacheSize)}
+	return &Applier{
+		client: c, reader: opts.Reader, manager: fieldManager, cache: newApplyCache(opts.CacheSize),
+		types: sync.OnceValue(func() managedfields.TypeConverter { return applyconfigurations.NewTypeConverter(clientgoscheme.Scheme) }),
+	}
 }
 
 // Apply makes obj, a desired object (typed, such as an *appsv1.Deployment, or unstructured),
@@ -84,24 +96,55 @@ func NewApplier(c client.Client, fieldManager string, opts ApplierOptions) *Appl
 //     fields of other managers are kept. With [ForceOwnership] fields another manager owns are
 //     taken over; without it such a field with a different value fails the request with a 409.
 //   - The object is created if it does not exist.
-//   - The request is skipped when it would change nothing: when the Applier applied the same
-//     obj and the live object still has the resourceVersion that apply left (or an older one: a
-//     cache that has not caught up with the apply yet), or else when every
-//     field of obj has its value in the live object and the manager owns exactly those fields
-//     (so a restarted controller does not re-apply everything). Server-side defaulting cannot
-//     cause a hot loop: fields obj does not set are not compared.
+//   - The request is skipped when the Applier proves it would change nothing, as below; it is
+//     sent in every other case.
 //   - Identity and server-owned metadata in obj (resourceVersion, uid, generation,
 //     managedFields, creationTimestamp) and the status are not sent: use [Applier.ApplyStatus]
 //     for the status.
 //
-// Set every key of an associative list in obj, such as the protocol of a container or Service
-// port (TCP is the default): the API server fills in a missing key, and then the live element no
-// longer matches the desired one, so the Applier cannot prove the apply would change nothing and
-// sends it (harmlessly, but on every change of the live object).
+// The request is skipped, with obj set to the live object, in two cases. First, when the
+// Applier's last apply for this object, field manager and subresource had the same request
+// body and ForceOwnership, and the live object has the resourceVersion that apply left, or an
+// older one (a cache that has not caught up with the apply yet, and will deliver any later
+// change in a new event). Second, so that a restarted controller does not re-apply everything,
+// when the live object's managedFields has exactly one entry of the manager for the apply
+// operation (on the subresource), for obj's apiVersion, and, walking obj, the live object and
+// that entry's fields together:
+//
+//   - at every map or struct, the manager owns exactly the fields obj sets there and the live
+//     object has each of them; it may have more (other managers' fields, defaults), which the
+//     apply keeps;
+//   - every list has as many elements as in obj, in the same order, and the manager owns
+//     exactly obj's elements, each by its key, value or index;
+//   - every value the manager owns as a whole is live exactly as obj sets it: a scalar, an
+//     atomic map, struct or list (a Service's selector, a pod's nodeSelector and tolerations,
+//     a CRD list without x-kubernetes-list-type), an empty map or list. The apply replaces such
+//     a value, so a key or element obj no longer sets inside it is removed, and sent;
+//   - a non-empty value owned as a whole is atomic: for a built-in kind, the fields the apply
+//     declares, computed from client-go's copy of its schema, are exactly the manager's; for
+//     other kinds, whose schema the Applier does not know, it is a list no other manager owns
+//     elements of. A non-empty map or struct owned as a whole in a custom resource is never
+//     proved: it also is what a granular one looks like that the manager applied empty and the
+//     server filled with defaults since, which the apply would take ownership of.
+//
+// Fields obj does not set are not compared, so server-side defaulting cannot cause a hot loop.
+// The proof is conservative: what it cannot decide is sent, and then changes nothing. That
+// costs one request on each change of the live object (and after a restart) when obj leaves
+// out a key of an associative list the server fills in (set the protocol of a container or
+// Service port: TCP is the default); sets a value the server normalises (cpu "0.1", read back
+// as "100m") or drops (an explicit zero or empty map of a built-in kind's omitempty field in an
+// unstructured object); sets a value owned as a whole into which the server writes a default
+// (an env fieldRef without its apiVersion); shares a list another manager added elements to; or,
+// in a custom resource, sets an atomic map or struct (a metav1.LabelSelector). A reader that
+// strips managedFields leaves only the first case.
 //
 // Typed objects: a field whose Go type has no omitempty is sent even when it is the zero value,
 // which makes the manager own it with that value; build such objects with the fields you mean
-// to own only, or use an unstructured object.
+// to own only, or use an unstructured object. A struct-typed field with omitempty that holds its
+// zero value (a Service port's unset targetPort, an intstr.IntOrString) is not sent, although
+// encoding/json would write it: Go cannot tell unset from zero there, and omitempty says zero
+// means unset. A pointer to an empty struct is sent, and so is everything in an unstructured
+// object.
 //
 // On success obj holds the live object: the server's response, or the object read when the
 // request was skipped. changed is true when a request was sent and the object's resourceVersion
@@ -136,10 +179,13 @@ func (a *Applier) Apply(ctx context.Context, obj client.Object, opts ...ApplyOpt
 //     did not change, so a condition rebuilt from scratch each reconcile does not move its
 //     transition time (nor change the object); a new or flipped condition without one gets
 //     the current time, truncated to seconds.
-//   - The request is skipped when it would change nothing, as for [Applier.Apply].
+//   - The request is skipped when the Applier proves it would change nothing, as for
+//     [Applier.Apply], from its last status apply or the manager's managedFields entry for the
+//     status subresource.
 //
 // As for [Applier.Apply], a typed object's status fields whose Go type has no omitempty are sent
-// even when they are the zero value, and become owned by this manager.
+// even when they are the zero value, and become owned by this manager; struct-typed fields with
+// omitempty that hold their zero value are not sent.
 //
 // The object must exist and have a status subresource (for a CRD without one use [Helper]). On
 // success obj holds the live object; on error obj is not modified.
@@ -239,7 +285,7 @@ func (a *Applier) apply(ctx context.Context, obj client.Object, gvk schema.Group
 		if err != nil {
 			return false, err
 		}
-		if upToDate(desired, liveMap, live.GetManagedFields(), manager, subresource) {
+		if upToDate(desired, liveMap, live.GetManagedFields(), manager, subresource, declaredFields(a.types(), desired)) {
 			a.cache.put(key, applyRecord{hash: hash, resourceVersion: live.GetResourceVersion()})
 			copyInto(obj, live)
 			return false, nil
@@ -323,7 +369,7 @@ var appliedMetadata = []string{"name", "namespace", "labels", "annotations", "ow
 // applyBody returns the body of the apply request for obj: obj without status and
 // server-owned metadata, with its apiVersion and kind.
 func applyBody(obj client.Object, gvk schema.GroupVersionKind) (map[string]any, error) {
-	m, err := toMap(obj)
+	m, err := requestMap(obj)
 	if err != nil {
 		return nil, err
 	}
@@ -350,7 +396,7 @@ func applyBody(obj client.Object, gvk schema.GroupVersionKind) (map[string]any, 
 // statusBody returns the body of the status apply request for obj: its identity and status,
 // with only the owned conditions when owned is set, and transition times carried over from live.
 func statusBody(obj client.Object, gvk schema.GroupVersionKind, live client.Object, owned []conditions.Type) (map[string]any, error) {
-	m, err := toMap(obj)
+	m, err := requestMap(obj)
 	if err != nil {
 		return nil, err
 	}
@@ -410,6 +456,114 @@ func statusBody(obj client.Object, gvk schema.GroupVersionKind, live client.Obje
 	}
 	status["conditions"] = list
 	return body, nil
+}
+
+// requestMap returns obj as a JSON value to build a request from, as [toMap] does, but for a
+// typed object without its empty struct fields (see [omitZeroStructs]).
+func requestMap(obj client.Object) (map[string]any, error) {
+	m, err := toMap(obj)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := obj.(*unstructured.Unstructured); !ok {
+		omitZeroStructs(reflect.ValueOf(obj), m)
+	}
+	return m, nil
+}
+
+// omitZeroStructs removes from m, the JSON value of the typed value v, every field whose Go type
+// is a struct (not a pointer to one), whose json tag has omitempty and whose value is the zero
+// value. encoding/json and runtime.DefaultUnstructuredConverter omit an empty string, number,
+// bool, map, list or nil pointer with omitempty, but never a struct: a Service port's unset
+// targetPort (an intstr.IntOrString) would be sent as 0, owned, and defaulted to the port by the
+// server, so the live object could never match the request. A Go struct field cannot tell unset
+// from zero, and omitempty says the type's author means zero as unset; a pointer to a struct, a
+// field without omitempty and anything an unstructured object holds are sent as they are.
+func omitZeroStructs(v reflect.Value, m any) {
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return
+		}
+		v = v.Elem()
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		fields, ok := m.(map[string]any)
+		if !ok || encodesItself(v.Type()) {
+			return
+		}
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, omitempty := jsonField(f)
+			switch {
+			case name == "-" || !f.IsExported() && !f.Anonymous:
+			case name == "":
+				omitZeroStructs(v.Field(i), fields) // inlined: its fields are this struct's
+			case omitempty && f.Type.Kind() == reflect.Struct && v.Field(i).IsZero():
+				delete(fields, name)
+			default:
+				if sub, ok := fields[name]; ok {
+					omitZeroStructs(v.Field(i), sub)
+				}
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		list, ok := m.([]any)
+		if !ok || len(list) != v.Len() {
+			return
+		}
+		for i := range list {
+			omitZeroStructs(v.Index(i), list[i])
+		}
+	case reflect.Map:
+		entries, ok := m.(map[string]any)
+		if !ok || v.Type().Key().Kind() != reflect.String {
+			return
+		}
+		for it := v.MapRange(); it.Next(); {
+			if sub, ok := entries[it.Key().String()]; ok {
+				omitZeroStructs(it.Value(), sub)
+			}
+		}
+	}
+}
+
+// jsonField returns the name runtime.DefaultUnstructuredConverter gives the struct field f ("" for
+// an embedded struct without a name, whose fields are inlined; "-" for one never encoded), and
+// whether its tag has omitempty.
+func jsonField(f reflect.StructField) (name string, omitempty bool) {
+	tag, _ := f.Tag.Lookup("json")
+	name, opts, _ := strings.Cut(tag, ",")
+	if name == "" && !f.Anonymous {
+		name = f.Name
+	}
+	for opt := range strings.SplitSeq(opts, ",") {
+		if opt == "omitempty" {
+			omitempty = true
+		}
+	}
+	return name, omitempty
+}
+
+// unstructuredEncoder is the interface of types that convert themselves to unstructured values
+// (metav1.Time, resource.Quantity).
+type unstructuredEncoder interface{ ToUnstructured() any }
+
+var (
+	jsonMarshalerType       = reflect.TypeFor[json.Marshaler]()
+	unstructuredEncoderType = reflect.TypeFor[unstructuredEncoder]()
+)
+
+// encodesItself reports whether values of t have their own JSON encoding, so their JSON value is
+// not made of t's fields.
+func encodesItself(t reflect.Type) bool {
+	for _, i := range []reflect.Type{jsonMarshalerType, unstructuredEncoderType} {
+		if t.Implements(i) || reflect.PointerTo(t).Implements(i) {
+			return true
+		}
+	}
+	return false
 }
 
 // pruneNulls removes null fields from objects in v, recursively: a typed object converted to

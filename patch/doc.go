@@ -16,7 +16,8 @@ limitations under the License.
 
 // Package patch writes a reconcile's changes to the API server without losing anyone else's, in
 // two ways: a snapshot-and-diff [Helper] for the object a controller reconciles, and an [Applier]
-// that writes objects with server-side apply and skips every request that would change nothing.
+// that writes objects with server-side apply and skips every request it can prove would change
+// nothing.
 //
 // Both follow the same rules: a reconcile that changes nothing sends no write; a conflict with
 // another writer is resolved, not reported, whenever it can be; and another writer's data (a
@@ -115,11 +116,12 @@ limitations under the License.
 // fields and conditions written through the status subresource.
 //
 // Before each apply the Applier reads the live object (from the manager's cache, usually) and
-// skips the request when it would change nothing: when it applied the same desired object and
-// the object has not changed since, or, after a restart, when every desired field already has
-// its value and the field manager owns exactly those fields. Fields the server defaults are not
-// compared, so server-side defaulting cannot make a controller apply in a hot loop
-// (controller-runtime#2733, #3409), and a steady-state reconcile sends no write.
+// skips the request when it can prove it would change nothing: when it applied the same desired
+// object and the object has not changed since, or, after a restart, when every desired field
+// already has its value, a value owned as a whole (an atomic map or list) exactly, and the field
+// manager owns exactly those fields. Whatever it cannot prove it sends. Fields the server
+// defaults are not compared, so server-side defaulting cannot make a controller apply in a hot
+// loop (controller-runtime#2733, #3409), and a steady-state reconcile sends no write.
 //
 // ApplyStatus carries each condition's LastTransitionTime over from the live object while its
 // status does not change, so a controller can rebuild its conditions from scratch every

@@ -21,40 +21,78 @@ import (
 	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 )
 
-// upToDate reports whether an apply of desired by manager would change nothing on live: every
-// field of desired has the same value in live, and manager's managedFields entry for the apply
-// operation on subresource ("" for the main resource) owns exactly the fields of desired, so
-// server-side apply would neither change a value nor take or release ownership of a field.
+// upToDate reports whether an apply of desired by manager would change nothing on live. declared
+// is the field set the apply declares, as the API server computes it from the kind's schema (see
+// [declaredFields]), or nil when the schema is not known. upToDate walks desired, live and the
+// field set of manager's managedFields entry for the apply operation on subresource ("" for the
+// main resource) together, and holds only when:
 //
+//   - there is exactly one such entry, recorded for desired's apiVersion, and it owns exactly
+//     declared when declared is known;
+//   - at every map or struct, the entry owns exactly the fields desired sets there, and live has
+//     each of them (live may have more: other managers' fields and server defaults, which the
+//     apply keeps);
+//   - at every list, live has as many elements as desired, in the same order, and the entry owns
+//     exactly desired's elements, each by its key ("k:"), value ("v:") or index ("i:");
+//   - at every value the entry owns as a whole, with no owned fields below it (a scalar, an
+//     atomic map, struct or list, or an empty value), live's value is exactly desired's: the
+//     apply replaces such a value, so a key live has and desired does not would be removed;
+//   - a non-empty map or list owned as a whole is atomic: the schema says so (declared is
+//     known and matched), or, without a schema, it is a list no other entry owns elements or
+//     fields of. Without a schema a non-empty map or struct owned as a whole is never proved:
+//     it is also what a granular one looks like that the manager applied empty before and that
+//     the server then filled with defaults, and applying desired would take ownership of them.
+//
+// Then server-side apply would neither change a value nor take or release ownership of a field.
 // desired is the body of the apply request; its apiVersion, kind, metadata.name and
 // metadata.namespace are identity, not fields. When live has no managedFields (a cache that
 // strips them), nothing can be proved and upToDate returns false.
 //
 // It is conservative: a value the server normalises (a quantity "1000m" read back as "1"), a list
-// another manager added elements to, or a list key the server defaulted make it return false, and
+// another manager added elements to, a list key the server defaulted, or a default the server
+// filled in inside a value owned as a whole (a fieldRef's apiVersion) make it return false, and
 // the caller applies; never the other way round.
-func upToDate(desired, live map[string]any, managed []metav1.ManagedFieldsEntry, manager, subresource string) bool {
-	fields := desiredFields(desired)
-	if !contains(live, fields) {
-		return false
-	}
+func upToDate(desired, live map[string]any, managed []metav1.ManagedFieldsEntry, manager, subresource string, declared map[string]any) bool {
+	var entry *metav1.ManagedFieldsEntry
+	var others []map[string]any
 	for i := range managed {
 		e := &managed[i]
 		if e.Manager != manager || e.Operation != metav1.ManagedFieldsOperationApply || e.Subresource != subresource {
+			if set, ok := fieldSet(e); ok {
+				others = append(others, set)
+			}
 			continue
 		}
-		if e.FieldsV1 == nil {
-			return false
+		if entry != nil {
+			return false // server-side apply keeps one entry per manager: a state not understood
 		}
-		var owned map[string]any
-		if err := json.Unmarshal(e.FieldsV1.GetRawBytes(), &owned); err != nil {
-			return false
-		}
-		return sameFields(owned, fields, true)
+		entry = e
 	}
-	return false
+	if entry == nil || entry.APIVersion != desired["apiVersion"] {
+		return false
+	}
+	owned, ok := fieldSet(entry)
+	if !ok || declared != nil && !jsonEqual(declared, owned) {
+		return false
+	}
+	p := proof{schema: declared != nil}
+	return p.unchanged(owned, desiredFields(desired), live, others, true)
+}
+
+// fieldSet returns the field set of a managedFields entry.
+func fieldSet(e *metav1.ManagedFieldsEntry) (map[string]any, bool) {
+	if e.FieldsV1 == nil {
+		return nil, false
+	}
+	var set map[string]any
+	if err := json.Unmarshal(e.FieldsV1.GetRawBytes(), &set); err != nil {
+		return nil, false
+	}
+	return set, true
 }
 
 // desiredFields returns desired without what identifies the object rather than describing it.
@@ -81,85 +119,141 @@ func desiredFields(desired map[string]any) map[string]any {
 	return out
 }
 
-// contains reports whether live has every field of desired with the same value. Objects may have
-// more fields in live (defaults, other managers' fields); lists must have the same length, their
-// elements compared in order.
-func contains(live, desired any) bool {
-	switch d := desired.(type) {
-	case map[string]any:
-		l, ok := live.(map[string]any)
-		if !ok {
-			return false
-		}
-		for k, dv := range d {
-			lv, ok := l[k]
-			if !ok || !contains(lv, dv) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		l, ok := live.([]any)
-		if !ok || len(l) != len(d) {
-			return false
-		}
-		for i := range d {
-			if !contains(l[i], d[i]) {
-				return false
-			}
-		}
-		return true
+// declaredFields returns the field set an apply of desired declares, in managedFields' format
+// and without identity (apiVersion, kind, metadata.name and metadata.namespace), computed with
+// types, a converter that knows the schemas of the built-in kinds; nil when types does not know
+// desired's kind or desired does not match its schema.
+func declaredFields(types managedfields.TypeConverter, desired map[string]any) map[string]any {
+	if types == nil {
+		return nil
 	}
-	return jsonEqual(live, desired)
+	tv, err := types.ObjectToTyped(&unstructured.Unstructured{Object: desired})
+	if err != nil {
+		return nil
+	}
+	set, err := tv.ToFieldSet()
+	if err != nil {
+		return nil
+	}
+	data, err := set.ToJSON()
+	if err != nil {
+		return nil
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return nil
+	}
+	delete(fields, "f:apiVersion")
+	delete(fields, "f:kind")
+	if meta, ok := fields["f:metadata"].(map[string]any); ok {
+		delete(meta, "f:name")
+		delete(meta, "f:namespace")
+		if len(meta) == 0 {
+			delete(fields, "f:metadata")
+		}
+	}
+	return fields
 }
 
-// sameFields reports whether the field set owned (managedFields' fieldsV1 format: "f:<name>" for
-// a field, "k:<json>" for a list element by key, "v:<json>" for a set element by value, "i:<n>"
-// for one by index, "." for the element itself) holds exactly the fields of the value v.
-func sameFields(owned map[string]any, v any, root bool) bool {
-	children := 0
-	for k := range owned {
-		if k != "." {
-			children++
-		}
+// proof walks desired, live and owned field sets for [upToDate].
+type proof struct {
+	// schema is set when the owned fields were checked against the schema's: a value owned as a
+	// whole is then atomic or empty.
+	schema bool
+}
+
+// unchanged reports whether applying the value d, whose owned fields (managedFields' fieldsV1
+// format: "f:<name>" for a field, "k:<json>" for a list element by key, "v:<json>" for a set
+// element by value, "i:<n>" for one by index, "." for the element itself) are owned, leaves the
+// live value l as it is and owns exactly the fields of d; others are the field sets of the other
+// managedFields entries at the same place. See [upToDate] for the rules.
+func (p proof) unchanged(owned map[string]any, d, l any, others []map[string]any, root bool) bool {
+	if children(owned) == 0 && !root {
+		// Owned as a whole: the apply sets it to d, whatever live has.
+		return jsonEqual(d, l) && p.atomic(d, others)
 	}
-	if children == 0 && !root {
-		// Owned as a whole: a scalar, an empty value, or an atomic object or list whose value
-		// contains already compared.
-		return true
-	}
-	switch d := v.(type) {
+	switch dv := d.(type) {
 	case map[string]any:
-		if len(d) != children {
+		lv, ok := l.(map[string]any)
+		if !ok || len(dv) != children(owned) {
 			return false
 		}
-		for k, dv := range d {
+		for k, de := range dv {
 			sub, ok := owned["f:"+k].(map[string]any)
-			if !ok || !sameFields(sub, dv, false) {
+			if !ok {
+				return false
+			}
+			le, ok := lv[k]
+			if !ok || !p.unchanged(sub, de, le, below(others, "f:"+k), false) {
 				return false
 			}
 		}
 		return true
 	case []any:
-		if len(d) != children {
+		lv, ok := l.([]any)
+		if !ok || len(lv) != len(dv) || len(dv) != children(owned) {
 			return false
 		}
-		used := make(map[string]bool, len(d))
-		for i, e := range d {
-			k := selector(owned, used, i, e)
+		used := make(map[string]bool, len(dv))
+		for i, de := range dv {
+			k := selector(owned, used, i, de)
 			if k == "" {
 				return false
 			}
 			used[k] = true
 			sub, _ := owned[k].(map[string]any)
-			if !sameFields(sub, e, false) {
+			if !p.unchanged(sub, de, lv[i], below(others, k), false) {
 				return false
 			}
 		}
 		return true
 	}
-	// A scalar with owned sub-fields: not the same shape.
+	// A scalar with owned fields below it: not the same shape.
 	return false
+}
+
+// atomic reports whether the value d, owned as a whole, can be taken for an atomic value or an
+// empty one: an apply of it then owns it as a whole again.
+func (p proof) atomic(d any, others []map[string]any) bool {
+	switch dv := d.(type) {
+	case map[string]any:
+		return len(dv) == 0 || p.schema
+	case []any:
+		if len(dv) == 0 || p.schema {
+			return true
+		}
+		// A list of type map or set another manager owns elements of is granular.
+		for _, o := range others {
+			if children(o) > 0 {
+				return false
+			}
+		}
+		return true
+	}
+	return true
+}
+
+// children returns the number of fields and elements in the field set owned, not counting the
+// element itself (".").
+func children(owned map[string]any) int {
+	n := 0
+	for k := range owned {
+		if k != "." {
+			n++
+		}
+	}
+	return n
+}
+
+// below returns the field sets under key k of each of sets that has one.
+func below(sets []map[string]any, k string) []map[string]any {
+	var out []map[string]any
+	for _, s := range sets {
+		if sub, ok := s[k].(map[string]any); ok {
+			out = append(out, sub)
+		}
+	}
+	return out
 }
 
 // selector returns the key of owned that selects the element e at index i of a list, or "".

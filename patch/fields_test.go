@@ -17,6 +17,8 @@ limitations under the License.
 package patch
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -58,15 +60,37 @@ func TestUpToDate(t *testing.T) {
 	owned := `{"f:metadata":{"f:labels":{"f:app":{}}},"f:spec":{"f:replicas":{},"f:finalizers":{"v:\"a\"":{},"v:\"b\"":{}},` +
 		`"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:name":{},"f:image":{},"f:args":{},` +
 		`"f:ports":{"k:{\"containerPort\":80,\"protocol\":\"TCP\"}":{".":{},"f:containerPort":{},"f:protocol":{}}}}}}}}}`
+	// withAtomics gives desired a nodeSelector {disk: ssd} and a toleration {key: k}, and live
+	// the given nodeSelector and toleration: both are owned as a whole.
+	withAtomics := func(liveSelector, liveToleration map[string]any) func(d, l map[string]any) {
+		return func(d, l map[string]any) {
+			ds := d["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+			ds["nodeSelector"] = map[string]any{"disk": "ssd"}
+			ds["tolerations"] = []any{map[string]any{"key": "k"}}
+			ls := l["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+			ls["nodeSelector"] = liveSelector
+			ls["tolerations"] = []any{liveToleration}
+		}
+	}
+	// withToleration gives desired a toleration {key: k} and live the same.
+	withToleration := func(d, l map[string]any) {
+		for _, m := range []map[string]any{d, l} {
+			m["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["tolerations"] = []any{map[string]any{"key": "k"}}
+		}
+	}
+	ownedToleration := strings.Replace(owned, `"f:template":{"f:spec":{`, `"f:template":{"f:spec":{"f:tolerations":{},`, 1)
+	ownedAtomics := strings.Replace(owned, `"f:template":{"f:spec":{`, `"f:template":{"f:spec":{"f:nodeSelector":{},"f:tolerations":{},`, 1)
 	entry := func(manager string, op metav1.ManagedFieldsOperationType, sub, fields string) metav1.ManagedFieldsEntry {
-		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, Subresource: sub, FieldsV1: metav1.NewFieldsV1(fields)}
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, APIVersion: "apps/v1", Subresource: sub, FieldsV1: metav1.NewFieldsV1(fields)}
 	}
 
 	for _, tc := range []struct {
 		name    string
 		mutate  func(desired, live map[string]any)
 		managed []metav1.ManagedFieldsEntry
-		want    bool
+		// declared is the field set the schema declares for desired; nil when it is not known.
+		declared string
+		want     bool
 	}{{
 		name:    "every desired field is live and owned exactly",
 		managed: []metav1.ManagedFieldsEntry{entry("other", metav1.ManagedFieldsOperationUpdate, "", `{"f:metadata":{"f:labels":{"f:other":{}}}}`), entry("me", metav1.ManagedFieldsOperationApply, "", owned)},
@@ -100,6 +124,54 @@ func TestUpToDate(t *testing.T) {
 		mutate:  func(d, _ map[string]any) { delete(d["metadata"].(map[string]any), "labels") },
 		managed: []metav1.ManagedFieldsEntry{entry("me", metav1.ManagedFieldsOperationApply, "", owned)},
 	}, {
+		name:     "an atomic map and an atomic list are live exactly as desired",
+		mutate:   withAtomics(map[string]any{"disk": "ssd"}, map[string]any{"key": "k"}),
+		managed:  []metav1.ManagedFieldsEntry{entry("me", metav1.ManagedFieldsOperationApply, "", ownedAtomics)},
+		declared: ownedAtomics,
+		want:     true,
+	}, {
+		name:     "an atomic map has a key desired no longer sets (the apply would remove it)",
+		mutate:   withAtomics(map[string]any{"disk": "ssd", "zone": "a"}, map[string]any{"key": "k"}),
+		managed:  []metav1.ManagedFieldsEntry{entry("me", metav1.ManagedFieldsOperationApply, "", ownedAtomics)},
+		declared: ownedAtomics,
+	}, {
+		name:     "an element of an atomic list has a field desired no longer sets",
+		mutate:   withAtomics(map[string]any{"disk": "ssd"}, map[string]any{"key": "k", "tolerationSeconds": int64(30)}),
+		managed:  []metav1.ManagedFieldsEntry{entry("me", metav1.ManagedFieldsOperationApply, "", ownedAtomics)},
+		declared: ownedAtomics,
+	}, {
+		name:     "the schema declares other fields than the manager owns",
+		managed:  []metav1.ManagedFieldsEntry{entry("me", metav1.ManagedFieldsOperationApply, "", owned)},
+		declared: strings.Replace(owned, `"f:replicas":{}`, `"f:replicas":{},"f:paused":{}`, 1),
+	}, {
+		// A granular map applied empty, filled by defaults or other managers, looks the same.
+		name:    "without a schema, a map owned as a whole is not taken for atomic",
+		mutate:  withAtomics(map[string]any{"disk": "ssd"}, map[string]any{"key": "k"}),
+		managed: []metav1.ManagedFieldsEntry{entry("me", metav1.ManagedFieldsOperationApply, "", ownedAtomics)},
+	}, {
+		name:    "without a schema, a list owned as a whole that no one else owns elements of is atomic",
+		mutate:  withToleration,
+		managed: []metav1.ManagedFieldsEntry{entry("me", metav1.ManagedFieldsOperationApply, "", ownedToleration)},
+		want:    true,
+	}, {
+		// The manager applied an empty list of type map; another added an element.
+		name:   "without a schema, a list owned as a whole that another manager owns elements of is granular",
+		mutate: withToleration,
+		managed: []metav1.ManagedFieldsEntry{
+			entry("me", metav1.ManagedFieldsOperationApply, "", ownedToleration),
+			entry("other", metav1.ManagedFieldsOperationApply, "", `{"f:spec":{"f:template":{"f:spec":{"f:tolerations":{"k:{\"key\":\"k\"}":{".":{},"f:key":{}}}}}}}`),
+		},
+	}, {
+		name:    "the manager has two apply entries",
+		managed: []metav1.ManagedFieldsEntry{entry("me", metav1.ManagedFieldsOperationApply, "", owned), entry("me", metav1.ManagedFieldsOperationApply, "", owned)},
+	}, {
+		name: "the manager's entry is for another apiVersion",
+		managed: func() []metav1.ManagedFieldsEntry {
+			e := entry("me", metav1.ManagedFieldsOperationApply, "", owned)
+			e.APIVersion = "apps/v1beta1"
+			return []metav1.ManagedFieldsEntry{e}
+		}(),
+	}, {
 		name: "a list element is owned by another key",
 		managed: []metav1.ManagedFieldsEntry{entry("me", metav1.ManagedFieldsOperationApply, "",
 			`{"f:metadata":{"f:labels":{"f:app":{}}},"f:spec":{"f:replicas":{},"f:finalizers":{"v:\"a\"":{},"v:\"c\"":{}},"f:template":{}}}`)},
@@ -110,7 +182,11 @@ func TestUpToDate(t *testing.T) {
 			if tc.mutate != nil {
 				tc.mutate(d, l)
 			}
-			g.Expect(upToDate(d, l, tc.managed, "me", "")).To(Equal(tc.want))
+			var declared map[string]any
+			if tc.declared != "" {
+				g.Expect(json.Unmarshal([]byte(tc.declared), &declared)).To(Succeed())
+			}
+			g.Expect(upToDate(d, l, tc.managed, "me", "", declared)).To(Equal(tc.want))
 		})
 	}
 }
