@@ -51,7 +51,7 @@ func deploymentWith(ns string, mutate func(*corev1.PodSpec)) *appsv1.Deployment 
 	return d
 }
 
-func shape(ns string, spec testtypes.ShapeSpec) *testtypes.Shape {
+func newShapeIn(ns string, spec testtypes.ShapeSpec) *testtypes.Shape {
 	return &testtypes.Shape{
 		TypeMeta:   metav1.TypeMeta{APIVersion: testtypes.GroupVersion.String(), Kind: "Shape"},
 		ObjectMeta: metav1.ObjectMeta{Name: "shape", Namespace: ns},
@@ -138,28 +138,28 @@ func TestApplyRemovesWhatDesiredDropsFromAValueOwnedAsAWhole(t *testing.T) {
 	}, {
 		name: "a field removed from an element of a CRD list without a list type (atomic)",
 		before: func(ns string) client.Object {
-			return shape(ns, testtypes.ShapeSpec{Steps: []testtypes.ShapeStep{{Name: "a", Value: "x", TimeoutSeconds: ptr.To(int64(5))}}})
+			return newShapeIn(ns, testtypes.ShapeSpec{Steps: []testtypes.ShapeStep{{Name: "a", Value: "x", TimeoutSeconds: ptr.To(int64(5))}}})
 		},
 		after: func(ns string) client.Object {
-			return shape(ns, testtypes.ShapeSpec{Steps: []testtypes.ShapeStep{{Name: "a", Value: "x"}}})
+			return newShapeIn(ns, testtypes.ShapeSpec{Steps: []testtypes.ShapeStep{{Name: "a", Value: "x"}}})
 		},
 		path: []string{"spec", "steps"},
 	}, {
 		name: "a key removed from a CRD's atomic map",
 		before: func(ns string) client.Object {
-			return shape(ns, testtypes.ShapeSpec{Selector: map[string]string{"a": "1", "b": "2"}})
+			return newShapeIn(ns, testtypes.ShapeSpec{Selector: map[string]string{"a": "1", "b": "2"}})
 		},
 		after: func(ns string) client.Object {
-			return shape(ns, testtypes.ShapeSpec{Selector: map[string]string{"a": "1"}})
+			return newShapeIn(ns, testtypes.ShapeSpec{Selector: map[string]string{"a": "1"}})
 		},
 		path: []string{"spec", "selector"},
 	}, {
 		name: "a field removed from a CRD's atomic struct",
 		before: func(ns string) client.Object {
-			return shape(ns, testtypes.ShapeSpec{Atomic: &testtypes.ShapeNested{A: "x", B: "y"}})
+			return newShapeIn(ns, testtypes.ShapeSpec{Atomic: &testtypes.ShapeNested{A: "x", B: "y"}})
 		},
 		after: func(ns string) client.Object {
-			return shape(ns, testtypes.ShapeSpec{Atomic: &testtypes.ShapeNested{A: "x"}})
+			return newShapeIn(ns, testtypes.ShapeSpec{Atomic: &testtypes.ShapeNested{A: "x"}})
 		},
 		path: []string{"spec", "atomic"},
 	}} {
@@ -259,7 +259,7 @@ func TestApplySendsEmptyValuesSetOnPurpose(t *testing.T) {
 	}{{
 		name: "a typed pointer to an empty struct",
 		obj: func(_ *testing.T, ns string) client.Object {
-			return shape(ns, testtypes.ShapeSpec{Nested: &testtypes.ShapeNested{}})
+			return newShapeIn(ns, testtypes.ShapeSpec{Nested: &testtypes.ShapeNested{}})
 		},
 		owned: []string{`"f:nested":{}`},
 	}, {
@@ -271,7 +271,7 @@ func TestApplySendsEmptyValuesSetOnPurpose(t *testing.T) {
 	}, {
 		name: "an unstructured empty object and a zero",
 		obj: func(t *testing.T, ns string) client.Object {
-			u := asUnstructured(t, shape(ns, testtypes.ShapeSpec{Text: "x"}))
+			u := asUnstructured(t, newShapeIn(ns, testtypes.ShapeSpec{Text: "x"}))
 			g := NewWithT(t)
 			g.Expect(unstructured.SetNestedField(u.Object, map[string]any{}, "spec", "atomic")).To(Succeed())
 			g.Expect(unstructured.SetNestedField(u.Object, int64(0), "spec", "count")).To(Succeed())
@@ -334,15 +334,15 @@ func TestApplySendsWhatItCannotProveChangesNothing(t *testing.T) {
 	}, {
 		name: "an atomic map in a custom resource, whose schema the Applier does not know",
 		desired: func(_ *testing.T, ns string) client.Object {
-			return shape(ns, testtypes.ShapeSpec{Selector: map[string]string{"a": "1"}})
+			return newShapeIn(ns, testtypes.ShapeSpec{Selector: map[string]string{"a": "1"}})
 		},
 	}, {
 		name: "a list another manager added an element to",
 		desired: func(_ *testing.T, ns string) client.Object {
-			return shape(ns, testtypes.ShapeSpec{Ports: []testtypes.ShapePort{{Name: "a", Port: 80}}})
+			return newShapeIn(ns, testtypes.ShapeSpec{Ports: []testtypes.ShapePort{{Name: "a", Port: 80}}})
 		},
 		other: func(_ *testing.T, ns string) client.Object {
-			return shape(ns, testtypes.ShapeSpec{Ports: []testtypes.ShapePort{{Name: "b", Port: 81}}})
+			return newShapeIn(ns, testtypes.ShapeSpec{Ports: []testtypes.ShapePort{{Name: "b", Port: 81}}})
 		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -424,13 +424,13 @@ func TestApplyTakesOwnershipOfWhatFilledAValueItAppliedEmpty(t *testing.T) {
 	}, {
 		name: "a custom resource's granular struct, filled by another manager",
 		empty: func(_ *testing.T, ns string) client.Object {
-			return shape(ns, testtypes.ShapeSpec{Nested: &testtypes.ShapeNested{}})
+			return newShapeIn(ns, testtypes.ShapeSpec{Nested: &testtypes.ShapeNested{}})
 		},
 		other: func(_ *testing.T, ns string) client.Object {
-			return shape(ns, testtypes.ShapeSpec{Nested: &testtypes.ShapeNested{A: "x"}})
+			return newShapeIn(ns, testtypes.ShapeSpec{Nested: &testtypes.ShapeNested{A: "x"}})
 		},
 		full: func(_ *testing.T, ns string) client.Object {
-			return shape(ns, testtypes.ShapeSpec{Nested: &testtypes.ShapeNested{A: "x"}})
+			return newShapeIn(ns, testtypes.ShapeSpec{Nested: &testtypes.ShapeNested{A: "x"}})
 		},
 		wantOwnedSub: `"f:nested":{"f:a":{}}`,
 	}} {

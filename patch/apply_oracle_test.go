@@ -89,7 +89,7 @@ type oracleStats struct {
 	refuted, unchangedCases []string
 }
 
-func (s *oracleStats) add(i int, r caseResult) {
+func (s *oracleStats) add(i int, r caseResultForApply) {
 	switch {
 	case r.refuted != "":
 		s.refuted = append(s.refuted, fmt.Sprintf("case %d: %s", i, r.refuted))
@@ -130,7 +130,7 @@ func TestApplySkipsOnlyWhatTheAPIServerConfirms(t *testing.T) {
 
 	// Each case draws from its own generator, seeded by the seed and its index: the cases run
 	// in parallel, and case i replays with TENON_APPLY_CASES=i+1.
-	results := make([]caseResult, n)
+	results := make([]caseResultForApply, n)
 	cases := make(chan int)
 	var wg sync.WaitGroup
 	for range 4 {
@@ -198,8 +198,8 @@ type oracle struct {
 	ns   string
 }
 
-// caseResult is what happened in one case.
-type caseResult struct {
+// caseResultForApply is what happened in one case.
+type caseResultForApply struct {
 	// kind names the kind, and whether its status was applied.
 	kind                       string
 	skipped, rejected, changed bool
@@ -224,7 +224,7 @@ type oracleCase struct {
 	last map[string]any
 }
 
-func (o *oracle) run(ctx context.Context, seed, i int) caseResult {
+func (o *oracle) run(ctx context.Context, seed, i int) caseResultForApply {
 	r := rand.New(rand.NewPCG(uint64(seed), uint64(i)))
 	c := &oracleCase{o: o, r: r, kind: oracleKinds[r.IntN(len(oracleKinds))], name: fmt.Sprintf("case-%d", i)}
 	c.typed = r.IntN(2) == 0
@@ -274,22 +274,22 @@ func (c *oracleCase) note(format string, args ...any) {
 	c.history = append(c.history, fmt.Sprintf(format, args...))
 }
 
-func (c *oracleCase) run(ctx context.Context) (caseResult, error) {
+func (c *oracleCase) run(ctx context.Context) (caseResultForApply, error) {
 	cc := countRequests(c.o.base)
 	mine := patch.NewApplier(cc, oracleManager, patch.ApplierOptions{})
 
 	// The history: someone creates the object, then up to three more writes.
 	for step := range 1 + c.r.IntN(4) {
 		if err := c.write(ctx, step == 0, mine); err != nil {
-			return caseResult{}, err
+			return caseResultForApply{}, err
 		}
 	}
 	live, err := c.live(ctx)
 	if err != nil {
-		return caseResult{}, err
+		return caseResultForApply{}, err
 	}
 	if live == nil {
-		return caseResult{rejected: true}, nil // the first write was invalid: nothing to test
+		return caseResultForApply{rejected: true}, nil // the first write was invalid: nothing to test
 	}
 
 	desired := c.nextDesired()
@@ -305,23 +305,23 @@ func (c *oracleCase) run(ctx context.Context) (caseResult, error) {
 	sent := writes(cc.take())
 	switch {
 	case sent == 0 && err != nil:
-		return caseResult{}, fmt.Errorf("the Applier failed without applying: %w", err)
+		return caseResultForApply{}, fmt.Errorf("the Applier failed without applying: %w", err)
 	case sent == 0:
 		if err := c.confirmSkip(ctx, desired, force, live); err != nil {
-			return caseResult{}, err
+			return caseResultForApply{}, err
 		}
 	case err != nil:
-		return caseResult{rejected: true}, nil
+		return caseResultForApply{rejected: true}, nil
 	}
 
 	// The same desired object again, nothing changed: no request but the read.
 	if _, err := c.apply(ctx, applier, desired, force); err != nil {
-		return caseResult{}, fmt.Errorf("the repeated apply failed: %w", err)
+		return caseResultForApply{}, fmt.Errorf("the repeated apply failed: %w", err)
 	}
 	if got := cc.take(); writes(got) != 0 {
-		return caseResult{}, fmt.Errorf("the repeated apply of an unchanged desired object was sent: %v", got)
+		return caseResultForApply{}, fmt.Errorf("the repeated apply of an unchanged desired object was sent: %v", got)
 	}
-	return caseResult{skipped: sent == 0, changed: changed, fresh: fresh, description: c.describe()}, nil
+	return caseResultForApply{skipped: sent == 0, changed: changed, fresh: fresh, description: c.describe()}, nil
 }
 
 // confirmSkip checks with a dry-run apply of desired, as the Applier would have sent it, that
@@ -406,7 +406,7 @@ func (c *oracleCase) write(ctx context.Context, first bool, mine *patch.Applier)
 	case first:
 		obj := c.object(c.kind.desired(c.r, c.o.ns, c.name))
 		err := c.o.base.Create(ctx, obj, client.FieldOwner("other-creator"))
-		c.note("other-creator creates (err %v): %s", err, compact(toJSON(obj)))
+		c.note("other-creator creates (err %v): %s", err, compact(toJSONForApply(obj)))
 		return nil
 	case choice < 8:
 		body := c.kind.partial(c.r, c.o.ns, c.name)
@@ -460,7 +460,7 @@ func (c *oracleCase) applyMine(ctx context.Context, mine *patch.Applier) error {
 		_, err = c.apply(ctx, a, desired, force)
 		c.note("another Applier of this manager applies (force %t, err %v): %s", force, err, compact(desired))
 	default:
-		body := toJSON(c.object(desired))
+		body := toJSONForApply(c.object(desired))
 		unstructured.RemoveNestedField(body, "metadata", "creationTimestamp")
 		unstructured.RemoveNestedField(body, "status")
 		opts := []client.ApplyOption{client.FieldOwner(oracleManager)}
@@ -517,7 +517,7 @@ func (c *oracleCase) live(ctx context.Context) (*unstructured.Unstructured, erro
 	return u, nil
 }
 
-func toJSON(obj client.Object) map[string]any {
+func toJSONForApply(obj client.Object) map[string]any {
 	data, err := json.Marshal(obj)
 	if err != nil {
 		panic(err)
@@ -571,7 +571,7 @@ func (k *oracleKind) desired(r *rand.Rand, ns, name string) map[string]any {
 	some := r.IntN(len(k.fields))
 	for i, f := range k.fields {
 		if f.required || i == some || r.IntN(2) == 0 {
-			setPath(m, f.path, f.value(r))
+			setApplyPath(m, f.path, f.value(r))
 		}
 	}
 	return m
@@ -582,7 +582,7 @@ func (k *oracleKind) partial(r *rand.Rand, ns, name string) map[string]any {
 	m := k.identity(ns, name)
 	for range 1 + r.IntN(2) {
 		f := k.fields[r.IntN(len(k.fields))]
-		setPath(m, f.path, f.value(r))
+		setApplyPath(m, f.path, f.value(r))
 	}
 	return m
 }
@@ -602,7 +602,7 @@ func (k *oracleKind) mutate(r *rand.Rand, m map[string]any, n int) string {
 		x := r.IntN(5)
 		if x < 2 && ok {
 			if v, dropped := dropInside(r, current); dropped {
-				setPath(m, f.path, v)
+				setApplyPath(m, f.path, v)
 				did = append(did, fmt.Sprintf("drops inside %s: %s", p, mustJSON(v)))
 				continue
 			}
@@ -613,7 +613,7 @@ func (k *oracleKind) mutate(r *rand.Rand, m map[string]any, n int) string {
 			continue
 		}
 		v := f.value(r)
-		setPath(m, f.path, v)
+		setApplyPath(m, f.path, v)
 		did = append(did, fmt.Sprintf("sets %s=%s", p, mustJSON(v)))
 	}
 	return strings.Join(did, ", ")
@@ -673,7 +673,7 @@ func (k *oracleKind) identity(ns, name string) map[string]any {
 }
 
 // setPath sets the value at path in m, creating maps on the way.
-func setPath(m map[string]any, path []string, v any) {
+func setApplyPath(m map[string]any, path []string, v any) {
 	for _, p := range path[:len(path)-1] {
 		next, ok := m[p].(map[string]any)
 		if !ok {
