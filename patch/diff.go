@@ -50,7 +50,7 @@ func (r *request) empty() bool { return len(r.ops) == 0 }
 //   - a list (finalizers and owner references included) is replaced whole, after a test that it
 //     is still base's list (or still missing);
 //   - a condition is replaced in place after a test of its type at its index and, unless its
-//     type is owned, of the whole condition (of its status, when an owned one flips); when
+//     type is owned, of the whole condition (of its status and transition time when it is); when
 //     conditions are added or removed, the list is replaced whole, after a test of base's list.
 //
 // The tests are what turns another writer's change since base into a rejected patch instead of
@@ -180,8 +180,8 @@ func (d *differ) value(path []string, b, r any, hasB, hasR, exact bool) {
 		d.test(path, b)
 		d.remove(path)
 	case bIsList || rIsList:
-		if hasB {
-			d.test(path, b)
+		if b != nil {
+			d.test(path, b) // also an empty list, which counts as missing but is there
 		} else {
 			d.test(path, nil)
 		}
@@ -223,13 +223,14 @@ func (d *differ) conditions(bs, rs map[string]any) {
 		switch {
 		case d.guarded != nil && d.guarded(rc[i].Type):
 			d.test(at, bl[i])
-		case bc[i].Status != rc[i].Status:
-			// Owned, and its status flips: if another writer flipped it first, the transition
-			// time is theirs, which only a retry on the latest object can keep.
-			d.test(append(at, "type"), rc[i].Type)
-			d.test(append(at, "status"), string(bc[i].Status))
 		default:
+			// Owned: ours wins whatever else another writer changed, but the transition time
+			// is the latest object's while the status stays, which only a retry on the latest
+			// object can know when another writer changed either.
+			bm, _ := bl[i].(map[string]any)
 			d.test(append(at, "type"), rc[i].Type)
+			d.test(append(at, "status"), bm["status"])
+			d.test(append(at, "lastTransitionTime"), bm["lastTransitionTime"])
 		}
 		d.req.ops = append(d.req.ops, op{kind: "replace", path: pointer(at...), value: rl[i]})
 	}

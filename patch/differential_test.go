@@ -333,6 +333,19 @@ func (r *caseRun) patch(ctx context.Context) error {
 		// never fired, and the injected conflicts were conflicts like any other.
 		mc.Fault = faultNone
 	}
+	if probe := r.fc.Calls(faults.Writes, faults.Status); !mc.StatusSubresource && len(probe) > 0 && apierrors.IsNotFound(probe[0].Err) {
+		// A kind without a status subresource whose snapshot did not show the status written
+		// through the object: Patch found out with a status request answered 404 after the
+		// metadata and spec went, as Helper.Patch documents, so what it wrote is what it writes
+		// for a kind with the subresource.
+		mc.StatusSubresource = true
+		injected := r.fc.Calls(faults.SelectorFunc(func(c faults.Call) bool { return c.Outcome == faults.Injected }))
+		if mc.Fault == faultMain && len(injected) > 0 && injected[0].Seq > probe[0].Seq {
+			// The request for the object after the 404 carried the status: its fault is the
+			// status part's.
+			mc.Fault = faultStatus
+		}
+	}
 	r.aOpts = withOptions(mc)
 	r.pred = predict(mc)
 	for _, alt := range r.pred.Alternatives {

@@ -218,11 +218,13 @@ func checkOwnership(t *testing.T, before, after, latest, got map[string]any) {
 }
 
 // normalised returns v as the API server would store it, and whether it is there: no null
-// values, and no empty objects, which the helper treats as missing ones.
+// values, and no empty objects or lists, which the helper treats as missing ones.
 func normalised(v any) (any, bool) {
 	switch x := v.(type) {
 	case nil:
 		return nil, false
+	case []any:
+		return x, len(x) > 0
 	case map[string]any:
 		out := map[string]any{}
 		for k, e := range x {

@@ -155,10 +155,14 @@ func sortedKeys(maps ...map[string]any) []string {
 	return slices.Compact(keys)
 }
 
-// member returns m[k] and whether it is there; a null value counts as missing, as the API server
-// stores no nulls and a typed object converted to JSON has them for fields it cannot omit.
+// member returns m[k] and whether it is there. A null value and an empty list count as
+// missing: the API server stores no nulls, a typed object converted to JSON has them for fields
+// it cannot omit, and a typed object drops an empty list that the server may hold.
 func member(m map[string]any, k string) (any, bool) {
 	v, ok := m[k]
+	if l, isList := v.([]any); isList && len(l) == 0 {
+		return v, false
+	}
 	return v, ok && v != nil
 }
 
