@@ -333,14 +333,15 @@ func (r *caseRun) patch(ctx context.Context) error {
 		// never fired, and the injected conflicts were conflicts like any other.
 		mc.Fault = faultNone
 	}
-	if probe := r.fc.Calls(faults.Writes, faults.Status); !mc.StatusSubresource && len(probe) > 0 && apierrors.IsNotFound(probe[0].Err) {
-		// A kind without a status subresource whose snapshot did not show the status written
-		// through the object: Patch found out with a status request answered 404 after the
-		// metadata and spec went, as Helper.Patch documents, so what it wrote is what it writes
-		// for a kind with the subresource.
+	if !mc.StatusSubresource && !statusWrittenWithObject(r.s0) {
+		// A kind without a status subresource whose snapshot's managedFields do not show the
+		// status written through the object: Patch cannot know, and writes as for a kind with
+		// the subresource (finding out with a status request answered 404), as Helper.Patch
+		// documents.
 		mc.StatusSubresource = true
+		probe := r.fc.Calls(faults.Writes, faults.Status)
 		injected := r.fc.Calls(faults.SelectorFunc(func(c faults.Call) bool { return c.Outcome == faults.Injected }))
-		if mc.Fault == faultMain && len(injected) > 0 && injected[0].Seq > probe[0].Seq {
+		if mc.Fault == faultMain && len(probe) > 0 && len(injected) > 0 && injected[0].Seq > probe[0].Seq {
 			// The request for the object after the 404 carried the status: its fault is the
 			// status part's.
 			mc.Fault = faultStatus
@@ -918,4 +919,33 @@ func report(t *testing.T, seed int64, results []caseResult) {
 		fmt.Fprintf(&b, "\n== %s (%d cases); smallest:\n%s\n", name, len(rs), rs[0].desc)
 	}
 	t.Error(b.String())
+}
+
+// statusWrittenWithObject reports whether obj's managedFields show a status field written
+// through the object itself (subresource "") rather than a status subresource.
+func statusWrittenWithObject(obj map[string]any) bool {
+	entries, _ := nestedField(obj, "metadata", "managedFields").([]any)
+	for _, e := range entries {
+		m, _ := e.(map[string]any)
+		if sub, _ := m["subresource"].(string); sub != "" {
+			continue
+		}
+		fields, _ := m["fieldsV1"].(map[string]any)
+		if status, ok := fields["f:status"].(map[string]any); ok && len(status) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func nestedField(obj map[string]any, path ...string) any {
+	var v any = obj
+	for _, p := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[p]
+	}
+	return v
 }

@@ -120,8 +120,9 @@ func NewHelper(obj client.Object, c client.Client) (*Helper, error) {
 //
 // Objects without a status subresource (a CRD without subresources.status): Patch sends their
 // status with the rest of the object when the snapshot's managedFields show the status written
-// that way, or when a status request is answered 404 for an object that exists. What it learns
-// is kept in the Helper only, and only once the server kept a status sent that way.
+// that way, or when a status request is answered 404 for an object that exists; until then it
+// writes as for a kind with the subresource, metadata and spec first. What it learns is kept in
+// the Helper only, and only once the server kept a status sent that way.
 //
 // On success obj is replaced by the object the API server returned last (new resourceVersion,
 // other writers' changes, defaults) and becomes the new snapshot.
