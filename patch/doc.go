@@ -123,6 +123,29 @@ limitations under the License.
 // defaults are not compared, so server-side defaulting cannot make a controller apply in a hot
 // loop (controller-runtime#2733, #3409), and a steady-state reconcile sends no write.
 //
+// What the Applier keeps of another field manager's data is what server-side apply keeps, by the
+// schema (another manager changed a part; this manager applies again):
+//
+//	field shape                      a part this manager does not   a part this manager applies
+//	                                 apply
+//	scalar                           theirs                         409 Conflict, or ours with
+//	                                                                ForceOwnership
+//	granular map, struct; labels,    theirs, key by key             as a scalar, key by key
+//	  annotations
+//	atomic map or struct; atomic     theirs                         the whole value: 409, or ours
+//	  list; list without a list                                     whole with ForceOwnership
+//	  type (in a CRD)                                               (their keys or elements go)
+//	list of type map or set          theirs, element by element     as a scalar, element by element
+//	metadata.finalizers              theirs (a set)                 ours are added, never theirs
+//	                                                                removed
+//	status.conditions (ApplyStatus   theirs, condition by           ours, condition by condition
+//	  with OwnedConditions)            condition
+//
+// A field this manager applied before and no longer sets is removed unless another manager also
+// owns it. The skip never changes these outcomes: a request is skipped only when a dry run of it
+// would leave the object and every manager's field set as they are, which a randomized test
+// checks against the API server.
+//
 // ApplyStatus carries each condition's LastTransitionTime over from the live object while its
 // status does not change, so a controller can rebuild its conditions from scratch every
 // reconcile; and with [OwnedConditions] each controller applies only its own conditions, so
