@@ -124,7 +124,7 @@ func BenchmarkSummarize(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				_, _ = conditions.Summarize(w, conditions.Ready, deps)
+				_, _ = conditions.Set(w, conditions.Summary(w, conditions.Ready, deps))
 			}
 		})
 	}

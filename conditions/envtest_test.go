@@ -54,7 +54,7 @@ func reconcileStatus(g Gomega, w *testtypes.Widget) {
 			return conditions.MarkFalse(w, conditions.Degraded, "AsExpected", "héllo <world> & \"quotes\"")
 		},
 		func() (bool, error) {
-			return conditions.Summarize(w, conditions.Ready, []conditions.Type{"ConfigReady", conditions.Degraded})
+			return conditions.Set(w, conditions.Summary(w, conditions.Ready, []conditions.Type{"ConfigReady", conditions.Degraded}))
 		},
 		func() (bool, error) { return conditions.SetObservedGeneration(w) },
 	} {
@@ -90,7 +90,6 @@ func TestConditionsRoundTripThroughTheAPIServerUnchanged(t *testing.T) {
 	again := back.DeepCopy()
 	reconcileStatus(g, again)
 	g.Expect(cmp.Diff(back.Status, again.Status)).To(BeEmpty(), "a second reconcile must not change the status")
-	g.Expect(conditions.Check(&back)).To(Succeed())
 }
 
 func TestTheAPIServerAcceptsEverythingSetAccepts(t *testing.T) {
@@ -102,8 +101,8 @@ func TestTheAPIServerAcceptsEverythingSetAccepts(t *testing.T) {
 
 	// The longest type, reason and message Set accepts.
 	longType := conditions.Type("a.example.com/" + strings.Repeat("T", 63))
-	longReason := conditions.Reason(strings.Repeat("R", conditions.MaxReasonLength))
-	_, err := conditions.MarkFalse(w, longType, longReason, strings.Repeat("m", conditions.MaxMessageLength))
+	longReason := conditions.Reason(strings.Repeat("R", 1024))
+	_, err := conditions.MarkFalse(w, longType, longReason, strings.Repeat("m", 32768))
 	g.Expect(err).NotTo(HaveOccurred())
 	_, err = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonFrom("dial tcp: connection refused"), "ok")
 	g.Expect(err).NotTo(HaveOccurred())
@@ -137,7 +136,7 @@ func TestKubectlWaitAgreesWithIsReady(t *testing.T) {
 	g.Expect(conditions.IsTrue(w, conditions.Ready)).To(BeTrue())
 	g.Expect(conditions.IsReady(w)).To(BeFalse())
 	g.Expect(kubectlWait("2s")).To(MatchError(ContainSubstring("timed out waiting for the condition")))
-	res, err := conditions.Compute(w)
+	res, err := compute(w)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.Status).To(Equal(conditions.StatusInProgress))
 
@@ -146,7 +145,7 @@ func TestKubectlWaitAgreesWithIsReady(t *testing.T) {
 	g.Expect(c.Status().Update(ctx, w)).To(Succeed())
 	g.Expect(conditions.IsReady(w)).To(BeTrue())
 	g.Expect(kubectlWait("30s")).To(Succeed())
-	res, err = conditions.Compute(w)
+	res, err = compute(w)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.Status).To(Equal(conditions.StatusCurrent))
 }

@@ -96,18 +96,18 @@ func ExampleSet() {
 	// <nil> ConnectionRefused
 }
 
-func ExampleSummarize() {
+func ExampleSummary() {
 	cluster := &Cluster{ObjectMeta: metav1.ObjectMeta{Name: "demo", Generation: 1}}
 	_, _ = conditions.MarkTrue(cluster, ConfigReady, conditions.ReasonSucceeded, "")
 	_, _ = conditions.MarkFalse(cluster, WorkloadReady, "ReplicasUnavailable", "2 of 3 replicas unavailable")
 	_, _ = conditions.MarkFalse(cluster, conditions.Degraded, "AsExpected", "") // negative polarity: False is healthy
 
-	_, _ = conditions.Summarize(cluster, conditions.Ready, []conditions.Type{ConfigReady, WorkloadReady, conditions.Degraded})
+	_, _ = conditions.Set(cluster, conditions.Summary(cluster, conditions.Ready, []conditions.Type{ConfigReady, WorkloadReady, conditions.Degraded}))
 	ready := conditions.Get(cluster, conditions.Ready)
 	fmt.Printf("Ready=%s %s: %s\n", ready.Status, ready.Reason, ready.Message)
 
 	_, _ = conditions.MarkTrue(cluster, WorkloadReady, conditions.ReasonSucceeded, "3 of 3 replicas available")
-	_, _ = conditions.Summarize(cluster, conditions.Ready, []conditions.Type{ConfigReady, WorkloadReady, conditions.Degraded})
+	_, _ = conditions.Set(cluster, conditions.Summary(cluster, conditions.Ready, []conditions.Type{ConfigReady, WorkloadReady, conditions.Degraded}))
 	ready = conditions.Get(cluster, conditions.Ready)
 	fmt.Printf("Ready=%s %s\n", ready.Status, ready.Reason)
 
@@ -125,62 +125,37 @@ func ExampleSummarize() {
 func ExampleCompute() {
 	cluster := &Cluster{ObjectMeta: metav1.ObjectMeta{Name: "demo", Generation: 2}}
 	cluster.Status.ObservedGeneration = 1
-
-	res, _ := conditions.Compute(cluster)
-	fmt.Println(res.Status, "-", res.Message)
+	show := func() {
+		status, message, _ := conditions.Compute(cluster)
+		fmt.Println(status, "-", message)
+	}
+	show()
 
 	// The controller picks up generation 2 and starts working on it.
 	_, _ = conditions.SetObservedGeneration(cluster)
 	_, _ = conditions.MarkReconciling(cluster, conditions.ReasonProgressing, "scaling to 3 replicas")
 	_, _ = conditions.MarkFalse(cluster, conditions.Ready, conditions.ReasonProgressing, "scaling to 3 replicas")
-	res, _ = conditions.Compute(cluster)
-	fmt.Println(res.Status, "-", res.Message)
+	show()
 
 	// It cannot go on: the spec asks for something impossible.
 	_, _ = conditions.MarkStalled(cluster, "InvalidSpec", "storage class fast does not exist")
-	res, _ = conditions.Compute(cluster)
-	fmt.Println(res.Status, "-", res.Message)
+	show()
 
-	// Without Reconciling or Stalled, kstatus falls back to Ready=False: InProgress, never Failed,
-	// so a pipeline waits for its timeout instead of failing with the reason.
+	// Without Reconciling or Stalled, kstatus falls back to Ready=False: InProgress, never
+	// Failed, so a pipeline waits for its timeout instead of failing with the reason.
 	conditions.MarkReconciled(cluster)
-	res, _ = conditions.Compute(cluster)
-	fmt.Println(res.Status, "-", res.Message, "- compliant:", conditions.Check(cluster) == nil)
+	show()
 
 	// The user fixes the spec; the controller finishes.
 	_, _ = conditions.MarkTrue(cluster, conditions.Ready, conditions.ReasonSucceeded, "")
-	res, _ = conditions.Compute(cluster)
-	fmt.Println(res.Status, "-", res.Message, "- compliant:", conditions.Check(cluster) == nil)
+	show()
 
 	// Output:
 	// InProgress - Cluster generation is 2, but latest observed generation is 1
 	// InProgress - scaling to 3 replicas
 	// Failed - storage class fast does not exist
-	// InProgress - scaling to 3 replicas - compliant: false
-	// Current - Resource is Ready - compliant: true
-}
-
-func ExampleNewPatch() {
-	// Before the reconcile, the object had Ready=False. This controller set Ready=True.
-	before := []metav1.Condition{{Type: "Ready", Status: "False", Reason: "Waiting", LastTransitionTime: metav1.Now()}}
-	after := []metav1.Condition{{Type: "Ready", Status: "True", Reason: "Succeeded", LastTransitionTime: metav1.Now()}}
-
-	// Meanwhile another controller added BackupReady to the object on the server.
-	latest := &Cluster{Status: ClusterStatus{Conditions: []metav1.Condition{
-		{Type: "Ready", Status: "False", Reason: "Waiting", LastTransitionTime: metav1.Now()},
-		{Type: "BackupReady", Status: "True", Reason: "Succeeded", LastTransitionTime: metav1.Now()},
-	}}}
-
-	err := conditions.NewPatch(before, after).Apply(latest, conditions.OwnedConditions{conditions.Ready})
-	fmt.Println("error:", err)
-	for _, c := range latest.Status.Conditions {
-		fmt.Println(c.Type, c.Status)
-	}
-
-	// Output:
-	// error: <nil>
-	// Ready True
-	// BackupReady True
+	// InProgress - scaling to 3 replicas
+	// Current - Resource is Ready
 }
 
 // A Ready condition describes the generation it was computed for. When the spec changes, the

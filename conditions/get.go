@@ -30,11 +30,6 @@ func Get(obj Getter, t Type) *metav1.Condition {
 	return nil
 }
 
-// Has reports whether obj has a condition of type t.
-func Has(obj Getter, t Type) bool {
-	return indexOf(obj.GetConditions(), string(t)) >= 0
-}
-
 // IsTrue reports whether obj has a condition of type t with status True.
 func IsTrue(obj Getter, t Type) bool {
 	return hasStatus(obj, t, metav1.ConditionTrue)

@@ -37,8 +37,6 @@ func TestGetters(t *testing.T) {
 		got  bool
 		want bool
 	}{
-		{"Has Ready", conditions.Has(w, conditions.Ready), true},
-		{"Has Degraded", conditions.Has(w, conditions.Degraded), false},
 		{"IsTrue Ready", conditions.IsTrue(w, conditions.Ready), true},
 		{"IsTrue Available", conditions.IsTrue(w, conditions.Available), false},
 		{"IsTrue of a missing condition", conditions.IsTrue(w, conditions.Degraded), false},

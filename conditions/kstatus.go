@@ -56,14 +56,11 @@ func MarkReconciled(obj Setter) (changed bool) {
 	return a || b
 }
 
-// ObservedGenerationGetter is implemented by objects with a status.observedGeneration field.
-type ObservedGenerationGetter interface {
-	GetObservedGeneration() int64
-}
-
-// ObservedGenerationSetter is implemented by objects whose status.observedGeneration can be set.
+// ObservedGenerationSetter is implemented by objects whose status.observedGeneration is not a
+// Status.ObservedGeneration int64 field, which [SetObservedGeneration] and
+// [GetObservedGeneration] find on their own.
 type ObservedGenerationSetter interface {
-	ObservedGenerationGetter
+	GetObservedGeneration() int64
 	SetObservedGeneration(int64)
 }
 
@@ -114,7 +111,7 @@ func SetObservedGeneration(obj metav1.Object) (changed bool, err error) {
 // [SetObservedGeneration] for the objects it understands.
 func GetObservedGeneration(obj metav1.Object) (generation int64, ok bool) {
 	switch o := obj.(type) {
-	case ObservedGenerationGetter:
+	case ObservedGenerationSetter:
 		return o.GetObservedGeneration(), true
 	case *unstructured.Unstructured:
 		g, found, err := unstructured.NestedInt64(o.Object, "status", "observedGeneration")
@@ -169,15 +166,7 @@ const (
 	StatusTerminating Status = "Terminating"
 )
 
-// Result is the outcome of [Compute]: a state and a human-readable message.
-type Result struct {
-	// Status is the state kstatus would report.
-	Status Status
-	// Message explains Status.
-	Message string
-}
-
-// Compute returns obj's state by the rules kstatus (sigs.k8s.io/cli-utils/pkg/kstatus, v0.37)
+// Compute returns obj's state, and a message that explains it, by the rules kstatus (sigs.k8s.io/cli-utils/pkg/kstatus, v0.37)
 // applies to custom resources, with kstatus's messages. The first rule that applies decides:
 //
 //  1. a deletionTimestamp means Terminating;
@@ -193,8 +182,9 @@ type Result struct {
 // The observedGeneration of the conditions plays no part: kstatus reads only
 // status.observedGeneration. Rule 4 means an object that is not Ready and has neither
 // Reconciling nor Stalled is InProgress for ever: kstatus cannot tell whether it makes progress
-// or is stuck, and never reports it Failed. Use [MarkReconciling] and [MarkStalled] so it can,
-// and [Check] in tests to catch objects that do not.
+// or is stuck, and never reports it Failed. Use [MarkReconciling] and [MarkStalled] so it can
+// (requeue.Report does), and the BeCompliant matcher of testing/matchers in tests to catch
+// objects that do not.
 //
 // kstatus has rules of its own for some built-in kinds (Deployment, StatefulSet, DaemonSet,
 // ReplicaSet, Pod, PersistentVolumeClaim, Service, Job, PodDisruptionBudget,
@@ -205,44 +195,43 @@ type Result struct {
 // which is an error only for types that cannot be represented as JSON. A field of the wrong type
 // (a metadata.generation that is not an integer, a condition that is not an object) is an error,
 // as it is for kstatus.
-func Compute(obj runtime.Object) (Result, error) {
+func Compute(obj runtime.Object) (status Status, message string, err error) {
 	u, err := toUnstructured(obj)
 	if err != nil {
-		return Result{}, err
+		return "", "", err
 	}
 	deletion, _, err := unstructured.NestedString(u.Object, "metadata", "deletionTimestamp")
 	if err != nil {
-		return Result{}, fmt.Errorf("failed to read metadata.deletionTimestamp of %s %s: %w", u.GetKind(), u.GetName(), err)
+		return "", "", fmt.Errorf("failed to read metadata.deletionTimestamp of %s %s: %w", u.GetKind(), u.GetName(), err)
 	}
 	if deletion != "" {
-		return Result{Status: StatusTerminating, Message: "Resource scheduled for deletion"}, nil
+		return StatusTerminating, "Resource scheduled for deletion", nil
 	}
 
 	gen, hasGen, err := unstructured.NestedInt64(u.Object, "metadata", "generation")
 	if err != nil {
-		return Result{}, fmt.Errorf("failed to read metadata.generation of %s %s: %w", u.GetKind(), u.GetName(), err)
+		return "", "", fmt.Errorf("failed to read metadata.generation of %s %s: %w", u.GetKind(), u.GetName(), err)
 	}
 	if hasGen {
 		observed, found, err := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
 		if err != nil {
-			return Result{}, fmt.Errorf("failed to read status.observedGeneration of %s %s: %w", u.GetKind(), u.GetName(), err)
+			return "", "", fmt.Errorf("failed to read status.observedGeneration of %s %s: %w", u.GetKind(), u.GetName(), err)
 		}
 		if found && observed != gen {
-			return Result{Status: StatusInProgress,
-				Message: fmt.Sprintf("%s generation is %d, but latest observed generation is %d", u.GetKind(), gen, observed)}, nil
+			return StatusInProgress, fmt.Sprintf("%s generation is %d, but latest observed generation is %d", u.GetKind(), gen, observed), nil
 		}
 	}
 
 	list, err := kstatusConditions(u)
 	if err != nil {
-		return Result{}, err
+		return "", "", err
 	}
 	for _, c := range list {
 		switch {
 		case c.Type == string(Reconciling) && c.Status == metav1.ConditionTrue:
-			return Result{Status: StatusInProgress, Message: c.Message}, nil
+			return StatusInProgress, c.Message, nil
 		case c.Type == string(Stalled) && c.Status == metav1.ConditionTrue:
-			return Result{Status: StatusFailed, Message: c.Message}, nil
+			return StatusFailed, c.Message, nil
 		}
 	}
 	for _, c := range list {
@@ -251,12 +240,12 @@ func Compute(obj runtime.Object) (Result, error) {
 		}
 		switch c.Status {
 		case metav1.ConditionTrue:
-			return Result{Status: StatusCurrent, Message: "Resource is Ready"}, nil
+			return StatusCurrent, "Resource is Ready", nil
 		case metav1.ConditionFalse, metav1.ConditionUnknown:
-			return Result{Status: StatusInProgress, Message: c.Message}, nil
+			return StatusInProgress, c.Message, nil
 		}
 	}
-	return Result{Status: StatusCurrent, Message: "Resource is current"}, nil
+	return StatusCurrent, "Resource is current", nil
 }
 
 // kstatusCondition holds the fields of a condition kstatus reads.

@@ -23,8 +23,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
-
-	"github.com/tenon-dev/tenon/conditions"
 )
 
 // FuzzComputeAgreesWithKstatus goes where the exhaustive matrix does not: duplicated types,
@@ -82,7 +80,7 @@ func FuzzComputeAgreesWithKstatus(f *testing.F) {
 		}}
 
 		want, wantErr := kstatus.Compute(u.DeepCopy())
-		got, gotErr := conditions.Compute(u.DeepCopy())
+		got, gotErr := compute(u.DeepCopy())
 		if (wantErr != nil) != (gotErr != nil) {
 			t.Fatalf("kstatus error %v, conditions.Compute error %v, for %v", wantErr, gotErr, u.Object)
 		}

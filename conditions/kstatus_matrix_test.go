@@ -174,13 +174,13 @@ func TestComputeAgreesWithKstatusOnEveryCombination(t *testing.T) {
 // computeVerdict returns what conditions.Compute computes for obj.
 func computeVerdict(t *testing.T, obj any) verdict {
 	t.Helper()
-	var res conditions.Result
+	var res kstatusResult
 	var err error
 	switch o := obj.(type) {
 	case *unstructured.Unstructured:
-		res, err = conditions.Compute(o)
+		res, err = compute(o)
 	case *testtypes.Widget:
-		res, err = conditions.Compute(o)
+		res, err = compute(o)
 	default:
 		t.Fatalf("unexpected %T", obj)
 	}

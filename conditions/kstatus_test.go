@@ -115,9 +115,9 @@ func TestSetObservedGeneration(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(changed).To(BeFalse())
 
-		res, err := conditions.Compute(a)
+		res, err := compute(a)
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(res).To(Equal(conditions.Result{Status: conditions.StatusCurrent, Message: "Resource is current"}))
+		g.Expect(res).To(Equal(kstatusResult{Status: conditions.StatusCurrent, Message: "Resource is current"}))
 	})
 	t.Run("an object without the field", func(t *testing.T) {
 		g := NewWithT(t)
@@ -248,111 +248,10 @@ func TestCompute(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 			obj := tt.obj()
-			res, err := conditions.Compute(obj)
+			res, err := compute(obj)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(res.Status).To(Equal(tt.want))
 			g.Expect(res.Message).To(Equal(tt.wantMessage))
 		})
 	}
-}
-
-func TestCheck(t *testing.T) {
-	tests := []struct {
-		name      string
-		obj       func() *testtypes.Widget
-		wantRules []string
-	}{
-		{
-			name: "a compliant ready object",
-			obj: func() *testtypes.Widget {
-				w := widget(2, cond("Ready", "True", "R", "", 2, at(0)))
-				w.Status.ObservedGeneration = 2
-				return w
-			},
-		},
-		{
-			name: "a compliant object in progress",
-			obj: func() *testtypes.Widget {
-				w := widget(2, cond("Ready", "False", "R", "", 2, at(0)), cond("Reconciling", "True", "R", "", 2, at(0)))
-				w.Status.ObservedGeneration = 2
-				return w
-			},
-		},
-		{
-			name: "Ready False without Reconciling or Stalled",
-			obj: func() *testtypes.Widget {
-				w := widget(2, cond("Ready", "False", "R", "", 2, at(0)))
-				w.Status.ObservedGeneration = 2
-				return w
-			},
-			wantRules: []string{"rule 4: Ready is False but neither Reconciling nor Stalled is True: kstatus falls back to Ready and reports the object InProgress, and can never report it Failed"},
-		},
-		{
-			name: "Ready True at the current generation while status.observedGeneration lags",
-			obj: func() *testtypes.Widget {
-				w := widget(3, cond("Ready", "True", "R", "", 3, at(0)))
-				w.Status.ObservedGeneration = 2
-				return w
-			},
-			wantRules: []string{"rule 3: Ready is True at generation 3 but status.observedGeneration 2 lags metadata.generation 3: kstatus reports the object InProgress"},
-		},
-		{
-			name: "a spec change the controller has not seen yet is not a violation",
-			obj: func() *testtypes.Widget {
-				w := widget(3, cond("Ready", "True", "R", "", 2, at(0)))
-				w.Status.ObservedGeneration = 2
-				return w
-			},
-		},
-		{
-			name:      "no Ready condition and no observedGeneration",
-			obj:       func() *testtypes.Widget { return widget(1, cond("Reconciling", "True", "R", "", 1, at(0))) },
-			wantRules: []string{"rule 2: no Ready condition", "rule 3: no status.observedGeneration"},
-		},
-		{
-			name: "contradictions and impossible generations",
-			obj: func() *testtypes.Widget {
-				w := widget(2, cond("Ready", "True", "R", "", 3, at(0)), cond("Reconciling", "True", "R", "", 2, at(0)), cond("Stalled", "True", "R", "", 2, at(0)))
-				w.Status.ObservedGeneration = 5
-				return w
-			},
-			wantRules: []string{
-				"rule 3: status.observedGeneration 5 is newer than metadata.generation 2",
-				"rule 3: condition Ready observed generation 3",
-				"rule 5: Ready is True while Stalled is True",
-				"rule 5: Reconciling and Stalled are both True: kstatus reports whichever comes first in the list",
-			},
-		},
-		{
-			name: "invalid and duplicate conditions",
-			obj: func() *testtypes.Widget {
-				w := widget(1, cond("Ready", "True", "bad reason", "", 1, at(0)), cond("Ready", "True", "R", "", 1, at(0)))
-				w.Status.ObservedGeneration = 1
-				return w
-			},
-			wantRules: []string{"rule 1: invalid condition \"Ready\"", "rule 1: condition Ready appears more than once"},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			g := NewWithT(t)
-			err := conditions.Check(tt.obj())
-			if len(tt.wantRules) == 0 {
-				g.Expect(err).NotTo(HaveOccurred())
-				return
-			}
-			g.Expect(err).To(MatchError(conditions.ErrNotCompliant))
-			for _, rule := range tt.wantRules {
-				g.Expect(err.Error()).To(ContainSubstring(rule))
-			}
-		})
-	}
-}
-
-func TestCheckAllowsAReadyObjectThatIsReconciling(t *testing.T) {
-	g := NewWithT(t)
-	w := widget(2, cond("Ready", "True", "R", "", 2, at(0)), cond("Reconciling", "True", "RetryingAfterError", "dns api: 503", 2, at(0)))
-	w.Status.ObservedGeneration = 2
-
-	g.Expect(conditions.Check(w)).To(Succeed())
 }

@@ -25,51 +25,39 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// MirrorOptions configures [Mirror]. Build it with [MirrorOption] values.
-type MirrorOptions struct {
-	// Fallback is set when the source has no condition of the mirrored type. Defaults to Unknown
-	// with reason [ReasonNotObserved] and a message naming the source.
-	Fallback *metav1.Condition
-}
-
-// MirrorOption configures [Mirror].
-type MirrorOption interface {
-	ApplyToMirror(*MirrorOptions)
-}
-
-// Fallback is the condition [Mirror] sets when the source has none of the mirrored type. Its
-// Type is ignored.
+// Fallback is the condition [Mirror] returns when the source has none of the mirrored type. Its
+// Type is ignored. Without it the fallback is Unknown with reason [ReasonNotObserved] and a
+// message naming the source.
 type Fallback metav1.Condition
 
-// ApplyToMirror implements [MirrorOption].
-func (f Fallback) ApplyToMirror(o *MirrorOptions) {
+func (f Fallback) apply(o *options) {
 	c := metav1.Condition(f)
-	o.Fallback = &c
+	o.fallback = &c
 }
 
-// Mirror sets a condition of type t on obj that copies the status, reason and message of
-// source's condition of type sourceType, such as a child's Ready condition mirrored as the
-// parent's DatabaseReady. See [Set] for how it is set.
+// Mirror returns a condition of type t that copies the status, reason and message of source's
+// condition of type sourceType, such as a child's Ready condition mirrored as the parent's
+// DatabaseReady; set it on the parent with [Set]:
 //
-//   - When the mirror's status changes, its LastTransitionTime is the source condition's: when
-//     the child became ready, not when the parent's controller noticed. (Cluster API's mirror
-//     does the same.) When the status stays, the mirror keeps its time, as for any [Set].
-//   - When source's condition was computed for an older generation than source's current one,
-//     its status may no longer hold: the mirror is Unknown with reason [ReasonNotObserved],
-//     since now.
-//   - When source has no such condition, the mirror is the [Fallback], by default Unknown with
-//     reason [ReasonNotObserved], since now.
-func Mirror(obj Setter, t Type, source Source, sourceType Type, opts ...MirrorOption) (changed bool, err error) {
-	var o MirrorOptions
-	for _, opt := range opts {
-		opt.ApplyToMirror(&o)
-	}
+//		conditions.Set(cluster, conditions.Mirror(DatabaseReady, database, conditions.Ready))
+//
+//	  - Its LastTransitionTime is the source condition's, so that when [Set] sees the status
+//	    change, the mirror's time is when the child became ready, not when the parent's controller
+//	    noticed. (Cluster API's mirror does the same.) While the status stays, Set keeps the
+//	    mirror's time, as for any condition.
+//	  - When source's condition was computed for an older generation than source's current one,
+//	    its status may no longer hold: the mirror is Unknown with reason [ReasonNotObserved], and
+//	    no transition time (Set uses now).
+//	  - When source has no such condition, the mirror is the [Fallback], by default Unknown with
+//	    reason [ReasonNotObserved].
+func Mirror(t Type, source Source, sourceType Type, opts ...Option) metav1.Condition {
+	o := newOptions(opts)
 	c := Get(source, sourceType)
 	var mirrored metav1.Condition
 	switch {
-	case c == nil && o.Fallback != nil:
-		mirrored = *o.Fallback
-		mirrored.Message = TruncateMessage(mirrored.Message)
+	case c == nil && o.fallback != nil:
+		mirrored = *o.fallback
+		mirrored.Message = truncateMessage(mirrored.Message)
 	case c == nil:
 		mirrored = newCondition(t, metav1.ConditionUnknown, ReasonNotObserved,
 			fmt.Sprintf("%s has no %s condition", source.GetName(), sourceType))
@@ -84,14 +72,14 @@ func Mirror(obj Setter, t Type, source Source, sourceType Type, opts ...MirrorOp
 	if c == nil || stale(c, source.GetGeneration()) {
 		mirrored.LastTransitionTime = metav1.Time{}
 	}
-	return Set(obj, mirrored)
+	return mirrored
 }
 
-// Aggregate sets a condition of type t on obj that combines the condition of type sourceType of
-// every object in sources, such as "every replica is Ready":
+// Aggregate returns a condition of type t that combines the condition of type sourceType of
+// every object in sources, such as "every replica is Ready"; set it with [Set]:
 //
 //   - healthy when every source's condition is healthy (True, or False for a negative-polarity
-//     type; see [SummaryOptions]); also healthy when sources is empty;
+//     type; see [NegativePolarity]); also healthy when sources is empty;
 //   - unhealthy when any is unhealthy; Unknown when none is unhealthy but some are Unknown,
 //     missing or computed for an older generation than their source's;
 //   - as for [Summary], healthy is True and unhealthy False when t has positive polarity, and
@@ -101,8 +89,8 @@ func Mirror(obj Setter, t Type, source Source, sourceType Type, opts ...MirrorOp
 // The reason is that of the worst source (by name among the equally bad); the message counts and
 // lists the sources that are not healthy, worst first, then by name, so that the same set of
 // sources gives the same message whatever order they are passed in.
-func Aggregate[S Source](obj Setter, t Type, sources []S, sourceType Type, opts ...SummaryOption) (changed bool, err error) {
-	o := newSummaryOptions(opts)
+func Aggregate[S Source](t Type, sources []S, sourceType Type, opts ...Option) metav1.Condition {
+	o := newOptions(opts)
 	type finding struct {
 		name string
 		c    *metav1.Condition
@@ -117,7 +105,7 @@ func Aggregate[S Source](obj Setter, t Type, sources []S, sourceType Type, opts 
 		}
 	}
 	if len(bad) == 0 {
-		return Set(obj, newCondition(t, o.status(t, healthy), o.TrueReason, o.TrueMessage))
+		return newCondition(t, o.status(t, healthy), o.trueReason, o.trueMessage)
 	}
 	slices.SortFunc(bad, func(a, b finding) int {
 		return cmp.Or(int(b.h-a.h), strings.Compare(a.name, b.name))
@@ -138,5 +126,5 @@ func Aggregate[S Source](obj Setter, t Type, sources []S, sourceType Type, opts 
 		reason = Reason(worst.c.Reason)
 	}
 	message := fmt.Sprintf("%d of %d not healthy: %s", len(bad), len(sources), strings.Join(parts, "; "))
-	return Set(obj, newCondition(t, o.status(t, worst.h), reason, message))
+	return newCondition(t, o.status(t, worst.h), reason, message)
 }

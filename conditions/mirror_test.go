@@ -38,7 +38,7 @@ func TestMirror(t *testing.T) {
 	tests := []struct {
 		name        string
 		source      *testtypes.Widget
-		opts        []conditions.MirrorOption
+		opts        []conditions.Option
 		wantStatus  metav1.ConditionStatus
 		wantReason  conditions.Reason
 		wantMessage string
@@ -62,7 +62,7 @@ func TestMirror(t *testing.T) {
 		{
 			name:       "a missing source condition takes the fallback",
 			source:     named("db", 1),
-			opts:       []conditions.MirrorOption{conditions.Fallback{Status: "False", Reason: "NotCreated", Message: "database not created"}},
+			opts:       []conditions.Option{conditions.Fallback{Status: "False", Reason: "NotCreated", Message: "database not created"}},
 			wantStatus: "False", wantReason: "NotCreated", wantMessage: "database not created",
 		},
 	}
@@ -71,7 +71,7 @@ func TestMirror(t *testing.T) {
 			g := NewWithT(t)
 			parent := widget(7)
 
-			changed, err := conditions.Mirror(parent, "DatabaseReady", tt.source, conditions.Ready, tt.opts...)
+			changed, err := conditions.Set(parent, conditions.Mirror("DatabaseReady", tt.source, conditions.Ready, tt.opts...))
 
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(changed).To(BeTrue())
@@ -90,27 +90,27 @@ func TestMirrorKeepsTheSourcesTransitionTime(t *testing.T) {
 	source := named("db", 2, cond("Ready", "False", "Recovering", "replaying WAL", 2, metav1.NewTime(at(0).Add(300*time.Millisecond))))
 	parent := widget(7)
 
-	_, err := conditions.Mirror(parent, "DatabaseReady", source, conditions.Ready)
+	_, err := conditions.Set(parent, conditions.Mirror("DatabaseReady", source, conditions.Ready))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(conditions.Get(parent, "DatabaseReady").LastTransitionTime.Time).To(BeTemporally("==", at(0).Time),
 		"the time the source's condition changed, truncated to seconds")
 
 	// A new message from the source is not a transition of the mirror.
 	source.Status.Conditions[0].Message = "replaying WAL: 80%"
-	_, err = conditions.Mirror(parent, "DatabaseReady", source, conditions.Ready)
+	_, err = conditions.Set(parent, conditions.Mirror("DatabaseReady", source, conditions.Ready))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(conditions.Get(parent, "DatabaseReady").LastTransitionTime.Time).To(BeTemporally("==", at(0).Time))
 
 	// The source becomes Ready: the mirror takes the time the source changed.
 	source.Status.Conditions[0] = cond("Ready", "True", "Succeeded", "", 2, at(40))
-	_, err = conditions.Mirror(parent, "DatabaseReady", source, conditions.Ready)
+	_, err = conditions.Set(parent, conditions.Mirror("DatabaseReady", source, conditions.Ready))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(conditions.Get(parent, "DatabaseReady").LastTransitionTime.Time).To(BeTemporally("==", at(40).Time))
 
 	// A stale source is Unknown since now: it is the mirror's own judgement, not the source's.
 	source.Generation = 3
 	start := time.Now().Truncate(time.Second)
-	_, err = conditions.Mirror(parent, "DatabaseReady", source, conditions.Ready)
+	_, err = conditions.Set(parent, conditions.Mirror("DatabaseReady", source, conditions.Ready))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(conditions.Get(parent, "DatabaseReady").LastTransitionTime.Time).To(BeTemporally(">=", start))
 }
@@ -158,7 +158,7 @@ func TestAggregate(t *testing.T) {
 			g := NewWithT(t)
 			parent := widget(1)
 
-			_, err := conditions.Aggregate(parent, "ReplicasReady", tt.sources, conditions.Ready)
+			_, err := conditions.Set(parent, conditions.Aggregate("ReplicasReady", tt.sources, conditions.Ready))
 
 			g.Expect(err).NotTo(HaveOccurred())
 			got := conditions.Get(parent, "ReplicasReady")
@@ -177,7 +177,7 @@ func TestAggregateListsAtMostTenSources(t *testing.T) {
 	}
 	parent := widget(1)
 
-	_, err := conditions.Aggregate(parent, "ReplicasReady", sources, conditions.Ready)
+	_, err := conditions.Set(parent, conditions.Aggregate("ReplicasReady", sources, conditions.Ready))
 
 	g.Expect(err).NotTo(HaveOccurred())
 	msg := conditions.Get(parent, "ReplicasReady").Message
@@ -254,7 +254,7 @@ func TestAggregateFollowsThePolarityOfTheTarget(t *testing.T) {
 			g := NewWithT(t)
 			parent := widget(1)
 
-			_, err := conditions.Aggregate(parent, tt.target, tt.sources, tt.sourceType)
+			_, err := conditions.Set(parent, conditions.Aggregate(tt.target, tt.sources, tt.sourceType))
 
 			g.Expect(err).NotTo(HaveOccurred())
 			got := conditions.Get(parent, tt.target)

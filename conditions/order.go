@@ -34,10 +34,10 @@ func orderOf(obj any) []Type {
 	return defaultOrder
 }
 
-// Compare orders condition types: the types in first come first, in that order; all others
+// compare orders condition types: the types in first come first, in that order; all others
 // follow in byte-wise alphabetical order. With first nil it is the default order, Ready first.
 // It returns a negative number when a sorts before b, a positive number when after, 0 when equal.
-func Compare(first []Type, a, b string) int {
+func compare(first []Type, a, b string) int {
 	if first == nil {
 		first = defaultOrder
 	}
@@ -53,28 +53,12 @@ func Compare(first []Type, a, b string) int {
 	return strings.Compare(a, b)
 }
 
-// Sort sorts obj's conditions into its order (see [Set]) and reports whether the order changed.
-// Set never reorders, so that writers with different orders cannot fight; call Sort when you own
-// the whole list and want to normalise one written by hand or by an older controller.
-func Sort(obj Setter) (changed bool) {
-	first := orderOf(obj)
-	list := obj.GetConditions()
-	cmp := func(a, b metav1.Condition) int { return Compare(first, a.Type, b.Type) }
-	if slices.IsSortedFunc(list, cmp) {
-		return false
-	}
-	list = slices.Clone(list)
-	slices.SortStableFunc(list, cmp)
-	obj.SetConditions(list)
-	return true
-}
-
 // insert returns a copy of list with c inserted before the first condition that sorts after it.
 // In a sorted list that is c's sorted position.
 func insert(list []metav1.Condition, c metav1.Condition, first []Type) []metav1.Condition {
 	at := len(list)
 	for j := range list {
-		if Compare(first, c.Type, list[j].Type) < 0 {
+		if compare(first, c.Type, list[j].Type) < 0 {
 			at = j
 			break
 		}

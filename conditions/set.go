@@ -44,8 +44,9 @@ import (
 //     differently cannot fight over the list.
 //   - When c is invalid (see [Validate]), Set returns an error naming the field and the rule,
 //     and obj is not modified.
+//   - The list is copied, never changed in place: a slice read from obj before Set still holds
+//     the conditions as they were, so before and after can be compared.
 func Set(obj Setter, c metav1.Condition) (changed bool, err error) {
-	touch(obj, Type(c.Type))
 	if gen := obj.GetGeneration(); gen > 0 {
 		c.ObservedGeneration = gen
 	}
@@ -66,6 +67,7 @@ func Set(obj Setter, c metav1.Condition) (changed bool, err error) {
 		if equal(existing, &c) {
 			return false, nil
 		}
+		list = slices.Clone(list)
 		list[i] = c
 		obj.SetConditions(list)
 		return true, nil
@@ -79,8 +81,9 @@ func Set(obj Setter, c metav1.Condition) (changed bool, err error) {
 	return true, nil
 }
 
-// MarkTrue sets a True condition of type t on obj; see [Set]. The message is passed through
-// [TruncateMessage], so it may come straight from an error.
+// MarkTrue sets a True condition of type t on obj; see [Set]. A message longer than the API
+// server accepts (32 KiB) is truncated, with "…" at the end, so it may come straight from an
+// error.
 func MarkTrue(obj Setter, t Type, reason Reason, message string) (changed bool, err error) {
 	return Set(obj, newCondition(t, metav1.ConditionTrue, reason, message))
 }
@@ -96,13 +99,12 @@ func MarkUnknown(obj Setter, t Type, reason Reason, message string) (changed boo
 }
 
 func newCondition(t Type, status metav1.ConditionStatus, reason Reason, message string) metav1.Condition {
-	return metav1.Condition{Type: string(t), Status: status, Reason: string(reason), Message: TruncateMessage(message)}
+	return metav1.Condition{Type: string(t), Status: status, Reason: string(reason), Message: truncateMessage(message)}
 }
 
 // Delete removes the condition of type t from obj, every one of them if the list has several,
 // and reports whether there was any. The list is copied, never modified in place.
 func Delete(obj Setter, t Type) (changed bool) {
-	touch(obj, t)
 	list := obj.GetConditions()
 	if indexOf(list, string(t)) < 0 {
 		return false

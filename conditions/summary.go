@@ -24,81 +24,64 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// SummaryOptions configures [Summary], [Summarize] and [Aggregate]. Build it with
-// [SummaryOption] values; the zero value is the default.
-type SummaryOptions struct {
-	// NegativePolarity lists types for which False is the healthy status, in addition to the
-	// standard ones: Reconciling, Stalled, Deleting and Degraded. It applies to the dependents
-	// and to the target alike: a summary into a negative-polarity type is False when healthy.
-	NegativePolarity []Type
-
-	// IgnoreIfMissing lists dependents that count as healthy while absent, such as conditions of
-	// an optional feature. Any other missing dependent makes the summary Unknown.
-	IgnoreIfMissing []Type
-
-	// TrueReason is the reason of a healthy summary: True, or False for a negative-polarity
-	// target. Defaults to [ReasonSucceeded].
-	TrueReason Reason
-
-	// TrueMessage is the message of a healthy summary. Defaults to none.
-	TrueMessage string
+// Option configures [Summary], [Aggregate] and [Mirror]: [NegativePolarity], [IgnoreIfMissing],
+// [TrueReason] and [Fallback]. An option that does not apply to a function is ignored by it.
+type Option interface {
+	apply(*options)
 }
 
-// SummaryOption configures [Summary], [Summarize] and [Aggregate].
-type SummaryOption interface {
-	ApplyToSummary(*SummaryOptions)
+type options struct {
+	negativePolarity []Type
+	ignoreIfMissing  []Type
+	trueReason       Reason
+	trueMessage      string
+	fallback         *metav1.Condition
 }
 
-// NegativePolarity lists condition types for which False is healthy; see
-// [SummaryOptions.NegativePolarity].
+// NegativePolarity lists condition types for which False is the healthy status, in addition to
+// the standard ones: Reconciling, Stalled, Deleting and Degraded. It applies to the dependents
+// and sources and to the target alike: a summary into a negative-polarity type is False when
+// healthy. Several NegativePolarity options add up.
 type NegativePolarity []Type
 
-// ApplyToSummary implements [SummaryOption].
-func (n NegativePolarity) ApplyToSummary(o *SummaryOptions) {
-	o.NegativePolarity = append(o.NegativePolarity, n...)
-}
+func (n NegativePolarity) apply(o *options) { o.negativePolarity = append(o.negativePolarity, n...) }
 
-// IgnoreIfMissing lists dependents that count as healthy while absent; see
-// [SummaryOptions.IgnoreIfMissing].
+// IgnoreIfMissing lists dependents of a [Summary] that count as healthy while absent, such as
+// conditions of an optional feature. Any other missing dependent makes the summary Unknown.
 type IgnoreIfMissing []Type
 
-// ApplyToSummary implements [SummaryOption].
-func (i IgnoreIfMissing) ApplyToSummary(o *SummaryOptions) {
-	o.IgnoreIfMissing = append(o.IgnoreIfMissing, i...)
-}
+func (i IgnoreIfMissing) apply(o *options) { o.ignoreIfMissing = append(o.ignoreIfMissing, i...) }
 
-// WithTrueReason sets the reason and message of a healthy summary (True, or False for a
-// negative-polarity target).
-type WithTrueReason struct {
-	// Reason is the reason of a healthy summary; see [SummaryOptions.TrueReason].
+// TrueReason sets the reason and message of a healthy [Summary] or [Aggregate] (True, or False
+// for a negative-polarity target). Without it the reason is [ReasonSucceeded] and the message
+// empty.
+type TrueReason struct {
+	// Reason is the reason of a healthy summary.
 	Reason Reason
-	// Message is the message of a healthy summary; see [SummaryOptions.TrueMessage].
+	// Message is the message of a healthy summary.
 	Message string
 }
 
-// ApplyToSummary implements [SummaryOption].
-func (w WithTrueReason) ApplyToSummary(o *SummaryOptions) {
-	o.TrueReason, o.TrueMessage = w.Reason, w.Message
-}
+func (t TrueReason) apply(o *options) { o.trueReason, o.trueMessage = t.Reason, t.Message }
 
-func newSummaryOptions(opts []SummaryOption) SummaryOptions {
-	var o SummaryOptions
+func newOptions(opts []Option) options {
+	var o options
 	for _, opt := range opts {
-		opt.ApplyToSummary(&o)
+		opt.apply(&o)
 	}
-	if o.TrueReason == "" {
-		o.TrueReason = ReasonSucceeded
+	if o.trueReason == "" {
+		o.trueReason = ReasonSucceeded
 	}
 	return o
 }
 
-func (o *SummaryOptions) negative(t Type) bool {
-	return slices.Contains(negativePolarity, t) || slices.Contains(o.NegativePolarity, t)
+func (o *options) negative(t Type) bool {
+	return slices.Contains(negativePolarity, t) || slices.Contains(o.negativePolarity, t)
 }
 
 // status returns the status of a summary of type t whose worst dependent is h: the polarity of
 // t decides which of True and False is healthy.
-func (o *SummaryOptions) status(t Type, h health) metav1.ConditionStatus {
+func (o *options) status(t Type, h health) metav1.ConditionStatus {
 	switch {
 	case h == unknown:
 		return metav1.ConditionUnknown
@@ -119,10 +102,10 @@ const (
 )
 
 // assess classifies c (nil when missing) for a summary of an object at generation gen.
-func (o *SummaryOptions) assess(t Type, c *metav1.Condition, gen int64) health {
+func (o *options) assess(t Type, c *metav1.Condition, gen int64) health {
 	switch {
 	case c == nil:
-		if slices.Contains(o.IgnoreIfMissing, t) {
+		if slices.Contains(o.ignoreIfMissing, t) {
 			return healthy
 		}
 		return unknown
@@ -141,9 +124,9 @@ func (o *SummaryOptions) assess(t Type, c *metav1.Condition, gen int64) health {
 // conditions of obj, taking polarity into account. Each dependent is
 //
 //   - healthy when True, or False for a negative-polarity type such as Degraded (see
-//     [SummaryOptions.NegativePolarity]);
-//   - unknown when Unknown, missing (unless listed in [SummaryOptions.IgnoreIfMissing]) or
-//     computed for an older generation than obj's;
+//     [NegativePolarity]);
+//   - unknown when Unknown, missing (unless listed in [IgnoreIfMissing]) or computed for an
+//     older generation than obj's;
 //   - unhealthy otherwise.
 //
 // The summary is healthy when every dependent is, unhealthy when any is, and Unknown otherwise.
@@ -155,10 +138,12 @@ func (o *SummaryOptions) assess(t Type, c *metav1.Condition, gen int64) health {
 //
 // The reason is that of the worst dependent, the first in dependents order among the equally
 // bad; the message lists every dependent that is not healthy, worst first, as
-// "Type: message". A healthy summary has reason [ReasonSucceeded] unless [WithTrueReason] says
-// otherwise. Summary does not modify obj; [Summarize] sets the result.
-func Summary(obj Getter, t Type, dependents []Type, opts ...SummaryOption) metav1.Condition {
-	o := newSummaryOptions(opts)
+// "Type: message". A healthy summary has reason [ReasonSucceeded] unless [TrueReason] says
+// otherwise. Summary does not modify obj; set the result with [Set]:
+//
+//	conditions.Set(cluster, conditions.Summary(cluster, conditions.Ready, []conditions.Type{ConfigReady, DNSReady}))
+func Summary(obj Getter, t Type, dependents []Type, opts ...Option) metav1.Condition {
+	o := newOptions(opts)
 	gen := obj.GetGeneration()
 
 	type finding struct {
@@ -177,7 +162,7 @@ func Summary(obj Getter, t Type, dependents []Type, opts ...SummaryOption) metav
 		}
 	}
 	if len(bad) == 0 {
-		return newCondition(t, o.status(t, healthy), o.TrueReason, o.TrueMessage)
+		return newCondition(t, o.status(t, healthy), o.trueReason, o.trueMessage)
 	}
 	slices.SortStableFunc(bad, func(a, b finding) int { return int(b.h - a.h) })
 
@@ -191,11 +176,6 @@ func Summary(obj Getter, t Type, dependents []Type, opts ...SummaryOption) metav
 		reason = Reason(worst.c.Reason)
 	}
 	return newCondition(t, o.status(t, worst.h), reason, strings.Join(parts, "; "))
-}
-
-// Summarize sets the condition [Summary] computes on obj; see [Set].
-func Summarize(obj Setter, t Type, dependents []Type, opts ...SummaryOption) (changed bool, err error) {
-	return Set(obj, Summary(obj, t, dependents, opts...))
 }
 
 // describe says what is wrong with condition c (nil when missing) of an object at generation gen.

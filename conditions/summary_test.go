@@ -33,7 +33,7 @@ func TestSummary(t *testing.T) {
 	tests := []struct {
 		name        string
 		conditions  []metav1.Condition
-		opts        []conditions.SummaryOption
+		opts        []conditions.Option
 		wantStatus  metav1.ConditionStatus
 		wantReason  conditions.Reason
 		wantMessage string
@@ -80,7 +80,7 @@ func TestSummary(t *testing.T) {
 				cond("ConfigReady", "True", "Applied", "", gen, at(0)),
 				cond("Degraded", "False", "AsExpected", "", gen, at(0)),
 			},
-			opts:       []conditions.SummaryOption{conditions.IgnoreIfMissing{"WorkloadReady"}},
+			opts:       []conditions.Option{conditions.IgnoreIfMissing{"WorkloadReady"}},
 			wantStatus: "True", wantReason: conditions.ReasonSucceeded,
 		},
 		{
@@ -100,7 +100,7 @@ func TestSummary(t *testing.T) {
 				cond("WorkloadReady", "True", "Available", "", gen, at(0)),
 				cond("Degraded", "False", "AsExpected", "", gen, at(0)),
 			},
-			opts:       []conditions.SummaryOption{conditions.NegativePolarity{"ConfigReady"}},
+			opts:       []conditions.Option{conditions.NegativePolarity{"ConfigReady"}},
 			wantStatus: "True", wantReason: conditions.ReasonSucceeded,
 		},
 		{
@@ -119,7 +119,7 @@ func TestSummary(t *testing.T) {
 				cond("WorkloadReady", "True", "Available", "", gen, at(0)),
 				cond("Degraded", "False", "AsExpected", "", gen, at(0)),
 			},
-			opts:       []conditions.SummaryOption{conditions.WithTrueReason{Reason: "AllGood", Message: "3 of 3"}},
+			opts:       []conditions.Option{conditions.TrueReason{Reason: "AllGood", Message: "3 of 3"}},
 			wantStatus: "True", wantReason: "AllGood", wantMessage: "3 of 3",
 		},
 	}
@@ -134,7 +134,7 @@ func TestSummary(t *testing.T) {
 			g.Expect(got.Status).To(Equal(tt.wantStatus))
 			g.Expect(got.Reason).To(BeEquivalentTo(tt.wantReason))
 			g.Expect(got.Message).To(Equal(tt.wantMessage))
-			g.Expect(conditions.Has(w, conditions.Ready)).To(BeFalse(), "Summary does not modify the object")
+			g.Expect(conditions.Get(w, conditions.Ready)).To(BeNil(), "Summary does not modify the object")
 		})
 	}
 }
@@ -143,13 +143,13 @@ func TestSummarizeSetsTheSummaryAndReportsChanges(t *testing.T) {
 	g := NewWithT(t)
 	w := widget(2, cond("ConfigReady", "True", "Applied", "", 2, at(0)))
 
-	changed, err := conditions.Summarize(w, conditions.Ready, []conditions.Type{"ConfigReady"})
+	changed, err := conditions.Set(w, conditions.Summary(w, conditions.Ready, []conditions.Type{"ConfigReady"}))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(changed).To(BeTrue())
 	g.Expect(conditions.IsTrue(w, conditions.Ready)).To(BeTrue())
 	g.Expect(conditions.IsCurrent(w, conditions.Ready)).To(BeTrue())
 
-	changed, err = conditions.Summarize(w, conditions.Ready, []conditions.Type{"ConfigReady"})
+	changed, err = conditions.Set(w, conditions.Summary(w, conditions.Ready, []conditions.Type{"ConfigReady"}))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(changed).To(BeFalse(), "the same summary twice is not a change")
 }
@@ -170,7 +170,7 @@ func TestSummaryFollowsThePolarityOfTheTarget(t *testing.T) {
 		target      conditions.Type
 		dependents  []conditions.Type
 		conditions  []metav1.Condition
-		opts        []conditions.SummaryOption
+		opts        []conditions.Option
 		wantStatus  metav1.ConditionStatus
 		wantReason  conditions.Reason
 		wantMessage string
@@ -183,7 +183,7 @@ func TestSummaryFollowsThePolarityOfTheTarget(t *testing.T) {
 				cond("DiskPressure", "False", "AsExpected", "", gen, at(0)),
 				cond("NetworkReady", "True", "Up", "", gen, at(0)),
 			},
-			opts:       []conditions.SummaryOption{conditions.NegativePolarity{"DiskPressure"}},
+			opts:       []conditions.Option{conditions.NegativePolarity{"DiskPressure"}},
 			wantStatus: "True", wantReason: conditions.ReasonSucceeded,
 		},
 		{
@@ -194,7 +194,7 @@ func TestSummaryFollowsThePolarityOfTheTarget(t *testing.T) {
 				cond("DiskPressure", "True", "DiskFull", "disk 97% full", gen, at(0)),
 				cond("NetworkReady", "True", "Up", "", gen, at(0)),
 			},
-			opts:       []conditions.SummaryOption{conditions.NegativePolarity{"DiskPressure"}},
+			opts:       []conditions.Option{conditions.NegativePolarity{"DiskPressure"}},
 			wantStatus: "False", wantReason: "DiskFull", wantMessage: "DiskPressure: disk 97% full",
 		},
 		{
@@ -205,7 +205,7 @@ func TestSummaryFollowsThePolarityOfTheTarget(t *testing.T) {
 				cond("DiskPressure", "False", "AsExpected", "", gen, at(0)),
 				cond("NetworkReady", "True", "Up", "", gen, at(0)),
 			},
-			opts:       []conditions.SummaryOption{conditions.NegativePolarity{"DiskPressure"}},
+			opts:       []conditions.Option{conditions.NegativePolarity{"DiskPressure"}},
 			wantStatus: "False", wantReason: conditions.ReasonSucceeded,
 		},
 		{
@@ -216,7 +216,7 @@ func TestSummaryFollowsThePolarityOfTheTarget(t *testing.T) {
 				cond("DiskPressure", "True", "DiskFull", "disk 97% full", gen, at(0)),
 				cond("NetworkReady", "True", "Up", "", gen, at(0)),
 			},
-			opts:       []conditions.SummaryOption{conditions.NegativePolarity{"DiskPressure"}},
+			opts:       []conditions.Option{conditions.NegativePolarity{"DiskPressure"}},
 			wantStatus: "True", wantReason: "DiskFull", wantMessage: "DiskPressure: disk 97% full",
 		},
 		{
@@ -227,7 +227,7 @@ func TestSummaryFollowsThePolarityOfTheTarget(t *testing.T) {
 				cond("DiskPressure", "False", "AsExpected", "", gen, at(0)),
 				cond("NetworkReady", "False", "LinkDown", "eth0 down", gen, at(0)),
 			},
-			opts:       []conditions.SummaryOption{conditions.NegativePolarity{"DiskPressure"}},
+			opts:       []conditions.Option{conditions.NegativePolarity{"DiskPressure"}},
 			wantStatus: "True", wantReason: "LinkDown", wantMessage: "NetworkReady: eth0 down",
 		},
 		{
@@ -235,7 +235,7 @@ func TestSummaryFollowsThePolarityOfTheTarget(t *testing.T) {
 			target:     conditions.Degraded,
 			dependents: []conditions.Type{"DiskPressure", "NetworkReady"},
 			conditions: []metav1.Condition{cond("NetworkReady", "True", "Up", "", gen, at(0))},
-			opts:       []conditions.SummaryOption{conditions.NegativePolarity{"DiskPressure"}},
+			opts:       []conditions.Option{conditions.NegativePolarity{"DiskPressure"}},
 			wantStatus: "Unknown", wantReason: conditions.ReasonNotObserved, wantMessage: "DiskPressure: not reported",
 		},
 		{
@@ -243,7 +243,7 @@ func TestSummaryFollowsThePolarityOfTheTarget(t *testing.T) {
 			target:     "Impaired",
 			dependents: []conditions.Type{"NetworkReady"},
 			conditions: []metav1.Condition{cond("NetworkReady", "False", "LinkDown", "eth0 down", gen, at(0))},
-			opts:       []conditions.SummaryOption{conditions.NegativePolarity{"Impaired"}},
+			opts:       []conditions.Option{conditions.NegativePolarity{"Impaired"}},
 			wantStatus: "True", wantReason: "LinkDown", wantMessage: "NetworkReady: eth0 down",
 		},
 		{
@@ -251,7 +251,7 @@ func TestSummaryFollowsThePolarityOfTheTarget(t *testing.T) {
 			target:     "Impaired",
 			dependents: []conditions.Type{"NetworkReady"},
 			conditions: []metav1.Condition{cond("NetworkReady", "True", "Up", "", gen, at(0))},
-			opts:       []conditions.SummaryOption{conditions.NegativePolarity{"Impaired"}, conditions.WithTrueReason{Reason: "AsExpected", Message: "all links up"}},
+			opts:       []conditions.Option{conditions.NegativePolarity{"Impaired"}, conditions.TrueReason{Reason: "AsExpected", Message: "all links up"}},
 			wantStatus: "False", wantReason: "AsExpected", wantMessage: "all links up",
 		},
 	}
@@ -260,7 +260,7 @@ func TestSummaryFollowsThePolarityOfTheTarget(t *testing.T) {
 			g := NewWithT(t)
 			w := widget(gen, tt.conditions...)
 
-			changed, err := conditions.Summarize(w, tt.target, tt.dependents, tt.opts...)
+			changed, err := conditions.Set(w, conditions.Summary(w, tt.target, tt.dependents, tt.opts...))
 
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(changed).To(BeTrue())
@@ -302,9 +302,9 @@ func TestSummariesChainAcrossPolarities(t *testing.T) {
 			g := NewWithT(t)
 			parent := widget(1)
 
-			_, err := conditions.Aggregate(parent, conditions.Degraded, tt.replicas, conditions.Degraded)
+			_, err := conditions.Set(parent, conditions.Aggregate(conditions.Degraded, tt.replicas, conditions.Degraded))
 			g.Expect(err).NotTo(HaveOccurred())
-			_, err = conditions.Summarize(parent, conditions.Ready, []conditions.Type{conditions.Degraded})
+			_, err = conditions.Set(parent, conditions.Summary(parent, conditions.Ready, []conditions.Type{conditions.Degraded}))
 			g.Expect(err).NotTo(HaveOccurred())
 
 			// The same chain through Summarize: the parent's Degraded summarised from its own
@@ -318,9 +318,9 @@ func TestSummariesChainAcrossPolarities(t *testing.T) {
 				g.Expect(err).NotTo(HaveOccurred())
 			}
 			negative := conditions.NegativePolarity(deps)
-			_, err = conditions.Summarize(perReplica, conditions.Degraded, deps, negative)
+			_, err = conditions.Set(perReplica, conditions.Summary(perReplica, conditions.Degraded, deps, negative))
 			g.Expect(err).NotTo(HaveOccurred())
-			_, err = conditions.Summarize(perReplica, conditions.Ready, []conditions.Type{conditions.Degraded}, negative)
+			_, err = conditions.Set(perReplica, conditions.Summary(perReplica, conditions.Ready, []conditions.Type{conditions.Degraded}, negative))
 			g.Expect(err).NotTo(HaveOccurred())
 
 			for _, obj := range []*testtypes.Widget{parent, perReplica} {

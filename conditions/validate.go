@@ -29,11 +29,11 @@ import (
 
 // Limits the API server enforces on conditions.
 const (
-	// MaxMessageLength is the largest message, in bytes, the API server accepts.
-	MaxMessageLength = 32768
+	// maxMessageLength is the largest message, in bytes, the API server accepts.
+	maxMessageLength = 32768
 
-	// MaxReasonLength is the longest reason the API server accepts.
-	MaxReasonLength = 1024
+	// maxReasonLength is the longest reason the API server accepts.
+	maxReasonLength = 1024
 )
 
 // ErrInvalid is wrapped by the errors this package returns for a condition the API server
@@ -67,7 +67,7 @@ func valid(c *metav1.Condition) bool {
 	}
 	return validType(c.Type) &&
 		validReason(c.Reason) &&
-		len(c.Message) <= MaxMessageLength &&
+		len(c.Message) <= maxMessageLength &&
 		c.ObservedGeneration >= 0 &&
 		!c.LastTransitionTime.IsZero()
 }
@@ -114,9 +114,9 @@ func validSubdomain(s string) bool {
 }
 
 // validReason reports whether r matches [A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])? and is at most
-// MaxReasonLength long.
+// maxReasonLength long.
 func validReason(r string) bool {
-	if r == "" || len(r) > MaxReasonLength || !isAlpha(r[0]) {
+	if r == "" || len(r) > maxReasonLength || !isAlpha(r[0]) {
 		return false
 	}
 	if last := r[len(r)-1]; len(r) > 1 && !isAlnum(last) && last != '_' {
@@ -198,17 +198,17 @@ func ReasonFrom(text string) Reason {
 	return Reason(r)
 }
 
-// TruncateMessage returns s made safe for a condition message: invalid UTF-8 replaced by U+FFFD
+// truncateMessage returns s made safe for a condition message: invalid UTF-8 replaced by U+FFFD
 // (the API server would do that on the way through JSON, and the difference would make every
-// reconcile see a change), and at most [MaxMessageLength] bytes, cut at a rune boundary and
+// reconcile see a change), and at most maxMessageLength bytes, cut at a rune boundary and
 // ending in "…" when it had to be shortened. It returns s itself when s is already safe.
-func TruncateMessage(s string) string {
+func truncateMessage(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= MaxMessageLength {
+	if len(s) <= maxMessageLength {
 		return s
 	}
 	const ellipsis = "…"
-	cut := MaxMessageLength - len(ellipsis)
+	cut := maxMessageLength - len(ellipsis)
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}

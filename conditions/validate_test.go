@@ -73,19 +73,23 @@ func TestReasonFrom(t *testing.T) {
 	}
 }
 
-func TestTruncateMessage(t *testing.T) {
+func TestMarkTruncatesALongMessage(t *testing.T) {
 	g := NewWithT(t)
-	short := "short"
-	g.Expect(conditions.TruncateMessage(short)).To(Equal(short))
+	message := func(m string) string {
+		w := widget(1)
+		_, err := conditions.MarkFalse(w, conditions.Ready, conditions.ReasonFailed, m)
+		g.Expect(err).NotTo(HaveOccurred())
+		return w.Status.Conditions[0].Message
+	}
+	g.Expect(message("short")).To(Equal("short"))
 
-	exact := strings.Repeat("x", conditions.MaxMessageLength)
-	g.Expect(conditions.TruncateMessage(exact)).To(Equal(exact))
+	exact := strings.Repeat("x", 32768)
+	g.Expect(message(exact)).To(Equal(exact))
 
-	long := strings.Repeat("€", conditions.MaxMessageLength) // 3 bytes each
-	got := conditions.TruncateMessage(long)
-	g.Expect(len(got)).To(BeNumerically("<=", conditions.MaxMessageLength))
+	got := message(strings.Repeat("€", 32768)) // 3 bytes each
+	g.Expect(len(got)).To(BeNumerically("<=", 32768))
 	g.Expect(utf8.ValidString(got)).To(BeTrue())
 	g.Expect(got).To(HaveSuffix("€…"))
 
-	g.Expect(conditions.TruncateMessage("a\xffb")).To(Equal("a\uFFFDb"))
+	g.Expect(message("a\xffb")).To(Equal("a\uFFFDb"))
 }

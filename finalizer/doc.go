@@ -31,14 +31,15 @@ limitations under the License.
 // with optimistic locking, and on a conflict the latest object is read and the change applied
 // again (a plain JSON merge patch of metadata.finalizers, as most libraries send, replaces the
 // whole list and silently drops concurrent additions). Ensure never adds a finalizer to an object
-// that is being deleted. [Add], [Delete] and [Has] work in memory, for callers that write the
-// object themselves with the patch package.
+// that is being deleted. To change finalizers in memory and write them with the rest of the
+// object (with the patch package), use controller-runtime's controllerutil.AddFinalizer and
+// RemoveFinalizer: patch.Helper writes the list just as safely.
 //
 // # The lifecycle
 //
 // A [Lifecycle] holds a finalizer name and ordered [Step] values. Its Reconcile ensures the
 // finalizer while the object lives; once it is deleted, it runs the steps in order. Each step
-// reports [Done], [InProgress] (come back later; not an error), or an error (retried with
+// reports [Finished], [Waiting] (come back later; not an error), or an error (retried with
 // backoff, recorded in an Event). Progress is visible in a Deleting condition. The finalizer is
 // removed only after every step reported done.
 //

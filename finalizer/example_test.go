@@ -75,9 +75,9 @@ func ExampleLifecycle() {
 			{Name: "dns-record", Run: func(ctx context.Context, cm *corev1.ConfigMap) (finalizer.Progress, error) {
 				if !recordDeleted {
 					recordDeleted = true // ask the DNS provider to delete the record
-					return finalizer.InProgress(5*time.Second, "waiting for the record deletion to propagate"), nil
+					return finalizer.Waiting(5*time.Second, "waiting for the record deletion to propagate"), nil
 				}
-				return finalizer.Done(), nil
+				return finalizer.Finished(), nil
 			}},
 		},
 	}

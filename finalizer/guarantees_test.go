@@ -115,7 +115,7 @@ func TestTheReleaseAnnotationSetBeforeTheDeletionReleasesNothing(t *testing.T) {
 		Finalizer: ours, Client: env.Client(), Recorder: recorder, AllowRelease: true,
 		Steps: []finalizer.Step[*testtypes.Widget]{{Name: "dns-record", Run: func(context.Context, *testtypes.Widget) (finalizer.Progress, error) {
 			runs.Add(1)
-			return finalizer.InProgress(time.Second, "withdrawing"), nil
+			return finalizer.Waiting(time.Second, "withdrawing"), nil
 		}}},
 	}
 	// Copied from a template: the annotation is there from the start.
@@ -149,11 +149,11 @@ func TestLifecycleEventsSayWhatHappenedOnceAndOnlyAfterItHappened(t *testing.T) 
 		l := &finalizer.Lifecycle[*testtypes.Widget]{
 			Finalizer: ours, Client: env.Client(), Recorder: recorder, AllowRelease: true,
 			Steps: []finalizer.Step[*testtypes.Widget]{
-				{Name: "children", Run: func(context.Context, *testtypes.Widget) (finalizer.Progress, error) { return finalizer.Done(), nil }},
+				{Name: "children", Run: func(context.Context, *testtypes.Widget) (finalizer.Progress, error) { return finalizer.Finished(), nil }},
 				{Name: "dns-record", Run: func(context.Context, *testtypes.Widget) (finalizer.Progress, error) {
-					return finalizer.InProgress(time.Minute, "zone unreachable"), nil
+					return finalizer.Waiting(time.Minute, "zone unreachable"), nil
 				}},
-				{Name: "directory", Run: func(context.Context, *testtypes.Widget) (finalizer.Progress, error) { return finalizer.Done(), nil }},
+				{Name: "directory", Run: func(context.Context, *testtypes.Widget) (finalizer.Progress, error) { return finalizer.Finished(), nil }},
 			},
 		}
 		w := deleted(t, g, l)
@@ -175,7 +175,7 @@ func TestLifecycleEventsSayWhatHappenedOnceAndOnlyAfterItHappened(t *testing.T) 
 		l := &finalizer.Lifecycle[*testtypes.Widget]{
 			Finalizer: ours, Client: env.Client(), Recorder: recorder, Timeout: time.Nanosecond,
 			Steps: []finalizer.Step[*testtypes.Widget]{{Name: "slow", Run: func(context.Context, *testtypes.Widget) (finalizer.Progress, error) {
-				return finalizer.InProgress(time.Second, "withdrawing"), nil
+				return finalizer.Waiting(time.Second, "withdrawing"), nil
 			}}},
 		}
 		w := deleted(t, g, l)

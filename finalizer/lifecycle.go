@@ -78,25 +78,22 @@ const (
 // exact finalizer name, so that releasing one controller's finalizer never releases another's.
 const ReleaseAnnotation = "finalizer.tenon.dev/release"
 
-// Progress is what a cleanup [Step] reports: done, or still in progress.
+// Progress is what a cleanup [Step] reports: [Finished], or [Waiting] for something.
 type Progress struct {
 	done    bool
 	after   time.Duration
 	message string
 }
 
-// Done reports that a step's cleanup is complete.
-func Done() Progress { return Progress{done: true} }
+// Finished reports that a step's cleanup is complete.
+func Finished() Progress { return Progress{done: true} }
 
-// InProgress reports that a step's cleanup is under way and should be checked again after
-// about after (at least one second); message says what it waits for, for the Deleting
-// condition. It is not an error: nothing is logged or counted as a failure.
-func InProgress(after time.Duration, message string) Progress {
+// Waiting reports that a step's cleanup is under way and should be checked again after about
+// after (at least one second); message says what it waits for, for the Deleting condition. It is
+// not an error: nothing is logged or counted as a failure.
+func Waiting(after time.Duration, message string) Progress {
 	return Progress{after: max(after, time.Second), message: message}
 }
-
-// IsDone reports whether the step is complete.
-func (p Progress) IsDone() bool { return p.done }
 
 // Step is one cleanup action of a [Lifecycle], such as deleting a DNS record.
 type Step[T client.Object] struct {
@@ -118,7 +115,8 @@ type Step[T client.Object] struct {
 // next), so use one Lifecycle per controller, by pointer, for the life of the controller. It is
 // safe for concurrent use.
 type Lifecycle[T client.Object] struct {
-	// Finalizer is the finalizer's name; see [Validate]. Required.
+	// Finalizer is the finalizer's name: domain-qualified, such as "apps.example.com/cleanup",
+	// so that it cannot collide with another controller's. Required.
 	Finalizer string
 
 	// Client writes the finalizer and the object's status. Required.
@@ -187,7 +185,7 @@ type cleanupState struct {
 //
 //   - runs the steps in order; the first that is not done ends this reconcile: in progress
 //     requeues after its delay without an error; an error is returned (conflicts quietly, see
-//     requeue.OnError) and recorded in an Event;
+//     requeue.WithBackoff) and recorded in an Event;
 //   - retries a failing step after 1s, 2s, 4s, … up to StalledRetryInterval, whatever events
 //     arrive in between: a reconcile before that time runs no step, writes nothing and requeues
 //     for the time left, so a step whose error changes every time cannot make a hot loop of
@@ -203,7 +201,7 @@ type cleanupState struct {
 // When obj is being deleted without the finalizer, there is nothing to do: proceed false and
 // an empty result.
 func (l *Lifecycle[T]) Reconcile(ctx context.Context, obj T) (proceed bool, result ctrl.Result, err error) {
-	if err := Validate(l.Finalizer); err != nil {
+	if err := validate(l.Finalizer); err != nil {
 		return false, ctrl.Result{}, fmt.Errorf("failed to run finalizer lifecycle: %w", err)
 	}
 	if obj.GetDeletionTimestamp() == nil {
@@ -211,8 +209,7 @@ func (l *Lifecycle[T]) Reconcile(ctx context.Context, obj T) (proceed bool, resu
 			if apierrors.IsNotFound(err) {
 				return false, ctrl.Result{}, nil // gone: nothing to add a finalizer to, nothing to create
 			}
-			res, err := requeue.OnError(ctx, err)
-			return false, res, err
+			return false, ctrl.Result{}, err
 		}
 		if obj.GetDeletionTimestamp() != nil {
 			// Deleted while we tried to add the finalizer: nothing of ours to clean up yet.
@@ -220,7 +217,7 @@ func (l *Lifecycle[T]) Reconcile(ctx context.Context, obj T) (proceed bool, resu
 		}
 		return true, ctrl.Result{}, nil
 	}
-	if !Has(obj, l.Finalizer) {
+	if !has(obj, l.Finalizer) {
 		l.forget(obj)
 		return false, ctrl.Result{}, nil
 	}
@@ -283,7 +280,7 @@ func (l *Lifecycle[T]) finalize(ctx context.Context, obj T) (ctrl.Result, error)
 		}
 		res, resErr := ctrl.Result{RequeueAfter: progress.after}, stepErr
 		if stepErr != nil {
-			res, resErr = requeue.OnError(ctx, stepErr)
+			res = ctrl.Result{}
 		}
 
 		timedOut := l.timedOut(obj)
@@ -321,7 +318,7 @@ func (l *Lifecycle[T]) finalize(ctx context.Context, obj T) (ctrl.Result, error)
 // release removes the finalizer and, once it is removed, records the Event that says why.
 func (l *Lifecycle[T]) release(ctx context.Context, obj T, eventType string, reason conditions.Reason, action, note string) (ctrl.Result, error) {
 	if _, err := Remove(ctx, l.Client, obj, l.Finalizer); err != nil {
-		return requeue.OnError(ctx, err)
+		return ctrl.Result{}, err
 	}
 	l.event(obj, eventType, reason, action, "%s", note)
 	l.forget(obj)

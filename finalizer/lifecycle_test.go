@@ -69,12 +69,12 @@ func scriptedStep(name string, j *journal, outcomes ...func() (finalizer.Progres
 		if n < len(outcomes) {
 			return outcomes[n]()
 		}
-		return finalizer.Done(), nil
+		return finalizer.Finished(), nil
 	}}
 }
 
 func inProgress(msg string) func() (finalizer.Progress, error) {
-	return func() (finalizer.Progress, error) { return finalizer.InProgress(time.Second, msg), nil }
+	return func() (finalizer.Progress, error) { return finalizer.Waiting(time.Second, msg), nil }
 }
 
 func failing(msg string) func() (finalizer.Progress, error) {
@@ -174,7 +174,7 @@ func TestLifecycleReportsAFailingStepAndRetriesIt(t *testing.T) {
 	var latest testtypes.Widget
 	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), &latest)).To(Succeed())
 	g.Expect(conditions.Get(&latest, conditions.Deleting).Reason).To(BeEquivalentTo(finalizer.ReasonCleanupFailed))
-	g.Expect(conditions.Has(&latest, conditions.Stalled)).To(BeFalse(), "no deadline, so never stalled")
+	g.Expect(conditions.Get(&latest, conditions.Stalled)).To(BeNil(), "no deadline, so never stalled")
 
 	// Retried after its backoff, not at the next event.
 	_, res, err := l.Reconcile(ctx, w)
@@ -215,9 +215,9 @@ func TestLifecycleMarksTheObjectStalledAfterItsDeadline(t *testing.T) {
 	g.Expect(stalled).NotTo(BeNil())
 	g.Expect(stalled.Reason).To(BeEquivalentTo(finalizer.ReasonCleanupTimedOut))
 	g.Expect(stalled.Message).To(ContainSubstring("step dns-record failed: dns api: 401 Unauthorized"))
-	res2, err := conditions.Compute(&latest)
+	kstatus, _, err := conditions.Compute(&latest)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(res2.Status).To(Equal(conditions.StatusTerminating))
+	g.Expect(kstatus).To(Equal(conditions.StatusTerminating))
 	g.Expect(latest.Finalizers).To(ContainElement(ours), "the finalizer stays: nothing is leaked silently")
 	g.Expect(recorder.Events).To(Receive(ContainSubstring("Warning CleanupFailed")))
 	g.Expect(recorder.Events).To(Receive(ContainSubstring("Warning CleanupTimedOut cleanup did not finish within 1ns of deletion; retrying every 7m0s")))

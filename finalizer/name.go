@@ -31,20 +31,16 @@ import (
 // reject or that is not domain-qualified.
 var ErrInvalidName = errors.New("invalid finalizer name")
 
-// ErrDeleting is returned by [Add] for an object that is being deleted: the API server refuses
-// new finalizers once a deletionTimestamp is set.
-var ErrDeleting = errors.New("no finalizer can be added to an object that is being deleted")
-
-// Validate reports why name cannot be a controller's finalizer, or nil. The API server requires a
+// validate reports why name cannot be a controller's finalizer, or nil. The API server requires a
 // qualified name (an optional DNS subdomain prefix and a slash, then at most 63 characters of
 // alphanumerics, '-', '_' and '.'). tenon also requires the prefix, as the API server recommends
 // (it warns about names without one): a finalizer such as "cleanup" collides with any other
 // controller's "cleanup", and one controller would then remove the other's.
 //
-// The prefix is required to add a finalizer ([Add], [Ensure], [Lifecycle]); [Remove] and
-// [Delete] accept any name the API server accepts, so that a controller migrating from a name
-// without a prefix can remove its old finalizer.
-func Validate(name string) error {
+// The prefix is required to add a finalizer ([Ensure], [Lifecycle]); [Remove] accepts any name
+// the API server accepts, so that a controller migrating from a name without a prefix can
+// remove its old finalizer.
+func validate(name string) error {
 	if err := validateForRemoval(name); err != nil {
 		return err
 	}
@@ -62,32 +58,7 @@ func validateForRemoval(name string) error {
 	return nil
 }
 
-// Has reports whether obj has the finalizer name.
-func Has(obj client.Object, name string) bool {
+// has reports whether obj has the finalizer name.
+func has(obj client.Object, name string) bool {
 	return controllerutil.ContainsFinalizer(obj, name)
-}
-
-// Add adds the finalizer name to obj in memory and reports whether it was missing. It is for
-// callers that write obj themselves, typically with the patch package's helper, which keeps other
-// writers' finalizers; [Ensure] adds and writes in one call.
-//
-// Add returns [ErrDeleting], and changes nothing, when obj has a deletionTimestamp, and an error
-// wrapping [ErrInvalidName] for an invalid name.
-func Add(obj client.Object, name string) (changed bool, err error) {
-	if err := Validate(name); err != nil {
-		return false, err
-	}
-	if Has(obj, name) {
-		return false, nil
-	}
-	if obj.GetDeletionTimestamp() != nil {
-		return false, ErrDeleting
-	}
-	return controllerutil.AddFinalizer(obj, name), nil
-}
-
-// Delete removes the finalizer name from obj in memory and reports whether it was there. Other
-// finalizers are kept in their order. [Remove] removes and writes in one call.
-func Delete(obj client.Object, name string) (changed bool) {
-	return controllerutil.RemoveFinalizer(obj, name)
 }

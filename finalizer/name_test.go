@@ -22,14 +22,12 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/tenon-dev/tenon/finalizer"
-	"github.com/tenon-dev/tenon/internal/testtypes"
 )
 
-func TestValidate(t *testing.T) {
+func TestEnsureValidatesTheName(t *testing.T) {
 	tests := []struct {
 		name    string
 		wantErr string
@@ -45,7 +43,9 @@ func TestValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			err := finalizer.Validate(tt.name)
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "default"}}
+			c := fake.NewClientBuilder().WithObjects(cm).Build()
+			_, err := finalizer.Ensure(t.Context(), c, cm, tt.name)
 			if tt.wantErr == "" {
 				g.Expect(err).NotTo(HaveOccurred())
 				return
@@ -54,41 +54,6 @@ func TestValidate(t *testing.T) {
 			g.Expect(err.Error()).To(ContainSubstring(tt.wantErr))
 		})
 	}
-}
-
-func TestAddAndDeleteInMemory(t *testing.T) {
-	g := NewWithT(t)
-	w := &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{Finalizers: []string{"other.example.com/keep"}}}
-
-	changed, err := finalizer.Add(w, "example.com/cleanup")
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(changed).To(BeTrue())
-	changed, err = finalizer.Add(w, "example.com/cleanup")
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(changed).To(BeFalse())
-	g.Expect(w.Finalizers).To(Equal([]string{"other.example.com/keep", "example.com/cleanup"}))
-	g.Expect(finalizer.Has(w, "example.com/cleanup")).To(BeTrue())
-
-	g.Expect(finalizer.Delete(w, "example.com/cleanup")).To(BeTrue())
-	g.Expect(finalizer.Delete(w, "example.com/cleanup")).To(BeFalse())
-	g.Expect(w.Finalizers).To(Equal([]string{"other.example.com/keep"}))
-
-	_, err = finalizer.Add(w, "cleanup")
-	g.Expect(err).To(MatchError(finalizer.ErrInvalidName))
-}
-
-func TestAddRefusesAnObjectBeingDeleted(t *testing.T) {
-	g := NewWithT(t)
-	w := &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{
-		DeletionTimestamp: ptr.To(metav1.Now()),
-		Finalizers:        []string{"other.example.com/keep"},
-	}}
-
-	changed, err := finalizer.Add(w, "example.com/cleanup")
-
-	g.Expect(err).To(MatchError(finalizer.ErrDeleting))
-	g.Expect(changed).To(BeFalse())
-	g.Expect(w.Finalizers).To(Equal([]string{"other.example.com/keep"}))
 }
 
 func TestRemoveAcceptsALegacyNameWithoutAPrefix(t *testing.T) {

@@ -24,6 +24,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/tenon-dev/tenon/patch"
 )
@@ -46,10 +47,10 @@ import (
 //     retries run out it returns a conflict, which the requeue package treats as a quiet requeue.
 //   - On any error obj is left exactly as it was.
 func Ensure(ctx context.Context, c client.Client, obj client.Object, name string) (added bool, err error) {
-	if err := Validate(name); err != nil {
+	if err := validate(name); err != nil {
 		return false, err
 	}
-	if Has(obj, name) || obj.GetDeletionTimestamp() != nil {
+	if has(obj, name) || obj.GetDeletionTimestamp() != nil {
 		return false, nil
 	}
 	work, ok := obj.DeepCopyObject().(client.Object)
@@ -60,7 +61,7 @@ func Ensure(ctx context.Context, c client.Client, obj client.Object, name string
 	if err != nil {
 		return false, err
 	}
-	_, _ = Add(work, name) // cannot fail: the name is valid and the object is not being deleted
+	controllerutil.AddFinalizer(work, name)
 	if err := h.Patch(ctx, work); err != nil {
 		if apierrors.IsNotFound(err) {
 			return false, fmt.Errorf("failed to add finalizer %s: %w", name, err)
@@ -88,7 +89,8 @@ func Ensure(ctx context.Context, c client.Client, obj client.Object, name string
 //
 //   - Nothing is sent when obj does not have the finalizer.
 //   - Any name the API server accepts can be removed, also one without a domain prefix, which
-//     [Ensure] refuses: a controller can drop its legacy finalizer.
+//     [Ensure] refuses: a controller can drop its legacy finalizer. An invalid name is an error
+//     wrapping [ErrInvalidName].
 //   - Other finalizers are never dropped, even when obj is stale (see [Ensure]).
 //   - When this was the object's last finalizer and it is being deleted, the object disappears:
 //     that is success, not an error. An object that is already gone has nothing to remove.
@@ -97,7 +99,7 @@ func Remove(ctx context.Context, c client.Client, obj client.Object, name string
 	if err := validateForRemoval(name); err != nil {
 		return false, err
 	}
-	if !Has(obj, name) {
+	if !has(obj, name) {
 		return false, nil
 	}
 	work, ok := obj.DeepCopyObject().(client.Object)
@@ -108,7 +110,7 @@ func Remove(ctx context.Context, c client.Client, obj client.Object, name string
 	if err != nil {
 		return false, err
 	}
-	Delete(work, name)
+	controllerutil.RemoveFinalizer(work, name)
 	if err := h.Patch(ctx, work); err != nil {
 		if apierrors.IsNotFound(err) {
 			return true, nil

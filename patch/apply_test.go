@@ -301,7 +301,7 @@ func TestTwoFieldManagersOwnTwoConditions(t *testing.T) {
 	_, err = storCtrl.ApplyStatus(ctx, statusOf(w))
 	g.Expect(err).NotTo(HaveOccurred())
 	latest = get(g, w)
-	g.Expect(conditions.Has(latest, storage)).To(BeFalse())
+	g.Expect(conditions.Get(latest, storage)).To(BeNil())
 	g.Expect(conditions.IsTrue(latest, network)).To(BeTrue())
 }
 

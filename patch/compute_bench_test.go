@@ -53,7 +53,7 @@ func BenchmarkCompute(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		after := afters[i%2]
 		m := &merger{}
-		d := &differ{exact: true, guarded: ownedGuard(nil, false)}
+		d := &differ{exact: true, guarded: ownedGuard(nil)}
 		main := d.diffMain(before.Object, m.mergeMain(before.Object, after.Object, before.Object, false), false)
 		status := d.diffStatus(before.Object, m.mergeStatus(before.Object, after.Object, before.Object))
 		if !main.empty() || status.empty() || len(m.conflicts) > 0 {

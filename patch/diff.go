@@ -264,8 +264,8 @@ func sameTypes(a, b []metav1.Condition) bool {
 	return slices.EqualFunc(a, b, func(x, y metav1.Condition) bool { return x.Type == y.Type })
 }
 
-// ownedGuard returns the guard for differ.guarded: conditions of owned types, or all when force
-// is set, are written without a test of what another writer did to them.
-func ownedGuard(owned []conditions.Type, force bool) func(string) bool {
-	return func(t string) bool { return !force && !slices.Contains(owned, conditions.Type(t)) }
+// ownedGuard returns the guard for differ.guarded: conditions of owned types are written without
+// a test of what another writer did to them.
+func ownedGuard(owned []conditions.Type) func(string) bool {
+	return func(t string) bool { return !slices.Contains(owned, conditions.Type(t)) }
 }

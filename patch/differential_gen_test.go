@@ -908,7 +908,6 @@ func generateCase(seed int64) *differentialCase {
 				dc.owned = append(dc.owned, t)
 			}
 		}
-		dc.force = chance(r, 0.1)
 		dc.observedGeneration = chance(r, 0.35)
 	}
 	return dc

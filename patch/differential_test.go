@@ -20,7 +20,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -271,6 +270,13 @@ func (r *caseRun) prepare(ctx context.Context) error {
 	if r.obj, err = decodeObject(dc.kind, dc.typed, graft(r.s0, dc.ours)); err != nil {
 		return err
 	}
+	if dc.observedGeneration {
+		// Our change includes status.observedGeneration, as requeue.Report sets it: S0's
+		// generation, a scalar change of ours.
+		if _, err := conditions.SetObservedGeneration(r.obj); err != nil {
+			return fmt.Errorf("failed to set status.observedGeneration: %w", err)
+		}
+	}
 	r.before = r.obj.DeepCopyObject().(client.Object)
 	r.a = toJSON(r.obj)
 	if len(dc.owned) > 0 {
@@ -279,12 +285,6 @@ func (r *caseRun) prepare(ctx context.Context) error {
 			owned = append(owned, conditions.Type(t))
 		}
 		r.opts = append(r.opts, owned)
-	}
-	if dc.force {
-		r.opts = append(r.opts, patch.ForceOverwriteConditions(true))
-	}
-	if dc.observedGeneration {
-		r.opts = append(r.opts, patch.WithObservedGeneration{})
 	}
 	return nil
 }
@@ -368,9 +368,8 @@ func (r *caseRun) divergences() []string {
 		if len(pred.Conflicts) > 0 {
 			d += " (" + strings.Join(conflictFields(pred.Conflicts), ", ") + ")"
 		}
-		var ce *conditions.ConflictError
-		if errors.As(r.err, &ce) {
-			got += " (a *conditions.ConflictError)"
+		if r.err != nil {
+			got += " (" + r.err.Error() + ")"
 		}
 		out = append(out, d+", got "+got)
 	}

@@ -41,8 +41,8 @@ limitations under the License.
 //			return ctrl.Result{}, err
 //		}
 //		defer func() {
-//			err = errors.Join(err, h.Patch(ctx, cluster,
-//				patch.OwnedConditions{conditions.Ready, ConfigReady}, patch.WithObservedGeneration{}))
+//			err = errors.Join(requeue.Report(cluster, err), h.Patch(ctx, cluster,
+//				patch.OwnedConditions{conditions.Ready, ConfigReady, conditions.Reconciling, conditions.Stalled}))
 //		}()
 //		controllerutil.AddFinalizer(cluster, finalizerName)
 //		conditions.MarkTrue(cluster, ConfigReady, conditions.ReasonSucceeded, "")

@@ -84,7 +84,8 @@ func ExampleHelper_Patch() {
 		if _, err := conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "all replicas ready"); err != nil {
 			return err
 		}
-		return h.Patch(ctx, w, patch.OwnedConditions{conditions.Ready}, patch.WithObservedGeneration{})
+		w.Status.ObservedGeneration = w.Generation // what requeue.Report does at the end of a reconcile
+		return h.Patch(ctx, w, patch.OwnedConditions{conditions.Ready})
 	}
 
 	fmt.Println("first reconcile:")

@@ -49,7 +49,9 @@ import (
 //	if err != nil {
 //		return ctrl.Result{}, err
 //	}
-//	defer func() { err = errors.Join(err, h.Patch(ctx, cluster, patch.WithObservedGeneration{})) }()
+//	defer func() {
+//		err = errors.Join(requeue.Report(cluster, err), h.Patch(ctx, cluster, patch.OwnedConditions{conditions.Ready}))
+//	}()
 //
 // A Helper may be used for several Patch calls in a row: each successful Patch takes a new
 // snapshot. It is not safe for concurrent use.
@@ -101,7 +103,7 @@ func NewHelper(obj client.Object, c client.Client) (*Helper, error) {
 // Conflicts: when the server refuses a request because a guard no longer holds (or answers 409
 // Conflict), Patch reads the latest object with the client (or the reader of [ReadLatestFrom]),
 // merges this reconcile's changes onto it again and sends again, up to the retries of
-// [RetryBackoff], waiting between attempts. A conflict that a retry resolves is not an error.
+// five retries, waiting between attempts (10ms doubling, jittered, capped at 1s). A conflict that a retry resolves is not an error.
 // When retries run out, or the merge finds a change both made, Patch returns a
 // [*ConflictError], for which apierrors.IsConflict is true and which requeue.Classify reports as
 // requeue.ClassConflict: a quiet requeue. Any other error (403 Forbidden, a validation error, an
@@ -143,22 +145,15 @@ func (h *Helper) Patch(ctx context.Context, obj client.Object, opts ...Option) e
 		return fmt.Errorf("failed to patch %s: the helper was created for %T %s",
 			h.describe(obj), h.before, client.ObjectKeyFromObject(h.before))
 	}
-	o := (&HelperOptions{}).ApplyOptions(opts)
-	target := obj
-	if o.ObservedGeneration {
-		target = deepCopyObject(obj) // obj stays as it is if Patch fails
-		if _, err := setObservedGeneration(target, h.before.GetGeneration()); err != nil {
-			return fmt.Errorf("failed to set status.observedGeneration of %s: %w", h.describe(obj), err)
-		}
-	}
-	if equality.Semantic.DeepEqual(h.before, target) {
+	o := newHelperOptions(opts)
+	if equality.Semantic.DeepEqual(h.before, obj) {
 		return nil
 	}
 	before, err := toMap(h.before)
 	if err != nil {
 		return err
 	}
-	after, err := toMap(target)
+	after, err := toMap(obj)
 	if err != nil {
 		return err
 	}
@@ -182,7 +177,7 @@ func (h *Helper) Patch(ctx context.Context, obj client.Object, opts ...Option) e
 type patcher struct {
 	h             *Helper
 	obj           client.Object
-	opts          *HelperOptions
+	opts          *helperOptions
 	before, after map[string]any
 	exact         bool
 	order         []conditions.Type
@@ -195,7 +190,7 @@ const maxRequests = 4
 
 func (p *patcher) run(ctx context.Context) error {
 	logger := log.FromContext(ctx)
-	backoff := p.opts.backoff()
+	backoff := retryBackoff()
 	retries := backoff.Steps
 	base := p.before
 	statusInMain := p.statusInMain()
@@ -204,8 +199,8 @@ func (p *patcher) run(ctx context.Context) error {
 	var refused []op // the last request the server refused because a guard failed
 	conflicts, requests := 0, 0
 	for {
-		m := &merger{owned: p.opts.OwnedConditions, force: p.opts.ForceOverwriteConditions, order: p.order}
-		d := &differ{exact: p.exact, guarded: ownedGuard(p.opts.OwnedConditions, p.opts.ForceOverwriteConditions), written: written(base)}
+		m := &merger{owned: p.opts.ownedConditions, order: p.order}
+		d := &differ{exact: p.exact, guarded: ownedGuard(p.opts.ownedConditions), written: written(base)}
 		var req request
 		if !mainDone {
 			result := m.mergeMain(p.before, p.after, base, statusInMain)
@@ -425,17 +420,9 @@ func (p *patcher) send(ctx context.Context, ops []op, status bool) (client.Objec
 	}
 	patch := client.RawPatch(types.JSONPatchType, data)
 	if status {
-		var opts []client.SubResourcePatchOption
-		if p.opts.FieldOwner != "" {
-			opts = append(opts, client.FieldOwner(p.opts.FieldOwner))
-		}
-		return resp, p.h.client.Status().Patch(ctx, resp, patch, opts...)
+		return resp, p.h.client.Status().Patch(ctx, resp, patch)
 	}
-	var opts []client.PatchOption
-	if p.opts.FieldOwner != "" {
-		opts = append(opts, client.FieldOwner(p.opts.FieldOwner))
-	}
-	return resp, p.h.client.Patch(ctx, resp, patch, opts...)
+	return resp, p.h.client.Patch(ctx, resp, patch)
 }
 
 // get reads the latest object with the helper's client.
@@ -445,8 +432,8 @@ func (p *patcher) get(ctx context.Context) (client.Object, error) {
 		return nil, err
 	}
 	reader := client.Reader(p.h.client)
-	if p.opts.LatestFrom != nil {
-		reader = p.opts.LatestFrom
+	if p.opts.latestFrom != nil {
+		reader = p.opts.latestFrom
 	}
 	return fresh, reader.Get(ctx, client.ObjectKeyFromObject(p.obj), fresh)
 }

@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -99,13 +98,12 @@ func TestPatchRetriesConflicts(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		conflicts int
-		retries   int
 		wantErr   bool
 		wantCalls int
 	}{
-		{name: "a conflict resolved by a retry is not an error", conflicts: 1, retries: 3, wantCalls: 2},
-		{name: "conflicts up to the last retry are not an error", conflicts: 3, retries: 3, wantCalls: 4},
-		{name: "when retries run out the error is a conflict", conflicts: 10, retries: 3, wantErr: true, wantCalls: 4},
+		{name: "a conflict resolved by a retry is not an error", conflicts: 1, wantCalls: 2},
+		{name: "conflicts up to the last retry are not an error", conflicts: 5, wantCalls: 6},
+		{name: "when retries run out the error is a conflict", conflicts: 10, wantErr: true, wantCalls: 6},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
@@ -124,14 +122,14 @@ func TestPatchRetriesConflicts(t *testing.T) {
 			_, err = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
 			g.Expect(err).NotTo(HaveOccurred())
 
-			err = h.Patch(t.Context(), w, patch.RetryBackoff{Steps: tc.retries, Duration: time.Millisecond, Factor: 2})
+			err = h.Patch(t.Context(), w)
 			g.Expect(calls).To(Equal(tc.wantCalls))
 			if !tc.wantErr {
 				g.Expect(err).NotTo(HaveOccurred())
 				g.Expect(conditions.IsTrue(w, conditions.Ready)).To(BeTrue())
 				return
 			}
-			g.Expect(err).To(MatchError(ContainSubstring("after 4 attempts")))
+			g.Expect(err).To(MatchError(ContainSubstring("after 6 attempts")))
 			g.Expect(apierrors.IsConflict(err)).To(BeTrue())
 			g.Expect(requeue.Classify(err)).To(Equal(requeue.ClassConflict))
 			g.Expect(conditions.IsTrue(w, conditions.Ready)).To(BeTrue(), "obj keeps the unwritten change")
@@ -172,11 +170,11 @@ func TestPatchStopsWaitingWhenTheContextIsDone(t *testing.T) {
 	w.Status.Phase = "Running"
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	err = h.Patch(ctx, w, patch.RetryBackoff{Steps: 5, Duration: time.Hour})
+	err = h.Patch(ctx, w)
 	g.Expect(errors.Is(err, context.Canceled)).To(BeTrue(), "got %v", err)
 }
 
-func TestPatchSendsTheFieldOwner(t *testing.T) {
+func TestPatchSendsTheFieldOwnerOfItsClient(t *testing.T) {
 	g := NewWithT(t)
 	var owners []string
 	w, c := fakeWidget(t, interceptor.Funcs{
@@ -193,31 +191,12 @@ func TestPatchSendsTheFieldOwner(t *testing.T) {
 			return c.SubResource(sub).Patch(ctx, obj, p, opts...)
 		},
 	})
-	h, err := patch.NewHelper(w, c)
+	h, err := patch.NewHelper(w, client.WithFieldOwner(c, "widget-controller"))
 	g.Expect(err).NotTo(HaveOccurred())
 	w.Spec.Size = "large"
 	w.Status.Phase = "Resizing"
-	g.Expect(h.Patch(t.Context(), w, patch.FieldOwner("widget-controller"))).To(Succeed())
+	g.Expect(h.Patch(t.Context(), w)).To(Succeed())
 	g.Expect(owners).To(Equal([]string{"widget-controller", "widget-controller"}))
-}
-
-func TestOptionsAddUp(t *testing.T) {
-	g := NewWithT(t)
-	o := (&patch.HelperOptions{}).ApplyOptions([]patch.Option{
-		patch.OwnedConditions{conditions.Ready}, patch.OwnedConditions{"Synced"},
-		patch.ForceOverwriteConditions(true), patch.WithObservedGeneration{}, patch.FieldOwner("me"),
-		patch.RetryBackoff{Steps: 2},
-	})
-	g.Expect(o.OwnedConditions).To(Equal([]conditions.Type{conditions.Ready, "Synced"}))
-	g.Expect(o.ForceOverwriteConditions).To(BeTrue())
-	g.Expect(o.ObservedGeneration).To(BeTrue())
-	g.Expect(o.FieldOwner).To(Equal("me"))
-	g.Expect(o.Backoff.Steps).To(Equal(2))
-
-	a := (&patch.ApplyOptions{}).ApplyOptions([]patch.ApplyOption{
-		patch.OwnedConditions{conditions.Ready}, patch.FieldOwner("me"), patch.ForceOwnership(true),
-	})
-	g.Expect(a).To(Equal(&patch.ApplyOptions{OwnedConditions: []conditions.Type{conditions.Ready}, FieldOwner: "me", ForceOwnership: true}))
 }
 
 // countingReader counts the reads it serves.

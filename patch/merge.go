@@ -19,6 +19,7 @@ package patch
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,7 +46,6 @@ import (
 // Conflicts are collected, not returned at the first: the caller reports all of one part.
 type merger struct {
 	owned []conditions.Type
-	force bool
 	// order is the condition order of the object's type, nil for the default.
 	order []conditions.Type
 	// conflicts are the fields another writer changed too, as JSON pointers; a condition is
@@ -189,7 +189,7 @@ func (m *merger) conditions(rs, bs, as map[string]any) {
 		m.key([]string{"status"}, rs, "conditions", bs, as)
 		return
 	}
-	owned := func(t string) bool { return m.force || slices.Contains(m.owned, conditions.Type(t)) }
+	owned := func(t string) bool { return slices.Contains(m.owned, conditions.Type(t)) }
 	var types []string
 	for _, c := range ac {
 		if i := indexOfType(bc, c.Type); i < 0 || !sameContent(&bc[i], &c) {
@@ -219,7 +219,7 @@ func (m *merger) conditions(rs, bs, as map[string]any) {
 		default:
 			at := len(lc)
 			for j := range lc {
-				if conditions.Compare(m.order, t, lc[j].Type) < 0 {
+				if compareTypes(m.order, t, lc[j].Type) < 0 {
 					at = j
 					break
 				}
@@ -239,6 +239,25 @@ func (m *merger) conditions(rs, bs, as map[string]any) {
 		raw[i] = conditionToMap(&lc[i])
 	}
 	rs["conditions"] = raw
+}
+
+// compareTypes orders condition types as conditions.Set inserts them (see conditions.Orderer):
+// the types in first come first, in that order, Ready when first is nil; the others follow
+// alphabetically.
+func compareTypes(first []conditions.Type, a, b string) int {
+	if first == nil {
+		first = []conditions.Type{conditions.Ready}
+	}
+	ia, ib := slices.Index(first, conditions.Type(a)), slices.Index(first, conditions.Type(b))
+	switch {
+	case ia >= 0 && ib >= 0:
+		return ia - ib
+	case ia >= 0:
+		return -1
+	case ib >= 0:
+		return 1
+	}
+	return strings.Compare(a, b)
 }
 
 // sameContent reports whether a and b (either may be nil, for a missing condition) agree on

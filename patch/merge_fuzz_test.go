@@ -59,7 +59,6 @@ func FuzzMergeAndDiff(f *testing.F) {
 				opts.owned = append(opts.owned, ty)
 			}
 		}
-		opts.force = r.IntN(4) == 0
 
 		got := patchOnto(t, before, after, latest, opts)
 		checkOwnership(t, before, after, latest, got)
@@ -74,8 +73,8 @@ func FuzzMergeAndDiff(f *testing.F) {
 // patchOnto merges and diffs as Patch does, applies the requests to a copy of latest and returns it.
 func patchOnto(t *testing.T, before, after, latest map[string]any, opts merger) map[string]any {
 	t.Helper()
-	m := &merger{owned: opts.owned, force: opts.force}
-	d := &differ{exact: true, guarded: ownedGuard(opts.owned, opts.force)}
+	m := &merger{owned: opts.owned}
+	d := &differ{exact: true, guarded: ownedGuard(opts.owned)}
 	result := m.mergeMain(before, after, latest, false)
 	main := d.diffMain(latest, result, false)
 	result = m.mergeStatus(before, after, result)

@@ -24,8 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/tenon-dev/tenon/conditions"
 )
 
 // toMap returns obj as a JSON value. For an unstructured object it is the object's own map, which
@@ -81,15 +79,4 @@ func copyInto(dst, src client.Object) {
 func deepCopyObject(obj client.Object) client.Object {
 	c, _ := obj.DeepCopyObject().(client.Object)
 	return c
-}
-
-// setObservedGeneration sets obj's status.observedGeneration to gen and reports whether it changed.
-func setObservedGeneration(obj client.Object, gen int64) (changed bool, err error) {
-	// conditions.SetObservedGeneration knows every shape of the field; it takes the generation
-	// from the object, so lend it the one to record.
-	if current := obj.GetGeneration(); current != gen {
-		obj.SetGeneration(gen)
-		defer obj.SetGeneration(current)
-	}
-	return conditions.SetObservedGeneration(obj)
 }

@@ -17,69 +17,10 @@ limitations under the License.
 package patch
 
 import (
-	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tenon-dev/tenon/conditions"
 )
-
-// Option configures one call of [Helper.Patch].
-type Option interface {
-	ApplyToHelper(*HelperOptions)
-}
-
-// HelperOptions configures one call of [Helper.Patch]. Build it with [Option] values; the zero
-// value is the default behaviour.
-type HelperOptions struct {
-	// OwnedConditions lists the condition types this controller owns: when another writer
-	// changed one of them since the snapshot, this reconcile's value wins. A change to a
-	// condition that is not owned, made while another writer changed it too, fails with a
-	// *conditions.ConflictError instead, for the next reconcile to look again. Default: none.
-	OwnedConditions []conditions.Type
-
-	// ForceOverwriteConditions makes every condition change win, as if all types were owned.
-	// Default: false.
-	ForceOverwriteConditions bool
-
-	// ObservedGeneration sets status.observedGeneration to the metadata.generation of the
-	// snapshot, the generation this reconcile acted on, before computing the patch. The object
-	// must have the field (see conditions.SetObservedGeneration). Default: false.
-	ObservedGeneration bool
-
-	// FieldOwner is the field manager recorded in managedFields for the requests. Default: the
-	// client's, which is the program's name unless the client was wrapped with
-	// client.WithFieldOwner.
-	FieldOwner string
-
-	// LatestFrom reads the latest object after a conflict. Default: the Helper's client. A
-	// manager's client reads from its cache, which may not have caught up with the write that
-	// caused the conflict yet, so a retry can conflict again; the retries usually outlast the
-	// lag, but a reader that goes to the API server (mgr.GetAPIReader()) never lags.
-	LatestFrom client.Reader
-
-	// Backoff paces the retries after a conflict: Steps is the number of retries, Duration the
-	// first delay, growing by Factor up to Cap, each delay stretched by up to Jitter times
-	// itself at random. Default (zero Steps): 5 retries starting at 10ms, doubling, with
-	// Jitter 1, capped at 1s: at most about 0.6s of waiting.
-	Backoff wait.Backoff
-}
-
-// ApplyOptions applies opts to o and returns it.
-func (o *HelperOptions) ApplyOptions(opts []Option) *HelperOptions {
-	for _, opt := range opts {
-		opt.ApplyToHelper(o)
-	}
-	return o
-}
-
-func (o *HelperOptions) backoff() wait.Backoff {
-	if o.Backoff.Steps > 0 {
-		return o.Backoff
-	}
-	return wait.Backoff{Duration: 10 * time.Millisecond, Factor: 2, Jitter: 1, Steps: 5, Cap: time.Second}
-}
 
 // ApplyOption configures one call of [Applier.Apply] or [Applier.ApplyStatus].
 type ApplyOption interface {
@@ -112,9 +53,13 @@ func (o *ApplyOptions) ApplyOptions(opts []ApplyOption) *ApplyOptions {
 	return o
 }
 
-// OwnedConditions lists the condition types this controller owns; see
-// [HelperOptions.OwnedConditions] and [ApplyOptions.OwnedConditions]. Several OwnedConditions
-// options add up.
+// OwnedConditions lists the condition types this controller owns, for [Helper.Patch] and for
+// [Applier.ApplyStatus]. Several OwnedConditions options add up.
+//
+// For Patch: when another writer changed one of these conditions since the snapshot, this
+// reconcile's value wins; a change to a condition that is not owned, made while another writer
+// changed it too, is a [*ConflictError] instead, for the next reconcile to look again. For
+// ApplyStatus: see [ApplyOptions.OwnedConditions].
 type OwnedConditions []conditions.Type
 
 var (
@@ -122,9 +67,8 @@ var (
 	_ ApplyOption = OwnedConditions(nil)
 )
 
-// ApplyToHelper implements [Option].
-func (c OwnedConditions) ApplyToHelper(o *HelperOptions) {
-	o.OwnedConditions = append(o.OwnedConditions, c...)
+func (c OwnedConditions) applyToHelper(o *helperOptions) {
+	o.ownedConditions = append(o.ownedConditions, c...)
 }
 
 // ApplyToApply implements [ApplyOption].
@@ -132,67 +76,14 @@ func (c OwnedConditions) ApplyToApply(o *ApplyOptions) {
 	o.OwnedConditions = append(o.OwnedConditions, c...)
 }
 
-// ForceOverwriteConditions makes every condition change win; see
-// [HelperOptions.ForceOverwriteConditions].
-type ForceOverwriteConditions bool
-
-var _ Option = ForceOverwriteConditions(false)
-
-// ApplyToHelper implements [Option].
-func (f ForceOverwriteConditions) ApplyToHelper(o *HelperOptions) {
-	o.ForceOverwriteConditions = bool(f)
-}
-
-// WithObservedGeneration sets status.observedGeneration; see [HelperOptions.ObservedGeneration].
-type WithObservedGeneration struct{}
-
-var _ Option = WithObservedGeneration{}
-
-// ApplyToHelper implements [Option].
-func (WithObservedGeneration) ApplyToHelper(o *HelperOptions) {
-	o.ObservedGeneration = true
-}
-
-// FieldOwner names the field manager of the requests; see [HelperOptions.FieldOwner] and
-// [ApplyOptions.FieldOwner].
+// FieldOwner names the field manager of one apply; see [ApplyOptions.FieldOwner].
 type FieldOwner string
 
-var (
-	_ Option      = FieldOwner("")
-	_ ApplyOption = FieldOwner("")
-)
-
-// ApplyToHelper implements [Option].
-func (f FieldOwner) ApplyToHelper(o *HelperOptions) {
-	o.FieldOwner = string(f)
-}
+var _ ApplyOption = FieldOwner("")
 
 // ApplyToApply implements [ApplyOption].
 func (f FieldOwner) ApplyToApply(o *ApplyOptions) {
 	o.FieldOwner = string(f)
-}
-
-// RetryBackoff paces the retries after conflicts; see [HelperOptions.Backoff].
-type RetryBackoff wait.Backoff
-
-// ReadLatestFrom makes the Helper read the latest object from this reader after a conflict; see
-// [HelperOptions.LatestFrom].
-type ReadLatestFrom struct {
-	client.Reader
-}
-
-var _ Option = ReadLatestFrom{}
-
-// ApplyToHelper implements [Option].
-func (r ReadLatestFrom) ApplyToHelper(o *HelperOptions) {
-	o.LatestFrom = r.Reader
-}
-
-var _ Option = RetryBackoff{}
-
-// ApplyToHelper implements [Option].
-func (b RetryBackoff) ApplyToHelper(o *HelperOptions) {
-	o.Backoff = wait.Backoff(b)
 }
 
 // ForceOwnership takes over fields other field managers own; see [ApplyOptions.ForceOwnership].

@@ -5,7 +5,7 @@ Licensed under the Apache License, Version 2.0 (the "License");
 you may not use this file except in compliance with the License.
 You may obtain a copy of the License at
 
-    http://www.apache.org/licenses/LICENSE-2.0
+	http://www.apache.org/licenses/LICENSE-2.0
 
 Unless required by applicable law or agreed to in writing, software
 distributed under the License is distributed on an "AS IS" BASIS,
@@ -13,16 +13,21 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
-
 package requeue
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -38,49 +43,58 @@ type BackoffOptions struct {
 	// doubling to 5 minutes, per object.
 	RetryLimiter workqueue.TypedRateLimiter[reconcile.Request]
 
-	// ConflictLimiter computes the delays of quiet requeues after conflicts (see [OnError]).
-	// Defaults to an exponential limiter from 100ms doubling to 10s, per object, with up to 100%
+	// ConflictLimiter computes the delays of quiet requeues after conflicts. Defaults to an
+	// exponential limiter from 100ms doubling to 10s, per object; each delay gets up to 100%
 	// jitter so that writers that collided do not collide again.
 	ConflictLimiter workqueue.TypedRateLimiter[reconcile.Request]
 
-	// QuietErrors makes the wrapper apply [OnError] to the errors the reconciler returns: a
-	// conflict becomes a quiet requeue even when the reconciler just returns the error. Defaults
-	// to true; set it to a pointer to false to pass errors through untouched.
-	QuietErrors *bool
-
 	// MaxQuietConflicts is how many quiet requeues for conflicts (409 Conflict or
-	// AlreadyExists, 410 Gone; see [OnError]) one object may take in a row. The next conflict is
-	// returned as an error after all, wrapping the original so its class stays: controller-runtime
-	// logs it, counts it in controller_runtime_reconcile_errors_total and retries it with its
-	// rate limiter, and so does every further conflict until a reconcile of the object ends
-	// without one. Without the limit, a conflict that never goes away (an AlreadyExists for an
-	// object the cache never shows, a webhook that always answers 409) loops quietly for ever.
-	// The count is ConflictLimiter's NumRequeues for the object. Defaults to 10, about a minute
-	// with the default ConflictLimiter; a negative value means no limit.
+	// AlreadyExists, 410 Gone) one object may take in a row. The next conflict is returned as
+	// an error after all, wrapping the original so its class stays: controller-runtime logs it,
+	// counts it in controller_runtime_reconcile_errors_total and retries it with its rate
+	// limiter, and so does every further conflict until a reconcile of the object ends without
+	// one. Without the limit, a conflict that never goes away (an AlreadyExists for an object the
+	// cache never shows, a webhook that always answers 409) loops quietly for ever. Defaults to
+	// 10, about a minute with the default ConflictLimiter; a negative value means no limit.
 	MaxQuietConflicts int
+
+	// Registerer receives tenon's reconcile metrics (tenon_reconcile_quiet_conflicts_total,
+	// tenon_reconcile_terminal_errors_total, tenon_reconcile_requeues_total) when WithBackoff
+	// is called; controllers that share a registry share the metrics, told apart by their
+	// controller label. Defaults to controller-runtime's metrics.Registry, which the manager
+	// serves.
+	Registerer prometheus.Registerer
 }
 
 // WithBackoff wraps r so that requeues without the deprecated Result.Requeue still back off per
-// object, and conflicts stay quiet:
+// object, and conflicts are quiet. It looks at what r returns, and keeps its state per request:
 //
-//   - [Retry] returns delays that grow exponentially for each object while it keeps retrying,
-//     from [BackoffOptions.RetryLimiter]. They are forgotten, and the object's entry in the
-//     limiter released, once a reconcile of the object ends without asking to retry: [Done],
-//     [After], [Poll], a quiet conflict or a terminal error. A plain error keeps them, since
-//     controller-runtime retries it. (controller-runtime forgets its own backoff whenever
-//     RequeueAfter is used, which is why Retry needs this wrapper.)
-//   - An error the reconciler returns is passed through [OnError]: a conflict becomes a quiet
-//     requeue with its own per-object backoff, counted in tenon_reconcile_quiet_conflicts_total
-//     instead of controller_runtime_reconcile_errors_total, up to
-//     [BackoffOptions.MaxQuietConflicts] in a row. The Result.Priority the reconciler returned
-//     with the error is kept (controller-runtime honours it for errors too).
-//   - Terminal errors are counted in tenon_reconcile_terminal_errors_total, and requeues by
-//     reason in tenon_reconcile_requeues_total.
+//   - [Retry]: a requeue whose delay grows exponentially for the object while it keeps
+//     retrying, from [BackoffOptions.RetryLimiter], without an error; the backoff is forgotten,
+//     and the object's entry released, once a reconcile of the object ends otherwise (a
+//     plain error keeps it, since controller-runtime retries that). controller-runtime forgets
+//     its own backoff whenever RequeueAfter is used, which is why Retry needs this wrapper.
+//   - A conflict (409 Conflict or AlreadyExists, 410 Gone): a quiet requeue with its own
+//     per-object backoff, counted in tenon_reconcile_quiet_conflicts_total instead of
+//     controller_runtime_reconcile_errors_total, up to [BackoffOptions.MaxQuietConflicts] in a
+//     row.
+//   - Throttling (429, or a timeout that asks the client to wait): a quiet requeue after the
+//     server's Retry-After (1 second when it gives none).
+//   - A request the API server rejects as invalid (see [ClassInvalid]): a terminal error, since
+//     sending it again fails again.
+//   - Any other error is returned as it is, for controller-runtime to retry with its rate
+//     limiter and log; terminal errors are counted in tenon_reconcile_terminal_errors_total.
+//   - The Result.Priority the reconciler returned is kept, with an error too (controller-runtime
+//     honours it for errors).
 //
-// Register the wrapper as the controller's reconciler:
+// Requeues are counted by reason in tenon_reconcile_requeues_total. Register the wrapper as the
+// controller's reconciler:
 //
 //	ctrl.NewControllerManagedBy(mgr).For(&v1alpha1.Cluster{}).Named("cluster").
 //		Complete(requeue.WithBackoff(r, requeue.BackoffOptions{Name: "cluster"}))
+//
+// When the metrics cannot be registered with the Registerer (it holds other collectors of the
+// same names), the wrapper works without serving them and logs why at its first reconcile.
 func WithBackoff(r reconcile.Reconciler, opts BackoffOptions) reconcile.Reconciler {
 	if opts.Name == "" {
 		opts.Name = "unknown"
@@ -94,99 +108,69 @@ func WithBackoff(r reconcile.Reconciler, opts BackoffOptions) reconcile.Reconcil
 	if opts.MaxQuietConflicts == 0 {
 		opts.MaxQuietConflicts = 10
 	}
-	quiet := opts.QuietErrors == nil || *opts.QuietErrors
-	return &backoff{inner: r, opts: opts, quiet: quiet}
+	if opts.Registerer == nil {
+		opts.Registerer = metrics.Registry
+	}
+	m, err := registerMetrics(opts.Registerer)
+	return &backoff{inner: r, opts: opts, metrics: m, metricsErr: err}
 }
 
 type backoff struct {
-	inner reconcile.Reconciler
-	opts  BackoffOptions
-	quiet bool
+	inner      reconcile.Reconciler
+	opts       BackoffOptions
+	metrics    *reconcileMetrics
+	metricsErr error
+	logOnce    sync.Once
 }
 
 var _ reconcile.Reconciler = (*backoff)(nil)
 
 // Reconcile implements reconcile.Reconciler.
 func (b *backoff) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
-	s := &state{opts: &b.opts, req: req}
-	ctx = context.WithValue(ctx, stateKey{}, s)
-
+	if b.metricsErr != nil {
+		b.logOnce.Do(func() {
+			log.FromContext(ctx).Error(b.metricsErr, "Failed to register tenon's reconcile metrics; they are not served", "controller", b.opts.Name)
+		})
+	}
 	res, err := b.inner.Reconcile(ctx, req)
-	if err != nil && b.quiet {
-		priority := res.Priority
-		res, err = OnError(ctx, err)
-		if res.Priority == nil {
-			res.Priority = priority
-		}
-	}
-
-	s.mu.Lock()
-	retried, conflicted, counted := s.retried, s.conflicted, s.counted
-	s.mu.Unlock()
-	switch {
-	case err != nil:
-		if IsTerminal(err) {
-			terminalErrors.WithLabelValues(b.opts.Name).Inc()
-		}
-	case res.RequeueAfter > 0 && !counted:
-		requeues.WithLabelValues(b.opts.Name, "after").Inc()
-	}
-	// A reconcile that did not ask to retry has made progress, or, after a terminal error, has
-	// nothing left to retry: forget the object's backoff. A plain error is retried.
-	if !retried && (err == nil || IsTerminal(err)) {
-		b.opts.RetryLimiter.Forget(req)
-	}
-	if !conflicted {
+	class := Classify(err)
+	if class != ClassConflict && class != ClassAlreadyExists && class != ClassGone {
 		b.opts.ConflictLimiter.Forget(req)
 	}
-	return res, err
-}
-
-// stateKey is the context key of the state of one reconcile under WithBackoff.
-type stateKey struct{}
-
-// state is what one reconcile under WithBackoff records.
-type state struct {
-	opts *BackoffOptions
-	req  reconcile.Request
-
-	mu         sync.Mutex
-	retried    bool
-	conflicted bool
-	counted    bool // a requeue was already counted under a specific reason
-}
-
-func stateFrom(ctx context.Context) *state {
-	s, _ := ctx.Value(stateKey{}).(*state)
-	return s
-}
-
-// retry records a Retry and returns its delay.
-func (s *state) retry() time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.retried, s.counted = true, true
-	requeues.WithLabelValues(s.opts.Name, "retry").Inc()
-	return s.opts.RetryLimiter.When(s.req)
-}
-
-// conflict records a conflict and returns the delay of its quiet requeue, or quiet false when
-// the object has had MaxQuietConflicts in a row, with their number.
-func (s *state) conflict() (delay time.Duration, quiet bool, inARow int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.conflicted = true
-	inARow = s.opts.ConflictLimiter.NumRequeues(s.req)
-	if s.opts.MaxQuietConflicts >= 0 && inARow >= s.opts.MaxQuietConflicts {
-		return 0, false, inARow
+	if class != ClassRetry && class != ClassOther && class != ClassTransient && class != ClassAuth && class != ClassNotFound {
+		// Done, a requeue, a conflict or a terminal error: no longer retrying.
+		b.opts.RetryLimiter.Forget(req)
 	}
-	s.counted = true
-	return Jitter(s.opts.ConflictLimiter.When(s.req), 1), true, inARow
-}
-
-func (s *state) name() string {
-	if s == nil {
-		return ""
+	name := b.opts.Name
+	switch class {
+	case ClassNone:
+		if res.RequeueAfter > 0 {
+			b.metrics.requeues.WithLabelValues(name, "after").Inc()
+		}
+		return res, nil
+	case ClassRetry:
+		b.metrics.requeues.WithLabelValues(name, "retry").Inc()
+		return ctrl.Result{RequeueAfter: b.opts.RetryLimiter.When(req), Priority: res.Priority}, nil
+	case ClassConflict, ClassAlreadyExists, ClassGone:
+		inARow := b.opts.ConflictLimiter.NumRequeues(req)
+		if b.opts.MaxQuietConflicts >= 0 && inARow >= b.opts.MaxQuietConflicts {
+			return ctrl.Result{Priority: res.Priority}, fmt.Errorf("failed to reconcile without a conflict after %d quiet requeues: %w", inARow, err)
+		}
+		b.metrics.quietConflicts.WithLabelValues(name, class.String()).Inc()
+		b.metrics.requeues.WithLabelValues(name, class.String()).Inc()
+		return ctrl.Result{RequeueAfter: wait.Jitter(b.opts.ConflictLimiter.When(req), 1), Priority: res.Priority}, nil
+	case ClassThrottled:
+		b.metrics.requeues.WithLabelValues(name, class.String()).Inc()
+		delay := time.Second
+		if seconds, ok := apierrors.SuggestsClientDelay(err); ok && seconds > 0 {
+			delay = time.Duration(seconds) * time.Second
+		}
+		return ctrl.Result{RequeueAfter: delay, Priority: res.Priority}, nil
+	case ClassInvalid:
+		b.metrics.terminalErrors.WithLabelValues(name).Inc()
+		return ctrl.Result{Priority: res.Priority}, reconcile.TerminalError(err)
+	case ClassTerminal:
+		b.metrics.terminalErrors.WithLabelValues(name).Inc()
 	}
-	return s.opts.Name
+	return ctrl.Result{Priority: res.Priority}, err
 }

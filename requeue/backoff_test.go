@@ -50,7 +50,7 @@ func (s *scripted) Reconcile(ctx context.Context, _ reconcile.Request) (ctrl.Res
 }
 
 var (
-	retry = requeue.Retry
+	retry = func(context.Context) (ctrl.Result, error) { return requeue.Retry("waiting for the database") }
 	done  = func(context.Context) (ctrl.Result, error) { return requeue.Done() }
 )
 
@@ -128,7 +128,9 @@ func TestWithBackoffPassesOtherErrorsThroughAndCountsTerminalOnes(t *testing.T) 
 	boom := errors.New("boom")
 	inner := &scripted{steps: []func(context.Context) (ctrl.Result, error){
 		func(context.Context) (ctrl.Result, error) { return ctrl.Result{}, boom },
-		func(context.Context) (ctrl.Result, error) { return requeue.Terminal(errors.New("bad spec")) },
+		func(context.Context) (ctrl.Result, error) {
+			return requeue.Terminal("InvalidSpec", errors.New("bad spec"))
+		},
 		func(context.Context) (ctrl.Result, error) { return requeue.After(time.Minute) },
 	}}
 	r := requeue.WithBackoff(inner, requeue.BackoffOptions{Name: "passthrough"})
@@ -137,7 +139,7 @@ func TestWithBackoffPassesOtherErrorsThroughAndCountsTerminalOnes(t *testing.T) 
 	_, err := r.Reconcile(ctx, request("a"))
 	g.Expect(err).To(MatchError(boom))
 	_, err = r.Reconcile(ctx, request("a"))
-	g.Expect(requeue.IsTerminal(err)).To(BeTrue())
+	g.Expect(errors.Is(err, reconcile.TerminalError(nil))).To(BeTrue())
 	res, err := r.Reconcile(ctx, request("a"))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.RequeueAfter).To(Equal(time.Minute))
@@ -146,17 +148,40 @@ func TestWithBackoffPassesOtherErrorsThroughAndCountsTerminalOnes(t *testing.T) 
 	g.Expect(counter(t, "tenon_reconcile_requeues_total", map[string]string{"controller": "passthrough", "reason": "after"})).To(BeEquivalentTo(1))
 }
 
-func TestWithBackoffCanLeaveErrorsAlone(t *testing.T) {
+func TestWithBackoffRegistersItsMetricsWithTheGivenRegisterer(t *testing.T) {
 	g := NewWithT(t)
-	conflict := apierrors.NewConflict(widgets, "w", errors.New("modified"))
-	inner := &scripted{steps: []func(context.Context) (ctrl.Result, error){
-		func(context.Context) (ctrl.Result, error) { return ctrl.Result{}, conflict },
-	}}
-	r := requeue.WithBackoff(inner, requeue.BackoffOptions{QuietErrors: ptr.To(false)})
+	reg := prometheus.NewRegistry()
+	inner := &scripted{steps: []func(context.Context) (ctrl.Result, error){retry}}
+	r := requeue.WithBackoff(inner, requeue.BackoffOptions{Name: "own-registry", Registerer: reg})
+	_ = requeue.WithBackoff(inner, requeue.BackoffOptions{Name: "second", Registerer: reg}) // shares them
 
 	_, err := r.Reconcile(context.Background(), request("a"))
 
-	g.Expect(err).To(MatchError(conflict))
+	g.Expect(err).NotTo(HaveOccurred())
+	families, err := reg.Gather()
+	g.Expect(err).NotTo(HaveOccurred())
+	var names []string
+	for _, f := range families {
+		names = append(names, f.GetName())
+	}
+	g.Expect(names).To(ContainElement("tenon_reconcile_requeues_total"))
+}
+
+func TestWithBackoffKeepsAConflictJoinedWithAnotherErrorLoud(t *testing.T) {
+	g := NewWithT(t)
+	conflict := apierrors.NewConflict(widgets, "w", errors.New("modified"))
+	forbidden := apierrors.NewForbidden(widgets, "w", errors.New("RBAC"))
+	inner := &scripted{steps: []func(context.Context) (ctrl.Result, error){
+		func(context.Context) (ctrl.Result, error) { return ctrl.Result{}, errors.Join(conflict, forbidden) },
+	}}
+	r := requeue.WithBackoff(inner, requeue.BackoffOptions{Name: "joined"})
+
+	res, err := r.Reconcile(context.Background(), request("a"))
+
+	g.Expect(err).To(HaveOccurred(), "not a quiet requeue")
+	g.Expect(errors.Is(err, forbidden)).To(BeTrue(), "got %v", err)
+	g.Expect(requeue.Classify(err)).To(Equal(requeue.ClassAuth))
+	g.Expect(res.RequeueAfter).To(BeZero())
 }
 
 // counter returns the value of the counter with exactly the given labels from
@@ -195,7 +220,7 @@ func matches(m *dto.Metric, labels map[string]string) bool {
 func TestWithBackoffForgetsTheRetryBackoffAfterATerminalError(t *testing.T) {
 	g := NewWithT(t)
 	terminal := func(context.Context) (ctrl.Result, error) {
-		return requeue.Terminal(errors.New("spec.size must be small"))
+		return requeue.Terminal("InvalidSpec", errors.New("spec.size must be small"))
 	}
 	inner := &scripted{steps: []func(context.Context) (ctrl.Result, error){retry, retry, retry, terminal, retry}}
 	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](100*time.Millisecond, time.Minute)
@@ -212,7 +237,7 @@ func TestWithBackoffForgetsTheRetryBackoffAfterATerminalError(t *testing.T) {
 	// The spec is invalid: a terminal error, not retried. The object's entry is released, so an
 	// object deleted now leaves nothing behind.
 	_, err := r.Reconcile(ctx, a)
-	g.Expect(requeue.IsTerminal(err)).To(BeTrue())
+	g.Expect(errors.Is(err, reconcile.TerminalError(nil))).To(BeTrue())
 	g.Expect(limiter.NumRequeues(a)).To(BeZero(), "a terminal error ends the retries")
 
 	// The user fixes the spec; the next wait starts from the first step again.
@@ -251,7 +276,7 @@ func TestWithBackoffKeepsThePriorityOfAResultWithAnError(t *testing.T) {
 		{name: "a plain error, which controller-runtime requeues with the priority", err: errors.New("boom"), wantErr: true},
 		{name: "a terminal error", err: reconcile.TerminalError(errors.New("bad spec")), wantErr: true},
 		{name: "a conflict made quiet", err: conflict},
-		{name: "a conflict passed through", err: conflict, opts: requeue.BackoffOptions{QuietErrors: ptr.To(false)}, wantErr: true},
+		{name: "a retry", err: func() error { _, err := requeue.Retry("waiting"); return err }()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

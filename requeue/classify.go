@@ -19,29 +19,24 @@ package requeue
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
-	ctrl "sigs.k8s.io/controller-runtime"
-
-	"github.com/tenon-dev/tenon/conditions"
 )
 
-// Class is what kind of failure an error is, which decides how a reconciler should react to it;
-// see [Classify] and [OnError].
+// Class is what kind of failure an error is, which decides how [WithBackoff] and [Report] treat
+// it; see [Classify].
 type Class int
 
-// The classes of errors, with the action [OnError] takes for each.
+// The classes of errors, with what [WithBackoff] does with each.
 const (
 	// ClassNone is a nil error: the reconcile is [Done].
 	ClassNone Class = iota
 
 	// ClassConflict is a 409 Conflict: the object changed since it was read (optimistic
-	// concurrency), or another writer changed a condition this reconcile changed too (see
-	// conditions.ConflictError). Normal under concurrency: a quiet requeue, no error.
+	// concurrency), or another writer changed what this reconcile changed too (see
+	// patch.ConflictError). Normal under concurrency: a quiet requeue, no error.
 	ClassConflict
 
 	// ClassAlreadyExists is a 409 AlreadyExists, usually from a create based on a stale cache:
@@ -80,9 +75,13 @@ const (
 
 	// ClassOther is any other error. Returned as an error: retried with backoff and logged.
 	ClassOther
+
+	// ClassRetry is the error of [Retry]: not done yet. A quiet requeue with a per-object
+	// backoff, no error.
+	ClassRetry
 )
 
-var classNames = [...]string{"none", "conflict", "already_exists", "gone", "throttled", "not_found", "transient", "auth", "invalid", "terminal", "other"}
+var classNames = [...]string{"none", "conflict", "already_exists", "gone", "throttled", "not_found", "transient", "auth", "invalid", "terminal", "other", "retry"}
 
 // String returns the class's name as used in metric labels, such as "conflict".
 func (c Class) String() string {
@@ -92,16 +91,48 @@ func (c Class) String() string {
 	return classNames[c]
 }
 
-// Classify returns the class of err. It looks through wrapped errors (fmt.Errorf with %w,
-// errors.Join), so callers can add context freely.
+// Classify returns the class of err. It looks through wrapped errors (fmt.Errorf with %w), so
+// callers can add context freely. Of errors joined with errors.Join (as [Results.Merge] does),
+// the first that is not quiet (a conflict, already exists, gone, throttled or a [Retry]) decides:
+// a conflict must not hide a 403 it was joined with.
 func Classify(err error) Class {
-	var conflict *conditions.ConflictError
+	if r, ok := err.(*retryableError); ok {
+		// Joined errors of which some are not terminal: those decide, since they are retried.
+		var retried []error
+		if joined, ok := r.err.(interface{ Unwrap() []error }); ok {
+			for _, e := range joined.Unwrap() {
+				if !isTerminal(e) {
+					retried = append(retried, e)
+				}
+			}
+		}
+		if c := Classify(errors.Join(retried...)); c != ClassNone {
+			return c
+		}
+		return ClassOther
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		first := ClassNone
+		for _, e := range joined.Unwrap() {
+			c := Classify(e)
+			if c != ClassNone && !c.quiet() {
+				return c
+			}
+			if first == ClassNone {
+				first = c
+			}
+		}
+		return first
+	}
+	var retry *retryError
 	switch {
 	case err == nil:
 		return ClassNone
-	case IsTerminal(err):
+	case errors.As(err, &retry):
+		return ClassRetry
+	case isTerminal(err):
 		return ClassTerminal
-	case apierrors.IsConflict(err), errors.As(err, &conflict):
+	case apierrors.IsConflict(err):
 		return ClassConflict
 	case apierrors.IsAlreadyExists(err):
 		return ClassAlreadyExists
@@ -128,49 +159,13 @@ func Classify(err error) Class {
 	return ClassOther
 }
 
-// OnError returns the result a reconciler should return for err, by its [Class]:
-//
-//   - nil: [Done];
-//   - conflict, already exists, gone: a quiet requeue after a short jittered delay, with no
-//     error, so controller-runtime neither logs it nor counts it as a reconcile error; it is
-//     counted in tenon_reconcile_quiet_conflicts_total instead. Under [WithBackoff] the delay
-//     grows per object while conflicts repeat, and after [BackoffOptions.MaxQuietConflicts] in
-//     a row the error is returned after all (wrapped, so it keeps its class), so that a conflict
-//     that never goes away is logged and counted. Without WithBackoff, OnError keeps no state
-//     and every conflict is quiet;
-//   - throttled: a quiet requeue after the server's Retry-After (1 second when it gives none);
-//   - invalid: a terminal error (see [Terminal]);
-//   - terminal: returned as is;
-//   - not found, transient, auth and other errors: returned as is, for controller-runtime to
-//     retry with its rate limiter and log.
-func OnError(ctx context.Context, err error) (ctrl.Result, error) {
-	class := Classify(err)
-	s := stateFrom(ctx)
-	switch class {
-	case ClassNone:
-		return Done()
-	case ClassConflict, ClassAlreadyExists, ClassGone:
-		if s == nil {
-			recordQuietConflict(s, class)
-			return After(Jitter(ConflictDelay, 1))
-		}
-		delay, quiet, inARow := s.conflict()
-		if !quiet {
-			return ctrl.Result{}, fmt.Errorf("failed to reconcile without a conflict after %d quiet requeues: %w", inARow, err)
-		}
-		recordQuietConflict(s, class)
-		return ctrl.Result{RequeueAfter: delay}, nil
-	case ClassThrottled:
-		recordRequeue(s, class.String())
-		delay := time.Second
-		if seconds, ok := apierrors.SuggestsClientDelay(err); ok && seconds > 0 {
-			delay = time.Duration(seconds) * time.Second
-		}
-		return After(delay)
-	case ClassInvalid:
-		return Terminal(err)
+// quiet reports whether an error of the class is a requeue rather than a failure.
+func (c Class) quiet() bool {
+	switch c {
+	case ClassConflict, ClassAlreadyExists, ClassGone, ClassThrottled, ClassRetry:
+		return true
 	}
-	return ctrl.Result{}, err
+	return false
 }
 
 // isConnectionError reports whether err is a refused, reset or cut connection, or a network

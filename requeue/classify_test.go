@@ -32,7 +32,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/patch"
 	"github.com/tenon-dev/tenon/requeue"
 )
 
@@ -47,7 +47,10 @@ func TestClassify(t *testing.T) {
 		{"nil", nil, requeue.ClassNone},
 		{"a conflict", apierrors.NewConflict(widgets, "w", errors.New("the object has been modified")), requeue.ClassConflict},
 		{"a wrapped conflict", fmt.Errorf("failed to update status: %w", apierrors.NewConflict(widgets, "w", errors.New("x"))), requeue.ClassConflict},
-		{"a condition conflict", &conditions.ConflictError{Types: []conditions.Type{"Ready"}}, requeue.ClassConflict},
+		{"a patch conflict", &patch.ConflictError{Object: "Widget ns/w", Fields: []string{"/status/conditions[Ready]"}}, requeue.ClassConflict},
+		{"a retry", func() error { _, err := requeue.Retry("waiting"); return err }(), requeue.ClassRetry},
+		{"a conflict joined with a 403", errors.Join(apierrors.NewConflict(widgets, "w", errors.New("x")), apierrors.NewForbidden(widgets, "w", errors.New("RBAC"))), requeue.ClassAuth},
+		{"conflicts joined", errors.Join(apierrors.NewConflict(widgets, "w", errors.New("x")), apierrors.NewAlreadyExists(widgets, "w")), requeue.ClassConflict},
 		{"already exists", apierrors.NewAlreadyExists(widgets, "w"), requeue.ClassAlreadyExists},
 		{"an expired resource version", apierrors.NewResourceExpired("expired"), requeue.ClassGone},
 		{"too many requests", apierrors.NewTooManyRequests("slow down", 3), requeue.ClassThrottled},
@@ -74,10 +77,10 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-func TestOnError(t *testing.T) {
+func TestWithBackoffTreatsEachClassOfError(t *testing.T) {
 	ctx := context.Background()
-	conflict := apierrors.NewConflict(widgets, "w", errors.New("modified"))
 	other := errors.New("boom")
+	isTerminal := func(err error) bool { return errors.Is(err, reconcile.TerminalError(nil)) }
 	tests := []struct {
 		name         string
 		err          error
@@ -86,18 +89,21 @@ func TestOnError(t *testing.T) {
 		wantMaxDelay time.Duration
 	}{
 		{name: "nil is done", err: nil, wantErr: isNil},
-		{name: "a conflict is a quiet short requeue", err: conflict, wantErr: isNil, wantMinDelay: requeue.ConflictDelay, wantMaxDelay: 2 * requeue.ConflictDelay},
-		{name: "already exists is a quiet short requeue", err: apierrors.NewAlreadyExists(widgets, "w"), wantErr: isNil, wantMinDelay: requeue.ConflictDelay, wantMaxDelay: 2 * requeue.ConflictDelay},
+		{name: "a conflict is a quiet short requeue", err: apierrors.NewConflict(widgets, "w", errors.New("modified")), wantErr: isNil, wantMinDelay: 100 * time.Millisecond, wantMaxDelay: 200 * time.Millisecond},
+		{name: "already exists is a quiet short requeue", err: apierrors.NewAlreadyExists(widgets, "w"), wantErr: isNil, wantMinDelay: 100 * time.Millisecond, wantMaxDelay: 200 * time.Millisecond},
 		{name: "throttling waits as long as the server says", err: apierrors.NewTooManyRequests("slow down", 7), wantErr: isNil, wantMinDelay: 7 * time.Second, wantMaxDelay: 7 * time.Second},
 		{name: "throttling without a delay waits a second", err: apierrors.NewTooManyRequests("slow down", 0), wantErr: isNil, wantMinDelay: time.Second, wantMaxDelay: time.Second},
-		{name: "an invalid request becomes terminal", err: apierrors.NewBadRequest("nope"), wantErr: requeue.IsTerminal},
+		{name: "an invalid request becomes terminal", err: apierrors.NewBadRequest("nope"), wantErr: isTerminal},
 		{name: "not found is returned", err: apierrors.NewNotFound(widgets, "w"), wantErr: apierrors.IsNotFound},
-		{name: "other errors are returned", err: other, wantErr: func(err error) bool { return errors.Is(err, other) && !requeue.IsTerminal(err) }},
+		{name: "other errors are returned", err: other, wantErr: func(err error) bool { return errors.Is(err, other) && !isTerminal(err) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			res, err := requeue.OnError(ctx, tt.err)
+			inner := &scripted{steps: []func(context.Context) (ctrl.Result, error){
+				func(context.Context) (ctrl.Result, error) { return ctrl.Result{}, tt.err },
+			}}
+			res, err := requeue.WithBackoff(inner, requeue.BackoffOptions{Name: "classes"}).Reconcile(ctx, request("a"))
 			g.Expect(tt.wantErr(err)).To(BeTrue(), "error %v", err)
 			if tt.wantMaxDelay == 0 {
 				g.Expect(res).To(Equal(ctrl.Result{}))

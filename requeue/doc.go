@@ -16,41 +16,36 @@ limitations under the License.
 
 // Package requeue builds the (ctrl.Result, error) a reconciler returns, without the deprecated
 // Result.Requeue: when to come back, which errors to retry, which to stop on, and which are not
-// errors at all.
+// errors at all; and it records that outcome in the object's status.
 //
 // # Results
 //
 // [Done] ends a reconcile. [After] comes back after a known delay; [Poll] comes back about an
 // interval later, jittered so that objects do not poll in lockstep, to watch an external system
-// that sends no events. [Retry] comes back because something is not ready yet. [Terminal] stops
-// retrying an error that only a change of the object can fix (controller-runtime's
-// reconcile.TerminalError). [Results] merges the outcomes of several steps: the soonest requeue
-// wins and errors are joined.
+// that sends no events. [Retry] comes back because something is not ready yet, with a backoff
+// per object. [Terminal] stops retrying an error that only a change of the object can fix
+// (controller-runtime's reconcile.TerminalError), with the reason the status should give.
+// [Results] merges the outcomes of several steps: the soonest requeue wins and errors are
+// joined.
 //
-// # Errors
+// # Errors and backoff
 //
-// [Classify] sorts an error into a [Class] (conflict, throttled, not found, transient, invalid,
-// ...) and [OnError] returns what to do about it. The important case is the conflict: "the
-// object has been modified; please apply your changes to the latest version" is the API
-// server's optimistic concurrency at work, not a failure. OnError turns it into a quiet requeue
-// after a short jittered delay: no error log line, no error metric, just
-// tenon_reconcile_quiet_conflicts_total. Under [WithBackoff], a conflict that comes back too
-// many times in a row is returned as an error after all (see
-// [BackoffOptions.MaxQuietConflicts]), so one that never goes away does not stay silent.
-//
-// # Backoff without Result.Requeue
-//
-// controller-runtime deprecated Result.Requeue, and RequeueAfter bypasses the per-object rate
-// limiter: an object that keeps saying "not yet" is retried at a fixed rate forever. [WithBackoff]
-// wraps a reconciler to bring exponential per-object backoff back for [Retry] and for conflicts,
-// resetting it once the object reconciles or fails terminally, and applies OnError to the errors
-// the reconciler returns, so a plain "return err" on a conflict is quiet too. It also counts
-// terminal errors and requeues by reason.
+// Wrap the reconciler with [WithBackoff] and return errors as they come. The important case is
+// the conflict: "the object has been modified; please apply your changes to the latest version"
+// is the API server's optimistic concurrency at work, not a failure. WithBackoff turns it into a
+// quiet requeue with a jittered per-object backoff: no error log line, no error metric, just
+// tenon_reconcile_quiet_conflicts_total; one that comes back too many times in a row is returned
+// as an error after all (see [BackoffOptions.MaxQuietConflicts]), so it does not stay silent.
+// controller-runtime deprecated Result.Requeue, and RequeueAfter bypasses its per-object rate
+// limiter, so WithBackoff also gives [Retry] an exponential per-object backoff. [Classify] sorts
+// an error into the [Class] all of this is decided by; it keeps a 403, an invalid request or a
+// webhook's denial apart from a conflict, also when errors are joined.
 //
 // # Status
 //
-// [Report] writes the outcome into the object's kstatus conditions (Stalled for terminal
-// errors, Reconciling while retrying) so the status says what the logs say.
+// [Report] writes the outcome into the object's status the way kstatus and `kubectl wait` read
+// it: Stalled for terminal errors, Reconciling while work is under way or retried,
+// status.observedGeneration once a generation has been reconciled.
 //
 // For a per-reconcile timeout use controller-runtime's controller.Options.ReconciliationTimeout;
 // for the order of requeues, Result.Priority with the priority queue (Results keeps the highest).

@@ -79,7 +79,7 @@ func (r *conflictingReconciler) Reconcile(ctx context.Context, req reconcile.Req
 		}
 	}
 	if _, err := conditions.MarkTrue(&w, conditions.Ready, conditions.ReasonSucceeded, ""); err != nil {
-		return requeue.Terminal(err)
+		return requeue.Terminal("InvalidCondition", err)
 	}
 	// A plain Update with the stale resourceVersion: 409 Conflict on the first reconcile.
 	return ctrl.Result{}, r.Status().Update(ctx, &w)
@@ -122,7 +122,7 @@ func (r *terminalReconciler) Reconcile(_ context.Context, req reconcile.Request)
 		return requeue.Done()
 	}
 	r.reconciles.Add(1)
-	return requeue.Terminal(errors.New("spec.size must be small, medium or large"))
+	return requeue.Terminal("InvalidSpec", errors.New("spec.size must be small, medium or large"))
 }
 
 func TestATerminalErrorIsNotRetried(t *testing.T) {

@@ -33,24 +33,32 @@ import (
 	"github.com/tenon-dev/tenon/requeue"
 )
 
-func ExampleOnError() {
-	ctx := context.Background()
+// WithBackoff decides what each error a reconciler returns means.
+func ExampleWithBackoff_errors() {
 	gr := schema.GroupResource{Group: "apps.example.com", Resource: "clusters"}
+	var next error
+	r := requeue.WithBackoff(reconcile.Func(func(context.Context, reconcile.Request) (ctrl.Result, error) {
+		return ctrl.Result{}, next
+	}), requeue.BackoffOptions{Name: "errors-example"})
+	reconcileWith := func(err error) (ctrl.Result, error) {
+		next = err
+		return r.Reconcile(context.Background(), reconcile.Request{})
+	}
 
 	// A conflict is not a failure: requeue soon, return no error.
-	res, err := requeue.OnError(ctx, apierrors.NewConflict(gr, "demo", errors.New("the object has been modified")))
+	res, err := reconcileWith(apierrors.NewConflict(gr, "demo", errors.New("the object has been modified")))
 	fmt.Println("conflict:", res.RequeueAfter > 0, err)
 
 	// The API server asks to slow down: wait as long as it says.
-	res, err = requeue.OnError(ctx, apierrors.NewTooManyRequests("slow down", 3))
+	res, err = reconcileWith(apierrors.NewTooManyRequests("slow down", 3))
 	fmt.Println("throttled:", res.RequeueAfter, err)
 
 	// An invalid request fails the same way every time: stop retrying.
-	_, err = requeue.OnError(ctx, apierrors.NewBadRequest("spec.replicas: must be odd"))
-	fmt.Println("invalid: terminal =", requeue.IsTerminal(err))
+	_, err = reconcileWith(apierrors.NewBadRequest("spec.replicas: must be odd"))
+	fmt.Println("invalid: terminal =", errors.Is(err, reconcile.TerminalError(nil)))
 
 	// Anything else is returned for controller-runtime to retry with backoff.
-	_, err = requeue.OnError(ctx, errors.New("dial tcp 10.0.0.7:443: connection refused"))
+	_, err = reconcileWith(errors.New("dial tcp 10.0.0.7:443: connection refused"))
 	fmt.Println("other:", err)
 
 	// Output:
@@ -76,7 +84,7 @@ func ExampleResults() {
 	// One step fails: the error wins, and it is retried.
 	results.Add(ctrl.Result{}, errors.New("dns api: 503"))
 	res, err = results.Merge()
-	fmt.Println(res.RequeueAfter, err, requeue.IsTerminal(err))
+	fmt.Println(res.RequeueAfter, err, errors.Is(err, reconcile.TerminalError(nil)))
 
 	// Output:
 	// 30s <nil>
@@ -85,10 +93,10 @@ func ExampleResults() {
 
 func ExampleWithBackoff() {
 	notReady := 0
-	r := reconcile.Func(func(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
+	r := reconcile.Func(func(context.Context, reconcile.Request) (ctrl.Result, error) {
 		if notReady < 3 {
 			notReady++
-			return requeue.Retry(ctx) // a dependency is not ready yet
+			return requeue.Retry("waiting for the database") // a dependency is not ready yet
 		}
 		return requeue.Done()
 	})
@@ -120,8 +128,8 @@ func ExamplePoll() {
 func ExampleReport() {
 	w := &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "default", Generation: 4}}
 	show := func(outcome string) {
-		kstatus, _ := conditions.Compute(w)
-		fmt.Printf("%-10s kstatus=%-10s observedGeneration=%d", outcome, kstatus.Status, w.Status.ObservedGeneration)
+		kstatus, _, _ := conditions.Compute(w)
+		fmt.Printf("%-10s kstatus=%-10s observedGeneration=%d", outcome, kstatus, w.Status.ObservedGeneration)
 		for _, c := range w.Status.Conditions {
 			fmt.Printf(" %s=%s(%s)", c.Type, c.Status, c.Reason)
 		}
@@ -129,22 +137,28 @@ func ExampleReport() {
 	}
 
 	// A transient failure: retried, and Reconciling says why; Ready is left alone.
-	requeue.Report(w, ctrl.Result{}, errors.New("dial tcp 10.0.0.7:443: connection refused"))
+	_ = requeue.Report(w, errors.New("dial tcp 10.0.0.7:443: connection refused"))
 	show("transient")
 
 	// A failure only a change of the spec can fix: Stalled, and Ready False.
-	res, err := requeue.Terminal(errors.New("invalid storage class: fast does not exist"))
-	requeue.Report(w, res, err)
+	_, err := requeue.Terminal("InvalidStorageClass", errors.New("storage class fast does not exist"))
+	_ = requeue.Report(w, err)
 	show("terminal")
 
-	// The user fixes the spec; the next reconcile succeeds.
+	// The user fixes the spec; the next reconcile gets going, the replicas are not up yet.
 	w.Generation = 5
+	_, _ = conditions.MarkFalse(w, conditions.Ready, "RollingOut", "1 of 3 replicas ready")
+	_ = requeue.Report(w, nil)
+	show("progress")
+
+	// The replicas are up.
 	_, _ = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
-	requeue.Report(w, ctrl.Result{}, nil)
+	_ = requeue.Report(w, nil)
 	show("done")
 
 	// Output:
 	// transient  kstatus=InProgress observedGeneration=0 Reconciling=True(RetryingAfterError)
 	// terminal   kstatus=Failed     observedGeneration=4 Ready=False(InvalidStorageClass) Stalled=True(InvalidStorageClass)
+	// progress   kstatus=InProgress observedGeneration=5 Ready=False(RollingOut) Reconciling=True(RollingOut)
 	// done       kstatus=Current    observedGeneration=5 Ready=True(Succeeded)
 }

@@ -71,23 +71,12 @@ func (r *Results) Merge() (ctrl.Result, error) {
 	}
 	joined := errors.Join(r.errs...)
 	for _, err := range r.errs {
-		if !IsTerminal(err) {
+		if !isTerminal(err) {
 			// errors.Is finds a terminal error anywhere in a join; hide it so the whole is retried.
 			return ctrl.Result{Priority: r.result.Priority}, &retryableError{err: joined}
 		}
 	}
 	return ctrl.Result{Priority: r.result.Priority}, joined
-}
-
-// Merge is a shorthand for adding results without errors and merging them: the lowest non-zero
-// RequeueAfter and the highest Priority win.
-func Merge(results ...ctrl.Result) ctrl.Result {
-	var r Results
-	for _, res := range results {
-		r.Add(res, nil)
-	}
-	merged, _ := r.Merge()
-	return merged
 }
 
 // retryableError wraps errors of which some are terminal and some are not. It answers errors.Is
@@ -101,7 +90,7 @@ func (e *retryableError) Error() string { return e.err.Error() }
 
 // Is reports whether any wrapped error matches target, unless target is the terminal error.
 func (e *retryableError) Is(target error) bool {
-	return !IsTerminal(target) && errors.Is(e.err, target)
+	return !isTerminal(target) && errors.Is(e.err, target)
 }
 
 // As finds the first wrapped error that matches target.

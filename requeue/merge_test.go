@@ -102,7 +102,7 @@ func TestResultsMerge(t *testing.T) {
 			for _, want := range tt.wantErr {
 				g.Expect(errors.Is(err, want)).To(BeTrue(), "%v should wrap %v", err, want)
 			}
-			g.Expect(requeue.IsTerminal(err)).To(Equal(tt.wantTerminal))
+			g.Expect(errors.Is(err, reconcile.TerminalError(nil))).To(Equal(tt.wantTerminal))
 		})
 	}
 }
@@ -110,20 +110,13 @@ func TestResultsMerge(t *testing.T) {
 func TestMergedErrorsKeepTheirClass(t *testing.T) {
 	g := NewWithT(t)
 	var results requeue.Results
-	results.Add(requeue.Terminal(errors.New("bad spec")))
+	results.Add(requeue.Terminal("InvalidSpec", errors.New("bad spec")))
 	results.Add(ctrl.Result{}, apierrors.NewConflict(widgets, "w", errors.New("modified")))
 
 	_, err := results.Merge()
 
-	g.Expect(requeue.IsTerminal(err)).To(BeFalse())
+	g.Expect(errors.Is(err, reconcile.TerminalError(nil))).To(BeFalse())
 	g.Expect(apierrors.IsConflict(err)).To(BeTrue(), "errors.As still finds the conflict")
 	g.Expect(requeue.Classify(err)).To(Equal(requeue.ClassConflict))
 	g.Expect(err.Error()).To(ContainSubstring("bad spec"))
-}
-
-func TestMergeOfPlainResults(t *testing.T) {
-	g := NewWithT(t)
-	g.Expect(requeue.Merge()).To(Equal(ctrl.Result{}))
-	g.Expect(requeue.Merge(ctrl.Result{}, ctrl.Result{RequeueAfter: 2 * time.Second}, ctrl.Result{RequeueAfter: time.Second})).
-		To(Equal(ctrl.Result{RequeueAfter: time.Second}))
 }

@@ -5,7 +5,7 @@ Licensed under the Apache License, Version 2.0 (the "License");
 you may not use this file except in compliance with the License.
 You may obtain a copy of the License at
 
-    http://www.apache.org/licenses/LICENSE-2.0
+	http://www.apache.org/licenses/LICENSE-2.0
 
 Unless required by applicable law or agreed to in writing, software
 distributed under the License is distributed on an "AS IS" BASIS,
@@ -13,14 +13,15 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
-
 package requeue
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/tenon-dev/tenon/conditions"
 )
@@ -28,56 +29,91 @@ import (
 // ReasonRetrying is the reason [Report] gives Reconciling after an error that will be retried.
 const ReasonRetrying conditions.Reason = "RetryingAfterError"
 
-// Report records the outcome of a reconcile in obj's kstatus conditions, so that tools and users
-// see what the result and error say, and reports whether it changed them. Call it just before
-// returning, with the values returned, and write the status afterwards (the patch package's
-// helper does it in one deferred call):
+// Report records the outcome of a reconcile, the error it returns (nil for success), in obj's
+// status the way kstatus-based tools and `kubectl wait` read it. Call it last, in the deferred
+// function that writes the status (before the patch helper's Patch):
 //
-//   - a terminal error (or an invalid request, see [Classify]) marks the object Stalled and Ready
-//     False, with a reason derived from the error and the error as message, and sets
-//     status.observedGeneration: the controller has done all it can for this generation;
-//   - a conflict, or throttling, changes nothing: it is retried at once and says nothing about
+//	defer func() {
+//		err = errors.Join(requeue.Report(cluster, err), helper.Patch(ctx, cluster, owned))
+//	}()
+//
+// It returns err, joined with the reason it could not record the outcome, if any (an invalid
+// reason, an object without status.observedGeneration), so that it can wrap the return value.
+//
+// Report owns the Reconciling and Stalled conditions and status.observedGeneration; set Ready
+// (and the conditions it summarises) yourself, and return:
+//
+//   - success: Stalled is removed; Reconciling is True, with Ready's reason and message, while
+//     Ready is not True (the object is getting there: waiting for a rollout that will send an
+//     event needs no requeue and is still in progress), and removed when Ready is True or there
+//     is no Ready; status.observedGeneration is set to metadata.generation: this generation has
+//     been reconciled;
+//   - a terminal error ([Terminal], or a request the API server rejects as invalid): Stalled and
+//     Ready False, with the reason given to Terminal (the API's reason for an invalid request)
+//     and the error as message; Reconciling is removed and status.observedGeneration set: the
+//     controller has done all it can for this generation, and kstatus reports Failed;
+//   - [Retry]: Reconciling True with reason [conditions.ReasonProgressing] and Retry's message;
+//   - a conflict, or throttling: nothing changes; it is retried at once and says nothing about
 //     the object;
-//   - any other error marks the object Reconciling with reason [ReasonRetrying] and the error as
-//     message; Ready is left alone, so a transient failure does not flip it;
-//   - success removes Stalled and the Reconciling that Report set after an earlier error, and
-//     sets status.observedGeneration. A Reconciling the reconciler set itself is left alone:
-//     only the reconciler knows whether work is still under way (waiting for a rollout that will
-//     send an event returns [Done] and is still progress), so it marks Reconciling while working
-//     and clears it with conditions.MarkReconciled when done.
+//   - any other error: Reconciling True with reason [ReasonRetrying] and the error as message;
+//     Ready is left alone, so a transient failure does not flip it.
 //
-// Report owns Stalled: a reconciler that wants to report Stalled returns a terminal error (see
-// [Terminal]) rather than setting it and returning success. status.observedGeneration is set
-// for every object conditions.SetObservedGeneration supports, the adapter of
-// conditions.FromUnstructured included; an object it does not support (one without the field) is
-// left without it, which kstatus reads as "no generation to compare".
-func Report(obj conditions.Setter, _ ctrl.Result, err error) (changed bool) {
-	mark := func(c bool, _ error) { changed = changed || c }
-	switch Classify(err) {
-	case ClassConflict, ClassAlreadyExists, ClassGone, ClassThrottled:
-		return false
-	case ClassTerminal, ClassInvalid:
-		message := strings.TrimPrefix(err.Error(), "terminal error: ")
-		reason := conditions.ReasonFrom(message)
-		mark(conditions.MarkStalled(obj, reason, message))
-		mark(conditions.MarkFalse(obj, conditions.Ready, reason, message))
-		setObservedGeneration(obj, &changed)
-	case ClassNone:
-		changed = conditions.Delete(obj, conditions.Stalled)
-		if c := conditions.Get(obj, conditions.Reconciling); c != nil && c.Reason == string(ReasonRetrying) {
-			changed = conditions.Delete(obj, conditions.Reconciling) || changed
-		}
-		setObservedGeneration(obj, &changed)
-	default:
-		mark(conditions.MarkReconciling(obj, ReasonRetrying, err.Error()))
+// obj must have status.observedGeneration: a Status.ObservedGeneration field, an
+// [conditions.ObservedGenerationSetter], or an unstructured object or the adapter of
+// conditions.FromUnstructured.
+func Report(obj conditions.Setter, err error) error {
+	if recordErr := record(obj, err); recordErr != nil {
+		return errors.Join(err, fmt.Errorf("failed to report the outcome of the reconcile in the status: %w", recordErr))
 	}
-	return changed
+	return err
 }
 
-func setObservedGeneration(obj conditions.Setter, changed *bool) {
-	if o, ok := obj.(metav1.Object); ok {
-		if c, err := conditions.SetObservedGeneration(o); err == nil && c {
-			*changed = true
+func record(obj conditions.Setter, err error) error {
+	switch Classify(err) {
+	case ClassConflict, ClassAlreadyExists, ClassGone, ClassThrottled:
+		return nil
+	case ClassRetry:
+		var retry *retryError
+		errors.As(err, &retry)
+		_, markErr := conditions.MarkReconciling(obj, conditions.ReasonProgressing, retry.message)
+		return markErr
+	case ClassTerminal, ClassInvalid:
+		reason, message := stalledReason(err), strings.TrimPrefix(err.Error(), "terminal error: ")
+		_, stalledErr := conditions.MarkStalled(obj, reason, message)
+		_, readyErr := conditions.MarkFalse(obj, conditions.Ready, reason, message)
+		return errors.Join(stalledErr, readyErr, setObservedGeneration(obj))
+	case ClassNone:
+		conditions.Delete(obj, conditions.Stalled)
+		var markErr error
+		if ready := conditions.Get(obj, conditions.Ready); ready != nil && ready.Status != metav1.ConditionTrue {
+			_, markErr = conditions.MarkReconciling(obj, conditions.Reason(ready.Reason), ready.Message)
+		} else {
+			conditions.Delete(obj, conditions.Reconciling)
 		}
+		return errors.Join(markErr, setObservedGeneration(obj))
 	}
+	_, markErr := conditions.MarkReconciling(obj, ReasonRetrying, err.Error())
+	return markErr
+}
+
+// stalledReason returns the reason of a terminal error: the one given to Terminal, or the API's
+// reason for a request it rejected.
+func stalledReason(err error) conditions.Reason {
+	var stalled *stalledError
+	if errors.As(err, &stalled) {
+		return stalled.reason
+	}
+	if reason := apierrors.ReasonForError(err); reason != metav1.StatusReasonUnknown {
+		return conditions.ReasonFrom(string(reason))
+	}
+	return conditions.ReasonFailed
+}
+
+func setObservedGeneration(obj conditions.Setter) error {
+	o, ok := obj.(metav1.Object)
+	if !ok {
+		return fmt.Errorf("%T has no metadata.generation to observe", obj)
+	}
+	_, err := conditions.SetObservedGeneration(o)
+	return err
 }

@@ -19,13 +19,11 @@ package requeue_test
 import (
 	"errors"
 	"testing"
-	"time"
 
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/internal/testtypes"
@@ -36,23 +34,32 @@ func TestReport(t *testing.T) {
 	tests := []struct {
 		name           string
 		start          func(w *testtypes.Widget)
-		res            ctrl.Result
 		err            error
-		wantChanged    bool
 		wantTypes      map[conditions.Type]metav1.ConditionStatus
+		wantReason     map[conditions.Type]conditions.Reason
 		wantMessage    map[conditions.Type]string
 		wantObservedAt int64
 	}{
 		{
-			name: "a terminal error stalls the object and makes it not ready",
+			name: "a terminal error stalls the object with its reason and makes it not ready",
 			start: func(w *testtypes.Widget) {
 				_, _ = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
 				_, _ = conditions.MarkReconciling(w, conditions.ReasonProgressing, "")
 			},
 			err:            errors.Join(errTerminal("replicas must be odd")),
-			wantChanged:    true,
 			wantTypes:      map[conditions.Type]metav1.ConditionStatus{conditions.Ready: "False", conditions.Stalled: "True"},
+			wantReason:     map[conditions.Type]conditions.Reason{conditions.Stalled: "InvalidSpec", conditions.Ready: "InvalidSpec"},
 			wantMessage:    map[conditions.Type]string{conditions.Stalled: "replicas must be odd"},
+			wantObservedAt: 2,
+		},
+		{
+			name: "a request the API server rejects stalls the object with the API's reason",
+			start: func(w *testtypes.Widget) {
+				_, _ = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
+			},
+			err:            apierrors.NewBadRequest("spec.replicas: must be odd"),
+			wantTypes:      map[conditions.Type]metav1.ConditionStatus{conditions.Ready: "False", conditions.Stalled: "True"},
+			wantReason:     map[conditions.Type]conditions.Reason{conditions.Stalled: "BadRequest"},
 			wantObservedAt: 2,
 		},
 		{
@@ -61,9 +68,19 @@ func TestReport(t *testing.T) {
 				_, _ = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
 			},
 			err:         errors.New("dial tcp: connection refused"),
-			wantChanged: true,
 			wantTypes:   map[conditions.Type]metav1.ConditionStatus{conditions.Ready: "True", conditions.Reconciling: "True"},
+			wantReason:  map[conditions.Type]conditions.Reason{conditions.Reconciling: requeue.ReasonRetrying},
 			wantMessage: map[conditions.Type]string{conditions.Reconciling: "dial tcp: connection refused"},
+		},
+		{
+			name: "a retry marks Reconciling with what it waits for",
+			start: func(w *testtypes.Widget) {
+				_, _ = conditions.MarkFalse(w, conditions.Ready, conditions.ReasonProgressing, "")
+			},
+			err:         func() error { _, err := requeue.Retry("waiting for the database"); return err }(),
+			wantTypes:   map[conditions.Type]metav1.ConditionStatus{conditions.Ready: "False", conditions.Reconciling: "True"},
+			wantReason:  map[conditions.Type]conditions.Reason{conditions.Reconciling: conditions.ReasonProgressing},
+			wantMessage: map[conditions.Type]string{conditions.Reconciling: "waiting for the database"},
 		},
 		{
 			name: "a conflict changes nothing",
@@ -74,44 +91,29 @@ func TestReport(t *testing.T) {
 			wantTypes: map[conditions.Type]metav1.ConditionStatus{conditions.Ready: "True"},
 		},
 		{
-			name: "success clears Stalled",
-			start: func(w *testtypes.Widget) {
-				_, _ = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
-				_, _ = conditions.MarkStalled(w, "InvalidSpec", "bad")
-			},
-			wantChanged:    true,
-			wantTypes:      map[conditions.Type]metav1.ConditionStatus{conditions.Ready: "True"},
-			wantObservedAt: 2,
-		},
-		{
-			name: "success clears the Reconciling an earlier error left",
+			name: "success clears Stalled and Reconciling once Ready is True",
 			start: func(w *testtypes.Widget) {
 				_, _ = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
 				_, _ = conditions.MarkReconciling(w, requeue.ReasonRetrying, "dial tcp: connection refused")
+				_, _ = conditions.MarkStalled(w, "InvalidSpec", "bad")
 			},
-			wantChanged:    true,
 			wantTypes:      map[conditions.Type]metav1.ConditionStatus{conditions.Ready: "True"},
 			wantObservedAt: 2,
 		},
 		{
-			name: "success keeps a Reconciling the reconciler set, even when done",
+			name: "success while Ready is not True is Reconciling, with Ready's reason",
 			start: func(w *testtypes.Widget) {
-				_, _ = conditions.MarkFalse(w, conditions.Ready, conditions.ReasonProgressing, "")
-				_, _ = conditions.MarkReconciling(w, conditions.ReasonProgressing, "waiting for the rollout")
+				_, _ = conditions.MarkFalse(w, conditions.Ready, "RollingOut", "2 of 3 replicas updated")
 			},
-			wantChanged:    true, // observedGeneration
 			wantTypes:      map[conditions.Type]metav1.ConditionStatus{conditions.Ready: "False", conditions.Reconciling: "True"},
+			wantReason:     map[conditions.Type]conditions.Reason{conditions.Reconciling: "RollingOut"},
+			wantMessage:    map[conditions.Type]string{conditions.Reconciling: "2 of 3 replicas updated"},
 			wantObservedAt: 2,
 		},
 		{
-			name: "success that requeues keeps Reconciling as the reconciler set it",
-			start: func(w *testtypes.Widget) {
-				_, _ = conditions.MarkFalse(w, conditions.Ready, conditions.ReasonProgressing, "")
-				_, _ = conditions.MarkReconciling(w, conditions.ReasonProgressing, "waiting for DNS")
-			},
-			res:            ctrl.Result{RequeueAfter: time.Second},
-			wantChanged:    true, // observedGeneration
-			wantTypes:      map[conditions.Type]metav1.ConditionStatus{conditions.Ready: "False", conditions.Reconciling: "True"},
+			name:           "success without a Ready condition is done",
+			start:          func(w *testtypes.Widget) { _, _ = conditions.MarkReconciling(w, requeue.ReasonRetrying, "x") },
+			wantTypes:      map[conditions.Type]metav1.ConditionStatus{},
 			wantObservedAt: 2,
 		},
 	}
@@ -121,14 +123,21 @@ func TestReport(t *testing.T) {
 			w := &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Generation: 2}}
 			tt.start(w)
 
-			changed := requeue.Report(w, tt.res, tt.err)
+			err := requeue.Report(w, tt.err)
 
-			g.Expect(changed).To(Equal(tt.wantChanged))
+			if tt.err == nil {
+				g.Expect(err).NotTo(HaveOccurred())
+			} else {
+				g.Expect(err).To(Equal(tt.err), "Report returns the outcome it recorded")
+			}
 			got := map[conditions.Type]metav1.ConditionStatus{}
 			for _, c := range w.Status.Conditions {
 				got[conditions.Type(c.Type)] = c.Status
 			}
 			g.Expect(got).To(Equal(tt.wantTypes))
+			for ct, reason := range tt.wantReason {
+				g.Expect(conditions.Get(w, ct).Reason).To(BeEquivalentTo(reason), "reason of %s", ct)
+			}
 			for ct, msg := range tt.wantMessage {
 				g.Expect(conditions.Get(w, ct).Message).To(Equal(msg))
 			}
@@ -137,8 +146,36 @@ func TestReport(t *testing.T) {
 	}
 }
 
+func TestReportSaysWhatItCouldNotRecord(t *testing.T) {
+	g := NewWithT(t)
+	// A Gadget's status has no observedGeneration field.
+	obj := &gadgetWithoutObservedGeneration{}
+	obj.Generation = 3
+	_, _ = conditions.MarkTrue(obj, conditions.Ready, conditions.ReasonSucceeded, "")
+
+	err := requeue.Report(obj, nil)
+
+	g.Expect(err).To(MatchError(ContainSubstring("failed to report the outcome of the reconcile in the status")))
+	g.Expect(err).To(MatchError(ContainSubstring("status.observedGeneration")))
+}
+
+// gadgetWithoutObservedGeneration has conditions but no status.observedGeneration.
+type gadgetWithoutObservedGeneration struct {
+	metav1.ObjectMeta
+	Status struct {
+		Conditions []metav1.Condition
+	}
+}
+
+func (g *gadgetWithoutObservedGeneration) GetConditions() []metav1.Condition {
+	return g.Status.Conditions
+}
+func (g *gadgetWithoutObservedGeneration) SetConditions(c []metav1.Condition) {
+	g.Status.Conditions = c
+}
+
 func errTerminal(msg string) error {
-	_, err := requeue.Terminal(errors.New(msg))
+	_, err := requeue.Terminal("InvalidSpec", errors.New(msg))
 	return err
 }
 
@@ -168,15 +205,19 @@ func TestReportOnAnUnstructuredObjectSetsObservedGeneration(t *testing.T) {
 				g.Expect(err).NotTo(HaveOccurred())
 			}
 
-			g.Expect(requeue.Report(a, ctrl.Result{}, tt.err)).To(BeTrue())
+			if err := requeue.Report(a, tt.err); tt.err == nil {
+				g.Expect(err).NotTo(HaveOccurred())
+			} else {
+				g.Expect(err).To(MatchError(tt.err))
+			}
 
 			observed, found, err := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(found).To(BeTrue())
 			g.Expect(observed).To(BeEquivalentTo(2))
-			res, err := conditions.Compute(u)
+			status, message, err := conditions.Compute(u)
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(res.Status).To(Equal(tt.wantStatus), res.Message)
+			g.Expect(status).To(Equal(tt.wantStatus), message)
 		})
 	}
 }

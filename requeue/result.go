@@ -17,29 +17,20 @@ limitations under the License.
 package requeue
 
 import (
-	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/tenon-dev/tenon/conditions"
 )
 
-// Defaults for the results this package builds.
-const (
-	// PollJitter is the jitter factor of [Poll]: a poll interval d becomes a delay drawn
-	// uniformly from [d, d×1.1).
-	PollJitter = 0.1
-
-	// RetryDelay is the delay of [Retry] for a reconciler that is not wrapped by [WithBackoff],
-	// before jitter.
-	RetryDelay = 5 * time.Second
-
-	// ConflictDelay is the delay of a quiet requeue after a conflict for a reconciler that is
-	// not wrapped by [WithBackoff], before jitter (factor 1: from 200ms to 400ms).
-	ConflictDelay = 200 * time.Millisecond
-)
+// pollJitter is the jitter factor of Poll: a poll interval d becomes a delay drawn uniformly from
+// [d, d×1.1).
+const pollJitter = 0.1
 
 // Done ends the reconcile: nothing left to do until the next change.
 func Done() (ctrl.Result, error) {
@@ -55,49 +46,63 @@ func After(d time.Duration) (ctrl.Result, error) {
 	return ctrl.Result{RequeueAfter: d}, nil
 }
 
-// Poll requeues the object after about interval, to check an external system that sends no
-// events. The delay is drawn uniformly from [interval, interval×(1+[PollJitter])), so that the
-// objects of a controller started together do not poll together, and never sooner than asked.
-// interval <= 0 is [Done].
+// Poll requeues the object after about interval, to look again at an external system that sends
+// no events. The delay is drawn uniformly from [interval, interval×1.1), so that the objects of a
+// controller started together do not poll together, and is never sooner than asked. interval <=
+// 0 is [Done]. A poll is not "in progress": a reconcile that polls and writes nothing is in a
+// steady state.
 func Poll(interval time.Duration) (ctrl.Result, error) {
-	return After(Jitter(interval, PollJitter))
-}
-
-// Jitter returns a duration drawn uniformly from [d, d×(1+factor)). factor <= 0 means 1.
-func Jitter(d time.Duration, factor float64) time.Duration {
-	if d <= 0 {
-		return d
+	if interval <= 0 {
+		return Done()
 	}
-	return wait.Jitter(d, factor)
+	return After(wait.Jitter(interval, pollJitter))
 }
 
 // Terminal ends the reconcile with an error that is not retried: controller-runtime logs it once,
 // counts it in controller_runtime_terminal_reconcile_errors_total (and, like any error, in
-// controller_runtime_reconcile_errors_total) and waits for the next change of the object. Use it for failures that retrying cannot fix, such as an invalid spec, and say
-// why in a Stalled condition (see [Report]). A nil err is [Done].
-func Terminal(err error) (ctrl.Result, error) {
+// controller_runtime_reconcile_errors_total) and waits for the next change of the object. Use it
+// for failures that retrying cannot fix, such as an invalid spec. reason is the reason of the
+// Stalled and Ready conditions [Report] sets for it, such as "InvalidSpec"; empty means
+// [conditions.ReasonFailed]. A nil err is [Done].
+func Terminal(reason conditions.Reason, err error) (ctrl.Result, error) {
 	if err == nil {
 		return Done()
 	}
-	if IsTerminal(err) {
-		return ctrl.Result{}, err
+	if reason == "" {
+		reason = conditions.ReasonFailed
 	}
-	return ctrl.Result{}, reconcile.TerminalError(err)
+	return ctrl.Result{}, reconcile.TerminalError(&stalledError{reason: reason, err: err})
 }
 
-// IsTerminal reports whether err is, or wraps, a terminal error (see [Terminal]).
-func IsTerminal(err error) bool {
-	return err != nil && errors.Is(err, reconcile.TerminalError(nil))
+// stalledError carries the reason given to Terminal.
+type stalledError struct {
+	reason conditions.Reason
+	err    error
 }
+
+func (e *stalledError) Error() string { return e.err.Error() }
+func (e *stalledError) Unwrap() error { return e.err }
 
 // Retry requeues the object because it is not done yet and nothing will send an event when it
-// could be: a dependency that is not ready, a resource still being created. Under [WithBackoff],
-// the delay grows exponentially per object while it keeps retrying and resets once a reconcile
-// of it finishes; without it, the delay is [RetryDelay] with 10% jitter. Retry never returns an
-// error, so it is neither logged nor counted as a reconcile error.
-func Retry(ctx context.Context) (ctrl.Result, error) {
-	if s := stateFrom(ctx); s != nil {
-		return ctrl.Result{RequeueAfter: s.retry()}, nil
-	}
-	return After(Jitter(RetryDelay, PollJitter))
+// could be: a dependency that is not ready, a resource still being created. message says what it
+// waits for; [Report] shows it in a Reconciling condition.
+//
+// Retry returns an error. [WithBackoff] turns it into a requeue whose delay grows exponentially
+// for the object while it keeps retrying (1s, 2s, 4s, … up to 5 minutes by default) and resets
+// once a reconcile of it ends otherwise; it is not logged and not counted as a reconcile error.
+// Without WithBackoff, controller-runtime retries it with its own per-object backoff, and logs
+// it and counts it as an error.
+func Retry(message string) (ctrl.Result, error) {
+	return ctrl.Result{}, &retryError{message: message}
+}
+
+// retryError is the error of Retry.
+type retryError struct {
+	message string
+}
+
+func (e *retryError) Error() string { return fmt.Sprintf("not done yet, retrying: %s", e.message) }
+
+func isTerminal(err error) bool {
+	return err != nil && errors.Is(err, reconcile.TerminalError(nil))
 }

@@ -17,7 +17,6 @@ limitations under the License.
 package requeue_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
@@ -49,7 +48,7 @@ func TestDoneAndAfter(t *testing.T) {
 func TestPollJitterStaysWithinItsBounds(t *testing.T) {
 	g := NewWithT(t)
 	const interval = 10 * time.Second
-	lo, hi := interval, time.Duration(float64(interval)*(1+requeue.PollJitter))
+	lo, hi := interval, time.Duration(float64(interval)*(1+0.1))
 	var minSeen, maxSeen time.Duration = hi, 0
 	var below, above int
 
@@ -67,7 +66,7 @@ func TestPollJitterStaysWithinItsBounds(t *testing.T) {
 	}
 
 	g.Expect(below).To(BeZero(), "never sooner than the interval")
-	g.Expect(above).To(BeZero(), "never later than interval×(1+PollJitter)")
+	g.Expect(above).To(BeZero(), "never later than interval×1.1")
 	// The draws spread over the range rather than sitting at one end.
 	g.Expect(minSeen).To(BeNumerically("<", lo+(hi-lo)/10))
 	g.Expect(maxSeen).To(BeNumerically(">", hi-(hi-lo)/10))
@@ -76,39 +75,24 @@ func TestPollJitterStaysWithinItsBounds(t *testing.T) {
 	g.Expect(res.IsZero()).To(BeTrue())
 }
 
-func TestJitter(t *testing.T) {
-	g := NewWithT(t)
-	for range 10000 {
-		d := requeue.Jitter(time.Second, 0.5)
-		g.Expect(d).To(BeNumerically(">=", time.Second))
-		g.Expect(d).To(BeNumerically("<", 1500*time.Millisecond))
-	}
-	g.Expect(requeue.Jitter(0, 1)).To(BeZero())
-}
-
 func TestTerminal(t *testing.T) {
 	g := NewWithT(t)
-	cause := errors.New("replicas must be odd")
+	cause := errors.New("spec.replicas must be odd")
 
-	res, err := requeue.Terminal(cause)
-	g.Expect(res.IsZero()).To(BeTrue())
-	g.Expect(requeue.IsTerminal(err)).To(BeTrue())
-	g.Expect(errors.Is(err, reconcile.TerminalError(nil))).To(BeTrue(), "controller-runtime recognises it")
-	g.Expect(errors.Is(err, cause)).To(BeTrue())
+	res, err := requeue.Terminal("InvalidSpec", cause)
 
-	_, again := requeue.Terminal(err)
-	g.Expect(again).To(BeIdenticalTo(err), "an error already terminal is not wrapped twice")
+	g.Expect(res).To(Equal(ctrl.Result{}))
+	g.Expect(errors.Is(err, reconcile.TerminalError(nil))).To(BeTrue())
+	g.Expect(errors.Is(err, cause)).To(BeTrue(), "the cause stays reachable")
+	g.Expect(requeue.Classify(err)).To(Equal(requeue.ClassTerminal))
 
-	_, err = requeue.Terminal(nil)
+	_, err = requeue.Terminal("InvalidSpec", nil)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(requeue.IsTerminal(nil)).To(BeFalse())
-	g.Expect(requeue.IsTerminal(cause)).To(BeFalse())
 }
 
-func TestRetryWithoutTheWrapperUsesAJitteredFixedDelay(t *testing.T) {
+func TestRetryIsAnErrorOnlyWithoutTheWrapper(t *testing.T) {
 	g := NewWithT(t)
-	res, err := requeue.Retry(context.Background())
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(res.RequeueAfter).To(BeNumerically(">=", requeue.RetryDelay))
-	g.Expect(res.RequeueAfter).To(BeNumerically("<", time.Duration(float64(requeue.RetryDelay)*(1+requeue.PollJitter))))
+	_, err := requeue.Retry("waiting for the database")
+	g.Expect(err).To(MatchError("not done yet, retrying: waiting for the database"))
+	g.Expect(requeue.Classify(err)).To(Equal(requeue.ClassRetry))
 }

@@ -14,20 +14,14 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package conditions
+package observe
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-)
 
-// Object is what [Metrics] records: an object with conditions, a name and a namespace. Every
-// custom resource that implements [Getter] is one.
-type Object interface {
-	Getter
-	GetName() string
-	GetNamespace() string
-}
+	"github.com/tenon-dev/tenon/conditions"
+)
 
 // Metrics exports the conditions of objects as the Prometheus gauge
 //
@@ -37,7 +31,8 @@ type Object interface {
 // such as `tenon_condition{type="Ready",status="False"} == 1` fires for every object that is not
 // ready. Register it once, with controller-runtime's registry
 // (sigs.k8s.io/controller-runtime/pkg/metrics.Registry) to serve it from the manager's metrics
-// endpoint. Each object adds a few series: record only objects of which there are not millions.
+// endpoint. Each object adds three series per condition type: objects × types × 3 in all, so
+// record only kinds of which there are not millions.
 type Metrics struct {
 	gauge *prometheus.GaugeVec
 }
@@ -57,9 +52,13 @@ func (m *Metrics) Register(reg prometheus.Registerer) error {
 
 var statuses = [...]metav1.ConditionStatus{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown}
 
-// Record sets the gauge for every condition of obj, whose kind is kind, and removes the series of
-// conditions obj no longer has. Call it after each reconcile. A nil Metrics records nothing.
-func (m *Metrics) Record(kind string, obj Object) {
+// Record sets the gauge for every condition of obj (any custom resource whose type implements
+// conditions.Getter), whose kind is kind, and removes the series of conditions obj no longer has. Call it after each reconcile. A nil Metrics records nothing.
+func (m *Metrics) Record(kind string, obj interface {
+	conditions.Getter
+	GetName() string
+	GetNamespace() string
+}) {
 	if m == nil {
 		return
 	}

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package conditions_test
+package observe_test
 
 import (
 	"strings"
@@ -27,56 +27,81 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/conditions/observe"
+	"github.com/tenon-dev/tenon/internal/testtypes"
 )
 
-func TestTransitions(t *testing.T) {
-	g := NewWithT(t)
-	before := []metav1.Condition{
-		cond("Ready", "False", "Waiting", "", 1, at(0)),
-		cond("Degraded", "False", "OK", "", 1, at(0)),
-		cond("Old", "True", "R", "bye", 1, at(0)),
-	}
-	after := []metav1.Condition{
-		cond("Ready", "True", "Succeeded", "all good", 2, at(1)),
-		cond("Degraded", "False", "StillOK", "new message", 2, at(0)),
-		cond("New", "Unknown", "Starting", "", 2, at(1)),
-	}
-
-	got := conditions.Transitions(before, after)
-
-	g.Expect(got).To(Equal([]conditions.Transition{
-		{Type: "Ready", From: "False", To: "True", Reason: "Succeeded", Message: "all good"},
-		{Type: "New", To: "Unknown", Reason: "Starting"},
-		{Type: "Old", From: "True", Reason: "R", Message: "bye"},
-	}))
+func cond(t, status, reason, message string) metav1.Condition {
+	return metav1.Condition{Type: t, Status: metav1.ConditionStatus(status), Reason: reason, Message: message,
+		LastTransitionTime: metav1.Unix(1_700_000_000, 0)}
 }
 
-func TestRecordEvents(t *testing.T) {
+func widget(cs ...metav1.Condition) *testtypes.Widget {
+	return &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns", Generation: 1},
+		Status: testtypes.WidgetStatus{Conditions: cs}}
+}
+
+func drain(r *events.FakeRecorder) []string {
+	var out []string
+	for {
+		select {
+		case e := <-r.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+func TestRecordEventsRecordsTheTransitionsOfReadyAndStalled(t *testing.T) {
 	g := NewWithT(t)
 	recorder := events.NewFakeRecorder(10)
-	w := widget(1)
-	transitions := []conditions.Transition{
-		{Type: "Ready", From: "False", To: "True", Reason: "Succeeded", Message: "all good"},
-		{Type: "Degraded", From: "False", To: "True", Reason: "ReplicaLost"},
-		{Type: "Backup", To: "False", Reason: "Failed", Message: strings.Repeat("x", 2000)},
+	before := []metav1.Condition{
+		cond("Ready", "False", "Waiting", ""),
+		cond("ConfigReady", "False", "Applying", ""),
+		cond("Stalled", "True", "InvalidSpec", "even replicas"),
+	}
+	after := []metav1.Condition{
+		cond("Ready", "True", "Succeeded", "all good"),
+		cond("ConfigReady", "True", "Applied", ""),
 	}
 
-	conditions.RecordEvents(recorder, w, transitions)
+	observe.RecordEvents(recorder, widget(), before, after)
 
-	g.Expect(recorder.Events).To(Receive(Equal("Normal Succeeded Ready changed from False to True: all good")))
-	g.Expect(recorder.Events).To(Receive(Equal("Warning ReplicaLost Degraded changed from False to True")))
-	var last string
-	g.Expect(recorder.Events).To(Receive(&last))
-	g.Expect(last).To(HavePrefix("Warning Failed Backup is False: xxx"))
-	g.Expect(len(last)).To(BeNumerically("<", 1100), "notes are kept under the events API limit")
+	g.Expect(drain(recorder)).To(Equal([]string{
+		"Normal Succeeded Ready changed from False to True: all good",
+		"Normal InvalidSpec Stalled was removed (was True)",
+	}), "ConfigReady is a dependent: no Event of its own")
+
+	// A new message with the same status is not a transition.
+	observe.RecordEvents(recorder, widget(), after, []metav1.Condition{cond("Ready", "True", "Succeeded", "still good")})
+	g.Expect(drain(recorder)).To(BeEmpty())
+}
+
+func TestRecordEventsOfTheGivenTypes(t *testing.T) {
+	g := NewWithT(t)
+	recorder := events.NewFakeRecorder(10)
+	before := []metav1.Condition{cond("Degraded", "False", "OK", "")}
+	after := []metav1.Condition{
+		cond("Degraded", "True", "ReplicaLost", ""),
+		cond("Backup", "False", "Failed", strings.Repeat("x", 2000)),
+	}
+
+	observe.RecordEvents(recorder, widget(), before, after, conditions.Degraded, "Backup")
+
+	got := drain(recorder)
+	g.Expect(got).To(HaveLen(2))
+	g.Expect(got[0]).To(Equal("Warning ReplicaLost Degraded changed from False to True"))
+	g.Expect(got[1]).To(HavePrefix("Warning Failed Backup is False: xxx"))
+	g.Expect(len(got[1])).To(BeNumerically("<", 1100), "notes are kept under the events API limit")
 }
 
 func TestMetricsRecordTheCurrentStatusOfEachCondition(t *testing.T) {
 	g := NewWithT(t)
 	reg := prometheus.NewRegistry()
-	m := conditions.NewMetrics()
+	m := observe.NewMetrics()
 	g.Expect(m.Register(reg)).To(Succeed())
-	w := widget(1, cond("Ready", "False", "R", "", 1, at(0)), cond("Stalled", "True", "R", "", 1, at(0)))
+	w := widget(cond("Ready", "False", "R", ""), cond("Stalled", "True", "R", ""))
 
 	m.Record("Widget", w)
 

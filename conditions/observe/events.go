@@ -1,0 +1,112 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package observe
+
+import (
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+
+	"github.com/tenon-dev/tenon/conditions"
+)
+
+// negative lists the standard types for which True is the unhealthy status.
+var negative = []conditions.Type{conditions.Reconciling, conditions.Stalled, conditions.Deleting, conditions.Degraded}
+
+// RecordEvents records a Kubernetes Event on obj for each condition, of the given types, whose
+// status changed from before to after (a new condition and a removed one count): Normal when it
+// ends healthy, Warning otherwise, with the condition's reason and a note such as
+// "Ready changed from False to True: all replicas available", and the action "ConditionChanged".
+// Healthy is True, or False for the negative-polarity types Reconciling, Stalled, Deleting and
+// Degraded; a removed condition is healthy for those only.
+//
+// Without types it records the transitions of Ready and Stalled only: the two a person watching
+// `kubectl events` needs, whatever dependent conditions moved with them. A new reason or message
+// with the same status is not a transition: a steady state records nothing. Call it after the
+// status was written, with the conditions read before the reconcile changed them; a nil recorder
+// records nothing.
+func RecordEvents(recorder events.EventRecorder, obj runtime.Object, before, after []metav1.Condition, types ...conditions.Type) {
+	if recorder == nil {
+		return
+	}
+	if len(types) == 0 {
+		types = []conditions.Type{conditions.Ready, conditions.Stalled}
+	}
+	for _, t := range types {
+		b, a := find(before, t), find(after, t)
+		switch {
+		case a == nil && b == nil, a != nil && b != nil && a.Status == b.Status:
+			continue
+		}
+		var note, reason string
+		var healthy bool
+		switch {
+		case b == nil:
+			note, reason = fmt.Sprintf("%s is %s", t, a.Status), a.Reason
+			healthy = a.Status != metav1.ConditionUnknown && (a.Status == metav1.ConditionTrue) != slices.Contains(negative, t)
+			note = withMessage(note, a.Message)
+		case a == nil:
+			note, reason = fmt.Sprintf("%s was removed (was %s)", t, b.Status), b.Reason
+			healthy = slices.Contains(negative, t)
+		default:
+			note, reason = fmt.Sprintf("%s changed from %s to %s", t, b.Status, a.Status), a.Reason
+			healthy = a.Status != metav1.ConditionUnknown && (a.Status == metav1.ConditionTrue) != slices.Contains(negative, t)
+			note = withMessage(note, a.Message)
+		}
+		eventType := corev1.EventTypeNormal
+		if !healthy {
+			eventType = corev1.EventTypeWarning
+		}
+		if reason == "" {
+			reason = string(t)
+		}
+		recorder.Eventf(obj, nil, eventType, reason, "ConditionChanged", "%s", truncateNote(note))
+	}
+}
+
+func find(list []metav1.Condition, t conditions.Type) *metav1.Condition {
+	for i := range list {
+		if list[i].Type == string(t) {
+			return &list[i]
+		}
+	}
+	return nil
+}
+
+func withMessage(note, message string) string {
+	if message == "" {
+		return note
+	}
+	return note + ": " + message
+}
+
+// truncateNote keeps an event note under the events API's 1 kB limit.
+func truncateNote(s string) string {
+	const maxNote = 1000
+	if len(s) <= maxNote {
+		return s
+	}
+	cut := maxNote - len("…")
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}
