@@ -17,8 +17,6 @@ limitations under the License.
 package patch
 
 import (
-
-
 	"github.com/tenon-dev/tenon/conditions"
 )
 
