@@ -152,9 +152,10 @@ func (d *differ) value(path []string, b, r any, hasB, hasR, exact bool) {
 		}
 	case rIsMap && (!hasB || bIsMap):
 		// An object base does not have, or has empty: written whole, which is safe only while it
-		// is still missing or empty on the server.
-		if len(rm) == 0 {
-			return // an empty object is as good as a missing one
+		// is still missing or empty on the server. (An empty one is written too: for a field such
+		// as a volume's emptyDir, being there is what counts.)
+		if len(rm) == 0 && hasB {
+			return
 		}
 		switch {
 		case exact && hasB:
@@ -174,9 +175,6 @@ func (d *differ) value(path []string, b, r any, hasB, hasR, exact bool) {
 		}
 		d.add(path, r)
 	case bIsMap && !hasR:
-		if len(bm) == 0 {
-			return // an empty object is as good as a missing one
-		}
 		d.test(path, b)
 		d.remove(path)
 	case bIsList || rIsList:

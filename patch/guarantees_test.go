@@ -369,3 +369,21 @@ func TestPatchWritesIntoAnEmptyMapThatATypedObjectCannotSee(t *testing.T) {
 	g.Expect(h.Patch(t.Context(), s)).To(Succeed())
 	g.Expect(getShape(g, s).Spec.Labels).To(Equal(map[string]string{"ours": "a"}))
 }
+
+func TestPatchWritesAnEmptyObjectWhosePresenceCounts(t *testing.T) {
+	// As a volume's emptyDir: {} is not the same as no emptyDir.
+	g := NewWithT(t)
+	s := newShape(t, g, testtypes.ShapeSpec{Text: "a"}, testtypes.ShapeStatus{})
+	h, err := patch.NewHelper(s, env.Client())
+	g.Expect(err).NotTo(HaveOccurred())
+
+	s.Spec.Nested = &testtypes.ShapeNested{}
+	g.Expect(h.Patch(t.Context(), s)).To(Succeed())
+	g.Expect(getShape(g, s).Spec.Nested).NotTo(BeNil())
+
+	h, err = patch.NewHelper(s, env.Client())
+	g.Expect(err).NotTo(HaveOccurred())
+	s.Spec.Nested = nil
+	g.Expect(h.Patch(t.Context(), s)).To(Succeed())
+	g.Expect(getShape(g, s).Spec.Nested).To(BeNil())
+}

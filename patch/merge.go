@@ -146,8 +146,8 @@ func (m *merger) key(path []string, l map[string]any, k string, b, a map[string]
 		for _, kk := range sortedKeys(bm, am) {
 			m.key(at, lm, kk, bm, am)
 		}
-		if len(lm) > 0 || (hasL && hasA) {
-			l[k] = lm
+		if len(lm) > 0 || (hasA && (hasL || !hasB)) {
+			l[k] = lm // kept, even empty, while this reconcile has it and created it or latest has it
 		} else {
 			delete(l, k)
 		}
