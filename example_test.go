@@ -79,7 +79,7 @@ type ClusterReconciler struct {
 }
 
 // Reconcile is the README's quick start.
-func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
+func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
 	cluster := &Cluster{}
 	if err := r.Get(ctx, req.NamespacedName, cluster); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -94,12 +94,14 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		return ctrl.Result{}, err
 	}
 	defer func() {
-		requeue.Report(cluster, result, err) // Stalled on a terminal error, Reconciling on a retry
-		err = errors.Join(err, h.Patch(ctx, cluster, patch.OwnedConditions{conditions.Ready, conditions.Reconciling, conditions.Stalled}))
+		// Report records the outcome for kstatus and kubectl wait (Stalled, Reconciling,
+		// observedGeneration); Patch writes it with whatever else changed.
+		err = errors.Join(requeue.Report(cluster, err),
+			h.Patch(ctx, cluster, patch.OwnedConditions{conditions.Ready, conditions.Reconciling, conditions.Stalled}))
 	}()
 
-	if cluster.Spec.Replicas%2 == 0 {
-		return requeue.Terminal(errors.New("even replicas: a quorum needs an odd number")) // retrying cannot fix the spec
+	if cluster.Spec.Replicas%2 == 0 { // retrying cannot fix the spec
+		return requeue.Terminal("EvenReplicas", errors.New("even replicas: a quorum needs an odd number"))
 	}
 	// ... create or update the children here (see the ownership and patch packages) ...
 	if _, err := conditions.MarkTrue(cluster, conditions.Ready, conditions.ReasonSucceeded, "all members up"); err != nil {
@@ -140,8 +142,8 @@ func Example() {
 	_, err = r.Reconcile(ctx, req)
 	_ = c.Get(ctx, req.NamespacedName, cluster)
 	stalled := conditions.Get(cluster, conditions.Stalled)
-	kstatus, _ := conditions.Compute(cluster)
-	fmt.Println("terminal:", requeue.IsTerminal(err), "stalled:", stalled.Reason, "kstatus:", kstatus.Status)
+	kstatus, _, _ := conditions.Compute(cluster)
+	fmt.Println("terminal:", errors.Is(err, reconcile.TerminalError(nil)), "stalled:", stalled.Reason, "kstatus:", kstatus)
 
 	// Output:
 	// first: ready: true finalizers: [apps.example.com/cleanup] writes: 2 poll: true <nil>
