@@ -67,11 +67,16 @@ verify: generate manifests ## Regenerate, tidy and fail if anything changed.
 	go mod tidy
 	@for m in $(EXAMPLE_MODULES) $(TOOL_MODULES); do (cd $$(dirname $$m) && go mod tidy); done
 	@cd hack/docs && go run . -root ../.. -check
+	@cd hack/docs && go run ./apilist -root ../.. -out ../../api/exported.txt -check
 	@if [ -n "$$(git status --porcelain -- . ':!bin')" ]; then \
 		echo "verify: generated files or go.mod/go.sum are out of date; run make generate manifests and go mod tidy:"; \
 		git status --porcelain -- . ':!bin'; git --no-pager diff --stat; exit 1; \
 	fi
 	@echo "verify: generated files and go.mod files are up to date"
+
+.PHONY: api
+api: ## Write the listing of the exported API (api/exported.txt), which make verify compares.
+	@cd hack/docs && go run ./apilist -root ../.. -out ../../api/exported.txt
 
 .PHONY: docs
 docs: ## Rewrite the code snippets in the Markdown guides from their Go sources.
