@@ -26,7 +26,7 @@ limitations under the License.
 //   - flux: fluxcd/pkg/runtime's patch helper and conditions;
 //   - cluster-api: cluster-api's util/patch helper, util/conditions (the v1beta2 functions on
 //     metav1.Condition) and util/finalizers.EnsureFinalizer;
-//   - tenon: tenon's finalizer.Ensure, conditions and patch.Helper, errors through requeue.OnError;
+//   - tenon: tenon's finalizer.Ensure, conditions and patch.Helper, registered with requeue.WithBackoff;
 //   - tenon-ssa: tenon's finalizer.Ensure and patch.Applier.ApplyStatus (server-side apply).
 //
 // What they have in common, so that only the write strategy differs:

@@ -20,6 +20,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -33,18 +35,19 @@ import (
 )
 
 // tenonHelper uses tenon as its documentation shows: finalizer.Ensure (a guarded patch of the
-// finalizer list, written only when missing), conditions.Set on the object, and one
-// patch.Helper.Patch with the controller's conditions owned and status.observedGeneration set.
-// Errors go through requeue.OnError, which turns a conflict the helper could not resolve into a
-// quiet requeue instead of a reconcile error; the benchmark counts those requeues separately.
+// finalizer list, written only when missing), conditions.Set and status.observedGeneration on
+// the object, and one patch.Helper.Patch with the controller's conditions owned.
+// It is wrapped in requeue.WithBackoff, as tenon's documentation says to register a reconciler,
+// which turns a conflict the helper could not resolve into a quiet requeue instead of a reconcile
+// error; the benchmark counts those requeues separately.
 type tenonHelper struct {
-	client     client.Client
-	fieldOwner string
-	owned      patch.OwnedConditions
+	client client.Client
+	owned  patch.OwnedConditions
 }
 
 func newTenon(c client.Client, fieldOwner string) reconcile.Reconciler {
-	return &tenonHelper{client: client.WithFieldOwner(c, fieldOwner), fieldOwner: fieldOwner, owned: ownedTypes()}
+	return requeue.WithBackoff(&tenonHelper{client: client.WithFieldOwner(c, fieldOwner), owned: ownedTypes()},
+		requeue.BackoffOptions{Name: "tenon", Registerer: prometheus.NewRegistry()})
 }
 
 // Reconcile implements reconcile.Reconciler.
@@ -56,10 +59,10 @@ func (r *tenonHelper) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Res
 
 	if !w.DeletionTimestamp.IsZero() {
 		_, err := finalizer.Remove(ctx, r.client, w, Finalizer)
-		return requeue.OnError(ctx, err)
+		return ctrl.Result{}, err
 	}
 	if _, err := finalizer.Ensure(ctx, r.client, w, Finalizer); err != nil {
-		return requeue.OnError(ctx, err)
+		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !w.DeletionTimestamp.IsZero() {
 		// Deleted while the finalizer was being added: the next reconcile cleans up.
@@ -71,10 +74,10 @@ func (r *tenonHelper) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Res
 		return ctrl.Result{}, fmt.Errorf("failed to create patch helper: %w", err)
 	}
 	if err := setConditions(w); err != nil {
-		return requeue.Terminal(err)
+		return requeue.Terminal(conditions.ReasonFailed, err)
 	}
-	err = h.Patch(ctx, w, r.owned, patch.WithObservedGeneration{}, patch.FieldOwner(r.fieldOwner))
-	return requeue.OnError(ctx, err)
+	w.Status.ObservedGeneration = w.Generation
+	return ctrl.Result{}, h.Patch(ctx, w, r.owned)
 }
 
 // setConditions sets the desired conditions on w with tenon's conditions.Set.

@@ -20,10 +20,13 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/finalizer"
 	"github.com/tenon-dev/tenon/patch"
 	"github.com/tenon-dev/tenon/requeue"
@@ -35,7 +38,7 @@ import (
 // then conditions.Set and status.observedGeneration on the object read from the cache, and
 // patch.Applier.ApplyStatus with the controller's conditions owned, under its own field manager.
 // The Applier reads the live object from the manager's cache and skips the apply when it would
-// change nothing. Errors go through requeue.OnError.
+// change nothing. It is wrapped in requeue.WithBackoff, as the tenon contender is.
 type tenonSSA struct {
 	client  client.Client
 	applier *patch.Applier
@@ -43,11 +46,11 @@ type tenonSSA struct {
 }
 
 func newTenonSSA(c client.Client, fieldOwner string) reconcile.Reconciler {
-	return &tenonSSA{
+	return requeue.WithBackoff(&tenonSSA{
 		client:  client.WithFieldOwner(c, fieldOwner),
 		applier: patch.NewApplier(c, fieldOwner, patch.ApplierOptions{Reader: c}),
 		opts:    []patch.ApplyOption{patch.OwnedConditions(ownedTypes()), patch.ForceOwnership(true)},
-	}
+	}, requeue.BackoffOptions{Name: "tenon-ssa", Registerer: prometheus.NewRegistry()})
 }
 
 // Reconcile implements reconcile.Reconciler.
@@ -62,21 +65,21 @@ func (r *tenonSSA) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		if removed {
 			r.applier.Forget(w)
 		}
-		return requeue.OnError(ctx, err)
+		return ctrl.Result{}, err
 	}
 	if _, err := finalizer.Ensure(ctx, r.client, w, Finalizer); err != nil {
-		return requeue.OnError(ctx, err)
+		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !w.DeletionTimestamp.IsZero() {
 		return requeue.Done()
 	}
 
 	if err := setConditions(w); err != nil {
-		return requeue.Terminal(err)
+		return requeue.Terminal(conditions.ReasonFailed, err)
 	}
 	w.Status.ObservedGeneration = w.Generation
 	if _, err := r.applier.ApplyStatus(ctx, w, r.opts...); err != nil {
-		return requeue.OnError(ctx, fmt.Errorf("failed to apply status: %w", err))
+		return ctrl.Result{}, fmt.Errorf("failed to apply status: %w", err)
 	}
 	return requeue.Done()
 }

@@ -61,7 +61,7 @@ type ReconcileStats struct {
 	// ConflictErrors counts the Errors that are, or wrap, a 409 Conflict from the API server.
 	ConflictErrors int `json:"conflictErrors"`
 	// Requeues counts reconciles that returned no error and a RequeueAfter: for tenon, the
-	// quiet requeues that requeue.OnError returns after a conflict it could not resolve.
+	// quiet requeues that requeue.WithBackoff returns after a conflict the reconciler could not resolve.
 	Requeues int `json:"requeues"`
 }
 

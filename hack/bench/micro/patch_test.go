@@ -70,7 +70,8 @@ var patchers = []patcher{
 			return err
 		}
 		mutate(w)
-		return h.Patch(ctx, w, ownedTypes, patch.WithObservedGeneration{})
+		w.Status.ObservedGeneration = w.Generation
+		return h.Patch(ctx, w, ownedTypes)
 	}},
 	{"flux", func(ctx context.Context, c client.Client, key types.NamespacedName, mutate func(*benchv1.Widget)) error {
 		w := &benchv1.Widget{}

@@ -308,7 +308,7 @@ func (r *Report) causeText(key string) string {
 			"keep other writers' data safe. Per write request to converge: tenon %s bytes, the floor %s.",
 			fmtNum(r.bytesPerWrite("tenon", harness.Converge), 0), fmtNum(r.bytesPerWrite(floor, harness.Converge), 0))
 	case causeRequeueDelay:
-		return "When tenon's patch helper runs out of retries on a conflict, `requeue.OnError` requeues the object " +
+		return "When tenon's patch helper runs out of retries on a conflict, `requeue.WithBackoff` requeues the object " +
 			"after a jittered delay (200–400 ms) instead of returning an error for controller-runtime's " +
 			"immediate rate-limited retry; the last edits of a contention run therefore take a little longer to " +
 			"settle."

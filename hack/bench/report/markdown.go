@@ -473,7 +473,7 @@ func (r *Report) writeMethod(b *strings.Builder) {
 		"(`contender.Desired`: three dependent conditions and Ready, with the same reasons and messages), " +
 		"stamps observedGeneration on the conditions and in `status.observedGeneration`, and adds one finalizer " +
 		"before writing the status; only the way it writes differs. Each reads through the manager's cache and " +
-		"returns errors as its library's users do (tenon through `requeue.OnError`, which turns an unresolved " +
+		"returns errors as its library's users do (tenon through `requeue.WithBackoff`, which turns an unresolved " +
 		"conflict into a requeue without an error: those are the *requeues w/o error*). The floor is " +
 		"hand-written with the controller-runtime client only and reads its own writes " +
 		"(`EnableReadYourWritesConsistency`), so it never acts on a stale cache: it sends exactly the minimum.\n\n")
