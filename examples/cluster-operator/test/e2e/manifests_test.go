@@ -19,6 +19,7 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -65,4 +66,15 @@ func TestTheKustomizeTreeBuildsAndTheAPIServerAcceptsIt(t *testing.T) {
 			g.Expect(string(out)).To(ContainSubstring("(server dry run)"))
 		})
 	}
+}
+
+// The namespace the manager publishes directory entries in (its --directory-namespace flag) is
+// created by the kustomize tree itself, so `make deploy` needs no step by hand.
+func TestTheKustomizeTreeCreatesTheDirectoryNamespace(t *testing.T) {
+	g := NewWithT(t)
+	built, err := env.Kubectl(t.Context(), "kustomize", filepath.Join(moduleDir, "config", "default"))
+	g.Expect(err).NotTo(HaveOccurred())
+	flag := regexp.MustCompile(`--directory-namespace=(\S+)`).FindStringSubmatch(string(built))
+	g.Expect(flag).NotTo(BeNil(), "the Deployment sets --directory-namespace")
+	g.Expect(string(built)).To(MatchRegexp(`(?m)^kind: Namespace\nmetadata:\n(  .*\n)*  name: `+regexp.QuoteMeta(flag[1])+`\n`))
 }
