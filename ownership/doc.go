@@ -96,7 +96,7 @@ limitations under the License.
 //
 // [DeleteTracked] deletes the tracked children, which the collector cannot reach, and counts
 // those that remain. Call it from the owner's finalizer and keep the finalizer until it
-// returns 0; its documentation shows the step for tenon's finalizer package.
+// returns 0; tenon's finalizer package has it as a step, finalizer.TrackedChildren.
 //
 // # When not to use it
 //
