@@ -50,7 +50,7 @@ import (
 //
 // tenon's finalizer package has this cleanup as a step: finalizer.TrackedChildren.
 func DeleteTracked(ctx context.Context, c client.Client, owner client.Object, lists []client.ObjectList, opts ...ChildrenOption) (remaining int, err error) {
-	o := childrenOptions(opts)
+	o := newChildrenOptions(opts)
 	var errs []error
 	for _, list := range lists {
 		children, err := listChildren(ctx, c, owner, list, &o, true)

@@ -321,10 +321,11 @@ func TestARecreatedOwnerDoesNotInheritItsPredecessorsChildren(t *testing.T) {
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(leftFixture), leftFixture)).To(Succeed())
 
 	_, _, err = ownership.Set(second, left, scheme)
-	var alreadyOwned *ownership.AlreadyOwnedError
-	g.Expect(errors.As(err, &alreadyOwned)).To(BeTrue(), "want an *AlreadyOwnedError, got %v", err)
-	g.Expect(alreadyOwned.PreviousIncarnation).To(BeTrue())
-	g.Expect(alreadyOwned.Owner.UID).To(Equal(first.UID))
+	var refused *ownership.AdoptionError
+	g.Expect(errors.As(err, &refused)).To(BeTrue(), "want an *AdoptionError, got %v", err)
+	g.Expect(refused.PreviousIncarnation).To(BeTrue())
+	g.Expect(refused.Owner).NotTo(BeNil())
+	g.Expect(refused.Owner.UID).To(Equal(first.UID))
 
 	// Unless it adopts them on purpose.
 	_, changed, err := ownership.Set(second, left, scheme, ownership.AdoptAlways)
@@ -490,13 +491,15 @@ func TestAdoptionOnTheAPIServer(t *testing.T) {
 					g.Expect(ownership.Owns(rival, &now)).To(BeFalse())
 					g.Expect(now.OwnerReferences).To(ContainElements(before.OwnerReferences), "other owners' references stay")
 				case refusesAlreadyOwned:
-					var alreadyOwned *ownership.AlreadyOwnedError
-					g.Expect(errors.As(err, &alreadyOwned)).To(BeTrue(), "want an *AlreadyOwnedError, got %v", err)
-					g.Expect(alreadyOwned.Owner.UID).To(Equal(rival.UID))
+					var refused *ownership.AdoptionError
+					g.Expect(errors.As(err, &refused)).To(BeTrue(), "want an *AdoptionError, got %v", err)
+					g.Expect(refused.Owner).NotTo(BeNil())
+					g.Expect(refused.Owner.UID).To(Equal(rival.UID))
 					g.Expect(ownership.Owns(rival, &now)).To(BeTrue(), "the rival keeps its child")
 				case refusesNotAdopted:
-					var notAdopted *ownership.NotAdoptedError
-					g.Expect(errors.As(err, &notAdopted)).To(BeTrue(), "want a *NotAdoptedError, got %v", err)
+					var refused *ownership.AdoptionError
+					g.Expect(errors.As(err, &refused)).To(BeTrue(), "want an *AdoptionError, got %v", err)
+					g.Expect(refused.Owner).To(BeNil())
 					g.Expect(ownership.Owns(owner, &now)).To(BeFalse())
 				}
 			})
@@ -538,8 +541,8 @@ func TestServerSideApplyDoesNotStealAChild(t *testing.T) {
 
 	g.Expect(apply(rival, "contested")).To(Succeed())
 	err := apply(owner, "contested")
-	var alreadyOwned *ownership.AlreadyOwnedError
-	g.Expect(errors.As(err, &alreadyOwned)).To(BeTrue(), "want an *AlreadyOwnedError, got %v", err)
+	var refused *ownership.AdoptionError
+	g.Expect(errors.As(err, &refused)).To(BeTrue(), "want an *AdoptionError, got %v", err)
 
 	var now corev1.ConfigMap
 	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: remote, Name: "contested"}, &now)).To(Succeed())
