@@ -105,8 +105,3 @@ func (e *ScopeError) Error() string {
 	return fmt.Sprintf("cannot make %s the owner of %s through an owner reference: owner references cannot cross namespaces",
 		e.owner, e.child)
 }
-
-var (
-	_ error = (*AdoptionError)(nil)
-	_ error = (*ScopeError)(nil)
-)
