@@ -213,11 +213,6 @@ func TestOptionsAddUp(t *testing.T) {
 	g.Expect(o.ObservedGeneration).To(BeTrue())
 	g.Expect(o.FieldOwner).To(Equal("me"))
 	g.Expect(o.Backoff.Steps).To(Equal(2))
-
-	a := (&patch.ApplyOptions{}).ApplyOptions([]patch.ApplyOption{
-		patch.OwnedConditions{conditions.Ready}, patch.FieldOwner("me"), patch.ForceOwnership(true),
-	})
-	g.Expect(a).To(Equal(&patch.ApplyOptions{OwnedConditions: []conditions.Type{conditions.Ready}, FieldOwner: "me", ForceOwnership: true}))
 }
 
 // countingReader counts the reads it serves.
