@@ -478,7 +478,12 @@ func (a *Applier) apply(ctx context.Context, desired map[string]any, gvk schema.
 		if err != nil {
 			return nil, false, err
 		}
-		if upToDate(desired, liveMap, live.GetManagedFields(), a.manager, subresource, declaredFields(a.types(), desired)) {
+		declared := declaredFields(a.types(), desired)
+		var declaredMeta map[string]any
+		if declared == nil {
+			declaredMeta = declaredMetadata(a.types(), desired)
+		}
+		if upToDate(desired, liveMap, live.GetManagedFields(), a.manager, subresource, declared, declaredMeta) {
 			a.cache.put(key, applyRecord{hash: hash, resourceVersion: live.GetResourceVersion()})
 			return live, false, nil
 		}

@@ -186,7 +186,7 @@ func TestUpToDate(t *testing.T) {
 			if tc.declared != "" {
 				g.Expect(json.Unmarshal([]byte(tc.declared), &declared)).To(Succeed())
 			}
-			g.Expect(upToDate(d, l, tc.managed, "me", "", declared)).To(Equal(tc.want))
+			g.Expect(upToDate(d, l, tc.managed, "me", "", declared, nil)).To(Equal(tc.want))
 		})
 	}
 }
