@@ -303,4 +303,42 @@ func TestApplyStatusConfigurationTakesClientGoConditions(t *testing.T) {
 	g.Expect(strings.Contains(ownedBy(&live, "storage-controller"), "NetworkReady")).To(BeFalse(), "each manager owns its condition")
 }
 
+func TestAStatusApplyConfigurationDeclaresNoZeroValues(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := env.Namespace(t)
+	for _, name := range []string{"typed", "configured"} {
+		g.Expect(env.Client().Create(ctx, &policyv1.PodDisruptionBudget{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: ptrToIntOrString(intstr.FromInt32(1))},
+		})).To(Succeed())
+	}
+	a := patch.NewApplier(env.Client(), "network-controller", patch.ApplierOptions{})
+	ready := metav1.Condition{Type: "NetworkReady", Status: metav1.ConditionTrue, Reason: "Allocated"}
+	live := func(name string) *policyv1.PodDisruptionBudget {
+		var pdb policyv1.PodDisruptionBudget
+		g.Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &pdb)).To(Succeed())
+		return &pdb
+	}
+
+	// A typed status declares the counters the disruption controller maintains, as 0: the
+	// controller that only means to set its condition owns them.
+	_, err := a.ApplyStatus(ctx, &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "typed", Namespace: ns},
+		Status:     policyv1.PodDisruptionBudgetStatus{Conditions: []metav1.Condition{ready}},
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(ownedBy(live("typed"), "network-controller")).To(ContainSubstring(`"f:disruptionsAllowed"`))
+
+	// An apply configuration declares its condition only.
+	_, err = a.ApplyStatusConfiguration(ctx, policyv1ac.PodDisruptionBudget("configured", ns).WithStatus(
+		policyv1ac.PodDisruptionBudgetStatus().WithConditions(
+			metav1ac.Condition().WithType(ready.Type).WithStatus(ready.Status).WithReason(ready.Reason),
+		)))
+	g.Expect(err).NotTo(HaveOccurred())
+	owned := ownedBy(live("configured"), "network-controller")
+	g.Expect(owned).To(ContainSubstring(`k:{\"type\":\"NetworkReady\"}`))
+	g.Expect(owned).NotTo(ContainSubstring(`"f:disruptionsAllowed"`))
+}
+
 func ptrToIntOrString(v intstr.IntOrString) *intstr.IntOrString { return &v }
