@@ -144,9 +144,11 @@ func NewApplier(c client.Client, fieldManager string, opts ApplierOptions) *Appl
 //   - a non-empty value owned as a whole is atomic: for a built-in kind, the fields the apply
 //     declares, computed from client-go's copy of its schema, are exactly the manager's; for
 //     other kinds, whose schema the Applier does not know, it is a list no other manager owns
-//     elements of. A non-empty map or struct owned as a whole in a custom resource is never
-//     proved: it also is what a granular one looks like that the manager applied empty and the
-//     server filled with defaults since, which the apply would take ownership of.
+//     elements of. Metadata is the exception: its schema, ObjectMeta's, is every kind's, so an
+//     owner reference of a custom resource is proved as a built-in kind's. Elsewhere, a
+//     non-empty map or struct owned as a whole in a custom resource is never proved: it also is
+//     what a granular one looks like that the manager applied empty and the server filled with
+//     defaults since, which the apply would take ownership of.
 //
 // Fields obj does not set are not compared, so server-side defaulting cannot cause a hot loop.
 // The proof is conservative: what it cannot decide is sent, and then changes nothing. That
@@ -161,7 +163,8 @@ func NewApplier(c client.Client, fieldManager string, opts ApplierOptions) *Appl
 //
 // Typed objects: a field whose Go type has no omitempty is sent even when it is the zero value,
 // which makes the manager own it with that value; build such objects with the fields you mean
-// to own only, or use an unstructured object. A struct-typed field with omitempty that holds its
+// to own only, or use an apply configuration ([Applier.ApplyConfiguration]) or an unstructured
+// object. A struct-typed field with omitempty that holds its
 // zero value (a Service port's unset targetPort, an intstr.IntOrString) is not sent, although
 // encoding/json would write it: Go cannot tell unset from zero there, and omitempty says zero
 // means unset. A pointer to an empty struct is sent, and so is everything in an unstructured
