@@ -165,7 +165,7 @@ limitations under the License.
 //	                                          Helper                        Applier
 //	the object the controller reconciles      yes                           no: applying it would
 //	(finalizers, status, observedGeneration)                                take over fields users set
-//	children the controller creates and owns  possible (Get, change, Patch) yes: Apply
+//	children the controller creates and owns  possible (Get, change, Patch) yes: Apply with OwnedBy
 //	status written by several controllers     yes, with OwnedConditions     yes, ApplyStatus with
 //	                                                                        OwnedConditions
 //	conditions rebuilt from scratch           use conditions.Set on the     yes: times carried over

@@ -200,27 +200,29 @@ func (f ForceOwnership) applyToApply(o *applyOptions) {
 // [Applier.ApplyConfiguration] applies, as ownership.Set does, checked against the live object the
 // Applier reads anyway, so that one call applies an owned child:
 //
-//		_, err := r.Applier.Apply(ctx, configMap, patch.OwnedBy(cluster), patch.ForceOwnership(true))
-//		var refused *ownership.AdoptionError
-//		if errors.As(err, &refused) {
-//			// Another owner controls it, or the adoption policy refused it: nothing was sent.
-//		}
+//	_, err := r.Applier.Apply(ctx, configMap, patch.OwnedBy(cluster), patch.ForceOwnership(true))
+//	var refused *ownership.AdoptionError
+//	if errors.As(err, &refused) {
+//		// Another owner controls it, or the adoption policy refused it: nothing was sent.
+//	}
 //
-//	  - The request declares owner's mark: a controller owner reference where Kubernetes allows
-//	    one (owner cluster-scoped, or in the child's namespace), tracking labels and annotations
-//	    otherwise (see ownership.Set). Its other owner references, labels and annotations are
-//	    those of the desired object; server-side apply keeps other managers' entries.
-//	  - Adoption and no stealing: the live object is checked as ownership.Set checks
-//	    [ownership.Existing], under opts' [ownership.AdoptionPolicy] (default
-//	    [ownership.AdoptIfUnowned]). A child another owner controls, or one the policy does not
-//	    adopt, fails the call with an [*ownership.AdoptionError] (branch on it with errors.As) and
-//	    nothing is sent.
-//	  - One read: the live object is the one the Applier reads for its no-op proof. When its
-//	    reader does not find it, [ApplierOptions.APIReader], when set, is asked once more, so that
-//	    a cache holding only labelled objects cannot hide an object of that name from the check.
-//	  - opts are ownership.Set's options ([ownership.RequireMechanism],
-//	    [ownership.BlockOwnerDeletion]); an [ownership.Existing] among them is replaced by the live
-//	    object.
+// What it does:
+//
+//   - The request declares owner's mark: a controller owner reference where Kubernetes allows
+//     one (owner cluster-scoped, or in the child's namespace), tracking labels and annotations
+//     otherwise (see ownership.Set). Its other owner references, labels and annotations are
+//     those of the desired object; server-side apply keeps other managers' entries.
+//   - Adoption and no stealing: the live object is checked as ownership.Set checks
+//     [ownership.Existing], under opts' [ownership.AdoptionPolicy] (default
+//     [ownership.AdoptIfUnowned]). A child another owner controls, or one the policy does not
+//     adopt, fails the call with an [*ownership.AdoptionError] (branch on it with errors.As) and
+//     nothing is sent.
+//   - One read: the live object is the one the Applier reads for its no-op proof. When its
+//     reader does not find it, [ApplierOptions.APIReader], when set, is asked once more, so that
+//     a cache holding only labelled objects cannot hide an object of that name from the check.
+//   - opts are ownership.Set's options ([ownership.RequireMechanism],
+//     [ownership.BlockOwnerDeletion]); an [ownership.Existing] among them is replaced by the live
+//     object.
 //
 // owner must have been read from the API server (its UID is what the mark records), and its kind
 // must be known to the client's scheme. [Applier.ApplyStatus] refuses OwnedBy: ownership is
@@ -234,6 +236,8 @@ type ownedBy struct {
 	owner client.Object
 	opts  []ownership.SetOption
 }
+
+var _ ApplyOption = ownedBy{}
 
 func (b ownedBy) applyToApply(o *applyOptions) {
 	o.owned, o.owner, o.ownerOpts = true, b.owner, b.opts
