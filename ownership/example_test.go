@@ -146,7 +146,8 @@ func ExampleSet_serverSideApply() {
 	}).Build()
 
 	// With server-side apply the desired child is built from scratch, so Set cannot see who
-	// owns the object on the server: pass it with Existing.
+	// owns the object on the server: pass it with Existing. (tenon's patch.OwnedBy reads the
+	// live object, sets the owner and applies in one call.)
 	desired := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-config"}, Data: map[string]string{"port": "8080"}}
 	var live corev1.ConfigMap
 	if err := client.IgnoreNotFound(c.Get(context.Background(), client.ObjectKeyFromObject(desired), &live)); err != nil {
