@@ -152,8 +152,7 @@ func TestAdoptionPolicies(t *testing.T) {
 				before := child.DeepCopyObject().(client.Object)
 				_, _, err := ownership.Set(owner, child, scheme, opts...)
 
-				var alreadyOwned *ownership.AlreadyOwnedError
-				var notAdopted *ownership.NotAdoptedError
+				var refused *ownership.AdoptionError
 				switch p.want {
 				case takes:
 					g.Expect(err).NotTo(HaveOccurred())
@@ -164,12 +163,15 @@ func TestAdoptionPolicies(t *testing.T) {
 						g.Expect(ownership.Owns(o, child)).To(BeFalse(), "no mark of %s is left", o.GetUID())
 					}
 				case refusesNotAdopted:
-					g.Expect(errors.As(err, &notAdopted)).To(BeTrue(), "want a *NotAdoptedError, got %v", err)
-					g.Expect(notAdopted.Policy).To(Equal(p.policy))
+					g.Expect(errors.As(err, &refused)).To(BeTrue(), "want an *AdoptionError, got %v", err)
+					g.Expect(refused.Policy).To(Equal(p.policy))
+					g.Expect(refused.Owner).To(BeNil(), "nobody controls the child")
 				case refusesAlreadyOwned, refusesPreviousIncarnation:
-					g.Expect(errors.As(err, &alreadyOwned)).To(BeTrue(), "want an *AlreadyOwnedError, got %v", err)
-					g.Expect(alreadyOwned.PreviousIncarnation).To(Equal(p.want == refusesPreviousIncarnation))
-					g.Expect(alreadyOwned.Owner.UID).NotTo(Equal(owner.UID))
+					g.Expect(errors.As(err, &refused)).To(BeTrue(), "want an *AdoptionError, got %v", err)
+					g.Expect(refused.Policy).To(Equal(p.policy))
+					g.Expect(refused.PreviousIncarnation).To(Equal(p.want == refusesPreviousIncarnation))
+					g.Expect(refused.Owner).NotTo(BeNil(), "the error names the current owner")
+					g.Expect(refused.Owner.UID).NotTo(Equal(owner.UID))
 				}
 				if p.want != takes {
 					g.Expect(child).To(Equal(before), cmp.Diff(before, child))
@@ -179,7 +181,7 @@ func TestAdoptionPolicies(t *testing.T) {
 	}
 }
 
-func TestAlreadyOwnedErrorNamesTheCurrentOwner(t *testing.T) {
+func TestAdoptionErrorNamesTheCurrentOwner(t *testing.T) {
 	g := NewWithT(t)
 	rival := widget("apps", "rival", "uid-rival")
 	child := configMap("other", "c", "uid-c")
@@ -187,13 +189,47 @@ func TestAlreadyOwnedErrorNamesTheCurrentOwner(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 
 	_, _, err = ownership.Set(widget("apps", "w", "uid-w"), child, scheme, ownership.AdoptAlways)
-	var alreadyOwned *ownership.AlreadyOwnedError
-	g.Expect(errors.As(err, &alreadyOwned)).To(BeTrue())
-	want := ownership.Owner{
-		Reference: ownership.Reference{Group: "test.tenon.dev", Kind: "Widget", Namespace: "apps", Name: "rival", UID: "uid-rival"},
-		Mechanism: ownership.TrackingLabels,
-	}
-	g.Expect(alreadyOwned.Owner).To(Equal(want), cmp.Diff(want, alreadyOwned.Owner))
-	g.Expect(alreadyOwned.Child).To(Equal(ownership.Reference{Kind: "ConfigMap", Namespace: "other", Name: "c", UID: "uid-c"}))
+	var refused *ownership.AdoptionError
+	g.Expect(errors.As(err, &refused)).To(BeTrue())
+	want := &ownership.Owner{Group: "test.tenon.dev", Kind: "Widget", Namespace: "apps", Name: "rival", UID: "uid-rival", Mechanism: ownership.TrackingLabels}
+	g.Expect(refused.Owner).To(Equal(want), cmp.Diff(want, refused.Owner))
 	g.Expect(err.Error()).To(Equal("ConfigMap other/c is already controlled by Widget.test.tenon.dev apps/rival (uid uid-rival, through tracking labels)"))
+}
+
+func TestAdoptionErrorSaysWhyAnUnownedChildIsRefused(t *testing.T) {
+	dependent := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "d", UID: "uid-d"}
+	for _, tt := range []struct {
+		name   string
+		child  *corev1.ConfigMap
+		policy ownership.AdoptionPolicy
+		refs   []metav1.OwnerReference
+		want   string
+	}{{
+		name:   "Never refuses any existing child",
+		child:  configMap("apps", "c", "uid-c"),
+		policy: ownership.AdoptNever,
+		want:   "refusing to adopt existing ConfigMap apps/c: the adoption policy is Never",
+	}, {
+		name: "IfUnowned refuses a child with other owners' references and names them",
+		child: func() *corev1.ConfigMap {
+			c := configMap("apps", "c", "uid-c")
+			c.OwnerReferences = []metav1.OwnerReference{dependent}
+			return c
+		}(),
+		policy: ownership.AdoptIfUnowned,
+		refs:   []metav1.OwnerReference{dependent},
+		want:   "refusing to adopt existing ConfigMap apps/c: it has owner references to Deployment.apps d, and the adoption policy is IfUnowned",
+	}} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			_, _, err := ownership.Set(widget("apps", "w", "uid-w"), tt.child, scheme, tt.policy)
+			var refused *ownership.AdoptionError
+			g.Expect(errors.As(err, &refused)).To(BeTrue(), "want an *AdoptionError, got %v", err)
+			g.Expect(refused.Owner).To(BeNil())
+			g.Expect(refused.PreviousIncarnation).To(BeFalse())
+			g.Expect(refused.Policy).To(Equal(tt.policy))
+			g.Expect(refused.OwnerReferences).To(Equal(tt.refs), cmp.Diff(tt.refs, refused.OwnerReferences))
+			g.Expect(err.Error()).To(Equal(tt.want))
+		})
+	}
 }

@@ -26,7 +26,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -72,7 +71,7 @@ func Index(obj client.Object) []string {
 //
 // owner must have a UID. list is changed only on success.
 func ListChildren(ctx context.Context, c client.Reader, owner client.Object, list client.ObjectList, opts ...ChildrenOption) error {
-	o := childrenOptions(opts)
+	o := newChildrenOptions(opts)
 	items, err := listChildren(ctx, c, owner, list, &o, false)
 	if err != nil {
 		return err
@@ -81,7 +80,7 @@ func ListChildren(ctx context.Context, c client.Reader, owner client.Object, lis
 }
 
 // listChildren lists the objects of list's kind that owner controls, or only those it tracks.
-func listChildren(ctx context.Context, c client.Reader, owner client.Object, list client.ObjectList, o *ChildrenOptions, trackedOnly bool) ([]client.Object, error) {
+func listChildren(ctx context.Context, c client.Reader, owner client.Object, list client.ObjectList, o *childrenOptions, trackedOnly bool) ([]client.Object, error) {
 	if isNil(owner) || isNil(list) {
 		return nil, errors.New("failed to list the children: owner and list must not be nil")
 	}
@@ -95,14 +94,14 @@ func listChildren(ctx context.Context, c client.Reader, owner client.Object, lis
 		match = tracks
 	}
 	var narrow []client.ListOption
-	if len(o.MatchingLabels) > 0 {
-		narrow = append(narrow, client.MatchingLabels(o.MatchingLabels))
+	if len(o.matchingLabels) > 0 {
+		narrow = append(narrow, client.MatchingLabels(o.matchingLabels))
 	}
 	var queries [][]client.ListOption
-	if o.UseIndex {
+	if o.useIndex {
 		queries = append(queries, append([]client.ListOption{client.MatchingFields{IndexField: string(uid)}}, narrow...))
 	} else {
-		queries = append(queries, []client.ListOption{client.MatchingLabels(withLabels(o.MatchingLabels, LabelOwnerUID, string(uid)))})
+		queries = append(queries, []client.ListOption{client.MatchingLabels(withLabels(o.matchingLabels, LabelOwnerUID, string(uid)))})
 		if !trackedOnly {
 			queries = append(queries, append([]client.ListOption{client.InNamespace(owner.GetNamespace())}, narrow...))
 		}
@@ -172,7 +171,7 @@ func tracks(uid types.UID, child client.Object) bool {
 //
 // Deletions use background propagation unless [Propagation] says otherwise.
 func Prune(ctx context.Context, c client.Client, owner client.Object, list client.ObjectList, keep []client.ObjectKey, opts ...ChildrenOption) (deleted []client.Object, err error) {
-	o := childrenOptions(opts)
+	o := newChildrenOptions(opts)
 	children, err := listChildren(ctx, c, owner, list, &o, false)
 	if err != nil {
 		return nil, fmt.Errorf("failed to prune: %w", err)
@@ -209,12 +208,8 @@ func Prune(ctx context.Context, c client.Client, owner client.Object, list clien
 
 // deleteChild deletes child if it is still the object that was listed, and reports whether it
 // was gone already (not found, or replaced by another object of the same name).
-func deleteChild(ctx context.Context, c client.Client, child client.Object, o *ChildrenOptions) (gone bool, err error) {
-	propagation := o.Propagation
-	if propagation == "" {
-		propagation = metav1.DeletePropagationBackground
-	}
-	opts := []client.DeleteOption{client.PropagationPolicy(propagation)}
+func deleteChild(ctx context.Context, c client.Client, child client.Object, o *childrenOptions) (gone bool, err error) {
+	opts := []client.DeleteOption{client.PropagationPolicy(o.propagation)}
 	if uid := child.GetUID(); uid != "" {
 		opts = append(opts, client.Preconditions{UID: &uid})
 	}
@@ -250,14 +245,6 @@ func replaced(ctx context.Context, c client.Client, child client.Object, deleteE
 		return true, nil
 	}
 	return false, fmt.Errorf("failed to delete %s: %w", describe(child, c.Scheme()), deleteErr)
-}
-
-func childrenOptions(opts []ChildrenOption) ChildrenOptions {
-	var o ChildrenOptions
-	for _, opt := range opts {
-		opt.ApplyToChildren(&o)
-	}
-	return o
 }
 
 // withLabels returns base plus key=value, without modifying base.

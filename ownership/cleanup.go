@@ -48,9 +48,9 @@ import (
 //   - The owner's deletion propagation policy is not consulted: tracked children are deleted
 //     even when the owner is deleted with --cascade=orphan. [Release] a child to keep it.
 //
-// With tenon's finalizer package, [CleanupStep] is this cleanup as a step.
+// tenon's finalizer package has this cleanup as a step: finalizer.TrackedChildren.
 func DeleteTracked(ctx context.Context, c client.Client, owner client.Object, lists []client.ObjectList, opts ...ChildrenOption) (remaining int, err error) {
-	o := childrenOptions(opts)
+	o := newChildrenOptions(opts)
 	var errs []error
 	for _, list := range lists {
 		children, err := listChildren(ctx, c, owner, list, &o, true)

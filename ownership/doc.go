@@ -56,9 +56,9 @@ limitations under the License.
 //     characters, so names live in annotations; the UID label is what lists select on.
 //
 // A child has one controlling owner, whichever the mechanism: Set refuses, with an
-// [*AlreadyOwnedError] that names the current owner, to take a child that another owner
-// controls. [RequireMechanism] insists on one mechanism, and [ValidateOwnerReference] reports
-// why an owner reference is not allowed ([*ScopeError]).
+// [*AdoptionError] that names the current owner, to take a child that another owner controls.
+// [RequireMechanism] insists on one mechanism; asking for an owner reference where Kubernetes
+// does not allow one is a [*ScopeError].
 //
 // # Adoption
 //
@@ -66,9 +66,11 @@ limitations under the License.
 // adopted according to an [AdoptionPolicy]: [AdoptIfUnowned] (the default) takes it only if it
 // has no owner at all, [AdoptNever] takes nothing it did not create, and [AdoptAlways] also
 // takes children with other owners' non-controller references and children left behind by a
-// previous incarnation of the owner. No policy takes a child that another owner controls.
+// previous incarnation of the owner. No policy takes a child that another owner controls. A
+// refusal is an [*AdoptionError], whose Owner is nil when the policy, not another owner, refused.
 // With server-side apply, the child passed to Set is built from scratch: pass the live object
-// with [Existing] so that the policy sees it.
+// with [Existing] so that the policy sees it. tenon's patch.OwnedBy does that, with the live
+// object its Applier reads anyway, and applies the child in the same call.
 //
 // # Queries
 //
@@ -96,7 +98,7 @@ limitations under the License.
 //
 // [DeleteTracked] deletes the tracked children, which the collector cannot reach, and counts
 // those that remain. Call it from the owner's finalizer and keep the finalizer until it
-// returns 0; its documentation shows the step for tenon's finalizer package.
+// returns 0; tenon's finalizer package has it as a step, finalizer.TrackedChildren.
 //
 // # When not to use it
 //

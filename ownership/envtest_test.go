@@ -38,10 +38,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/tenon-dev/tenon/finalizer"
 	"github.com/tenon-dev/tenon/internal/testtypes"
 	"github.com/tenon-dev/tenon/ownership"
-	"github.com/tenon-dev/tenon/requeue"
 	"github.com/tenon-dev/tenon/testing/testenv"
 )
 
@@ -148,20 +146,30 @@ var trackedKinds = []client.ObjectList{&corev1.ConfigMapList{}, &testtypes.Fixtu
 
 func (r *childrenReconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
 	if req.Namespace != r.namespace {
-		return requeue.Done()
+		return ctrl.Result{}, nil
 	}
 	var w testtypes.Widget
 	if err := r.Get(ctx, req.NamespacedName, &w); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	// The finalizer deletes the tracked children, which the garbage collector cannot reach.
-	lifecycle := &finalizer.Lifecycle[*testtypes.Widget]{
-		Finalizer: childrenFinalizer,
-		Client:    r.Client,
-		Steps:     []finalizer.Step[*testtypes.Widget]{ownership.CleanupStep[*testtypes.Widget](r.Client, trackedKinds, ownership.UseIndex(true))},
+	// The finalizer deletes the tracked children, which the garbage collector cannot reach, and
+	// goes once none is left (the finalizer package's TrackedChildren step does the same).
+	if !w.DeletionTimestamp.IsZero() {
+		remaining, err := ownership.DeleteTracked(ctx, r.Client, &w, trackedKinds, ownership.UseIndex(true))
+		switch {
+		case err != nil:
+			return ctrl.Result{}, err
+		case remaining > 0:
+			return ctrl.Result{RequeueAfter: time.Second}, nil
+		case controllerutil.RemoveFinalizer(&w, childrenFinalizer):
+			return ctrl.Result{}, r.Update(ctx, &w)
+		}
+		return ctrl.Result{}, nil
 	}
-	if proceed, res, err := lifecycle.Reconcile(ctx, &w); !proceed {
-		return res, err
+	if controllerutil.AddFinalizer(&w, childrenFinalizer) {
+		if err := r.Update(ctx, &w); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	for _, child := range children(&w, r.remote) {
 		desired := child.DeepCopyObject().(client.Object)
@@ -174,7 +182,7 @@ func (r *childrenReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 			return ctrl.Result{}, err
 		}
 	}
-	return requeue.Done()
+	return ctrl.Result{}, nil
 }
 
 // children returns w's desired children.
@@ -313,10 +321,11 @@ func TestARecreatedOwnerDoesNotInheritItsPredecessorsChildren(t *testing.T) {
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(leftFixture), leftFixture)).To(Succeed())
 
 	_, _, err = ownership.Set(second, left, scheme)
-	var alreadyOwned *ownership.AlreadyOwnedError
-	g.Expect(errors.As(err, &alreadyOwned)).To(BeTrue(), "want an *AlreadyOwnedError, got %v", err)
-	g.Expect(alreadyOwned.PreviousIncarnation).To(BeTrue())
-	g.Expect(alreadyOwned.Owner.UID).To(Equal(first.UID))
+	var refused *ownership.AdoptionError
+	g.Expect(errors.As(err, &refused)).To(BeTrue(), "want an *AdoptionError, got %v", err)
+	g.Expect(refused.PreviousIncarnation).To(BeTrue())
+	g.Expect(refused.Owner).NotTo(BeNil())
+	g.Expect(refused.Owner.UID).To(Equal(first.UID))
 
 	// Unless it adopts them on purpose.
 	_, changed, err := ownership.Set(second, left, scheme, ownership.AdoptAlways)
@@ -482,13 +491,15 @@ func TestAdoptionOnTheAPIServer(t *testing.T) {
 					g.Expect(ownership.Owns(rival, &now)).To(BeFalse())
 					g.Expect(now.OwnerReferences).To(ContainElements(before.OwnerReferences), "other owners' references stay")
 				case refusesAlreadyOwned:
-					var alreadyOwned *ownership.AlreadyOwnedError
-					g.Expect(errors.As(err, &alreadyOwned)).To(BeTrue(), "want an *AlreadyOwnedError, got %v", err)
-					g.Expect(alreadyOwned.Owner.UID).To(Equal(rival.UID))
+					var refused *ownership.AdoptionError
+					g.Expect(errors.As(err, &refused)).To(BeTrue(), "want an *AdoptionError, got %v", err)
+					g.Expect(refused.Owner).NotTo(BeNil())
+					g.Expect(refused.Owner.UID).To(Equal(rival.UID))
 					g.Expect(ownership.Owns(rival, &now)).To(BeTrue(), "the rival keeps its child")
 				case refusesNotAdopted:
-					var notAdopted *ownership.NotAdoptedError
-					g.Expect(errors.As(err, &notAdopted)).To(BeTrue(), "want a *NotAdoptedError, got %v", err)
+					var refused *ownership.AdoptionError
+					g.Expect(errors.As(err, &refused)).To(BeTrue(), "want an *AdoptionError, got %v", err)
+					g.Expect(refused.Owner).To(BeNil())
 					g.Expect(ownership.Owns(owner, &now)).To(BeFalse())
 				}
 			})
@@ -530,8 +541,8 @@ func TestServerSideApplyDoesNotStealAChild(t *testing.T) {
 
 	g.Expect(apply(rival, "contested")).To(Succeed())
 	err := apply(owner, "contested")
-	var alreadyOwned *ownership.AlreadyOwnedError
-	g.Expect(errors.As(err, &alreadyOwned)).To(BeTrue(), "want an *AlreadyOwnedError, got %v", err)
+	var refused *ownership.AdoptionError
+	g.Expect(errors.As(err, &refused)).To(BeTrue(), "want an *AdoptionError, got %v", err)
 
 	var now corev1.ConfigMap
 	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: remote, Name: "contested"}, &now)).To(Succeed())

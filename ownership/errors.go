@@ -24,20 +24,24 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// AlreadyOwnedError is returned by [Set] when the child is controlled by another owner, through
-// an owner reference or tracking labels. Set never takes such a child, whatever the adoption
-// policy: two controllers fighting over one object would each undo the other's changes.
+// AdoptionError is returned by [Set] when it refuses to take a child, for one of two reasons:
 //
-// Retrying at once does not help: nothing changes until the other owner lets go or a human
-// deletes the child. Report it in a condition and come back after a long delay; no event
-// reaches this owner when the child is freed, since the child's events go to its owner.
-type AlreadyOwnedError struct {
-	// Child is the child Set was asked to take.
-	Child Reference
-
-	// Owner is the owner that controls the child. For an owner reference, Owner.Namespace is
-	// the child's namespace (see [OwnerOf]).
-	Owner Owner
+//   - Another owner controls the child, through an owner reference or tracking labels: Owner
+//     names it. No adoption policy takes such a child: two controllers fighting over one object
+//     would each undo the other's changes. A previous incarnation of the owner passed to Set
+//     counts as another owner (PreviousIncarnation), except under [AdoptAlways].
+//   - Nobody controls the child, it exists, and the adoption policy does not allow taking it:
+//     any existing child under [AdoptNever], a child with other owners' (non-controller)
+//     references under [AdoptIfUnowned]. Owner is nil.
+//
+// Branch on it with errors.As. Retrying at once does not help: nothing changes until the other
+// owner lets go or a person deletes or releases the child. Report it in a condition and come
+// back after a long delay; no event reaches this owner when the child is freed, since the
+// child's events go to its owner.
+type AdoptionError struct {
+	// Owner is the owner that controls the child, or nil when nobody does. For an owner
+	// reference, Owner.Namespace is the child's namespace (see [OwnerOf]).
+	Owner *Owner
 
 	// PreviousIncarnation reports that Owner has the kind, namespace and name of the owner
 	// passed to Set but another UID: that owner was deleted and recreated, and its child was
@@ -46,65 +50,58 @@ type AlreadyOwnedError struct {
 	// referenced (Owner.Mechanism is [ControllerReference]) is deleted by the garbage collector
 	// soon, after which the owner can create its own.
 	PreviousIncarnation bool
-}
 
-// Error implements error.
-func (e *AlreadyOwnedError) Error() string {
-	how := "an owner reference"
-	if e.Owner.Mechanism == TrackingLabels {
-		how = "tracking labels"
-	}
-	msg := fmt.Sprintf("%s is already controlled by %s (uid %s, through %s)", e.Child, e.Owner.Reference, e.Owner.UID, how)
-	if e.PreviousIncarnation {
-		msg += ", a deleted object of the same name that left it behind: delete it, or adopt it with the adoption policy Always"
-	}
-	return msg
-}
-
-// NotAdoptedError is returned by [Set] when the child exists, nobody controls it, and the
-// adoption policy does not allow taking it: any existing child under [AdoptNever], a child
-// with other owners' (non-controller) references under [AdoptIfUnowned].
-type NotAdoptedError struct {
-	// Child is the child Set was asked to take.
-	Child Reference
-
-	// Policy is the adoption policy that refused it.
+	// Policy is the adoption policy Set applied.
 	Policy AdoptionPolicy
 
-	// OwnerReferences are the child's owner references that made [AdoptIfUnowned] refuse; empty
-	// for [AdoptNever].
+	// OwnerReferences are the owner references, without the controller flag, that made
+	// [AdoptIfUnowned] refuse a child nobody controls; empty otherwise.
 	OwnerReferences []metav1.OwnerReference
+
+	// child is the child Set was asked to take.
+	child reference
 }
 
 // Error implements error.
-func (e *NotAdoptedError) Error() string {
+func (e *AdoptionError) Error() string {
+	if e.Owner != nil {
+		how := "an owner reference"
+		if e.Owner.Mechanism == TrackingLabels {
+			how = "tracking labels"
+		}
+		msg := fmt.Sprintf("%s is already controlled by %s (uid %s, through %s)", e.child, e.Owner, e.Owner.UID, how)
+		if e.PreviousIncarnation {
+			msg += ", a deleted object of the same name that left it behind: delete it, or adopt it with the adoption policy Always"
+		}
+		return msg
+	}
 	if len(e.OwnerReferences) == 0 {
-		return fmt.Sprintf("refusing to adopt existing %s: the adoption policy is %s", e.Child, e.Policy)
+		return fmt.Sprintf("refusing to adopt existing %s: the adoption policy is %s", e.child, e.Policy)
 	}
 	refs := make([]string, len(e.OwnerReferences))
 	for i, r := range e.OwnerReferences {
 		gv, _ := schema.ParseGroupVersion(r.APIVersion)
-		refs[i] = Reference{Group: gv.Group, Kind: r.Kind, Name: r.Name}.String()
+		refs[i] = reference{Group: gv.Group, Kind: r.Kind, Name: r.Name}.String()
 	}
 	return fmt.Sprintf("refusing to adopt existing %s: it has owner references to %s, and the adoption policy is %s",
-		e.Child, strings.Join(refs, ", "), e.Policy)
+		e.child, strings.Join(refs, ", "), e.Policy)
 }
 
-// ScopeError reports that an owner reference from Child to Owner is not allowed: the child is
-// in another namespace than its namespaced owner, or the child is cluster-scoped and the owner
-// is not. [Set] returns it only when [RequireMechanism] asks for [ControllerReference];
-// otherwise it tracks such children instead. See [ValidateOwnerReference].
+// ScopeError reports that Kubernetes does not allow an owner reference from a child to its
+// owner: the child is in another namespace than its namespaced owner, or the child is
+// cluster-scoped and the owner is not. [Set] returns it only when [RequireMechanism] asks for
+// [ControllerReference]; otherwise it tracks such children instead.
 type ScopeError struct {
-	// Owner and Child are the two objects; their kinds are empty when unknown.
-	Owner, Child Reference
+	// owner and child are the two objects; their kinds are empty when unknown.
+	owner, child reference
 }
 
 // Error implements error.
 func (e *ScopeError) Error() string {
-	if e.Child.Namespace == "" {
+	if e.child.Namespace == "" {
 		return fmt.Sprintf("cannot make %s the owner of %s through an owner reference: a cluster-scoped object cannot have a namespaced owner",
-			e.Owner, e.Child)
+			e.owner, e.child)
 	}
 	return fmt.Sprintf("cannot make %s the owner of %s through an owner reference: owner references cannot cross namespaces",
-		e.Owner, e.Child)
+		e.owner, e.child)
 }

@@ -90,9 +90,9 @@ func ExampleSet_adoption() {
 
 	// No adoption policy takes it.
 	_, _, err := ownership.Set(owner, secret, clientgoscheme.Scheme, ownership.AdoptAlways)
-	var alreadyOwned *ownership.AlreadyOwnedError
-	if errors.As(err, &alreadyOwned) {
-		fmt.Println("owned by", alreadyOwned.Owner.Name)
+	var refused *ownership.AdoptionError
+	if errors.As(err, &refused) && refused.Owner != nil {
+		fmt.Println("owned by", refused.Owner.Name)
 		fmt.Println(err)
 	}
 
@@ -110,6 +110,33 @@ func ExampleSet_adoption() {
 	// <nil> true
 }
 
+// A controller branches on the AdoptionError: a child another owner controls is a clash for a
+// person to resolve; a child nobody controls was refused by the controller's own policy.
+func ExampleAdoptionError() {
+	owner := newCluster("shop", "web", "0b7f6c9e-2f5d-4c1a-9a43-5d1f0e8a7c21") // a Cluster custom resource
+	rival := newCluster("shop", "api", "9d2e4b1a-7c3f-4e8d-b6a5-1f0c2d3e4a5b")
+	taken := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "tls", UID: "5e6f"}}
+	if _, _, err := ownership.Set(rival, taken, clientgoscheme.Scheme); err != nil {
+		fmt.Println(err)
+	}
+	unowned := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "admin", UID: "7a8b"}}
+
+	for _, child := range []*corev1.Secret{taken, unowned} {
+		_, _, err := ownership.Set(owner, child, clientgoscheme.Scheme, ownership.AdoptNever)
+		var refused *ownership.AdoptionError
+		switch {
+		case errors.As(err, &refused) && refused.Owner != nil:
+			fmt.Printf("%s: controlled by %s through %s\n", child.Name, refused.Owner, refused.Owner.Mechanism)
+		case errors.As(err, &refused):
+			fmt.Printf("%s: not adopted under the policy %s\n", child.Name, refused.Policy)
+		}
+	}
+
+	// Output:
+	// tls: controlled by Cluster.apps.example.com shop/api through ControllerReference
+	// admin: not adopted under the policy Never
+}
+
 func ExampleSet_serverSideApply() {
 	owner := newCluster("shop", "web", "0b7f6c9e-2f5d-4c1a-9a43-5d1f0e8a7c21") // a Cluster custom resource
 	c := fake.NewClientBuilder().WithObjects(&corev1.ConfigMap{
@@ -119,7 +146,8 @@ func ExampleSet_serverSideApply() {
 	}).Build()
 
 	// With server-side apply the desired child is built from scratch, so Set cannot see who
-	// owns the object on the server: pass it with Existing.
+	// owns the object on the server: pass it with Existing. (tenon's patch.OwnedBy reads the
+	// live object, sets the owner and applies in one call.)
 	desired := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-config"}, Data: map[string]string{"port": "8080"}}
 	var live corev1.ConfigMap
 	if err := client.IgnoreNotFound(c.Get(context.Background(), client.ObjectKeyFromObject(desired), &live)); err != nil {

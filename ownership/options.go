@@ -17,50 +17,46 @@ limitations under the License.
 package ownership
 
 import (
+	"maps"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// SetOptions configures [Set]. Build it with [SetOption] values; the zero value picks the
-// mechanism automatically, adopts only unowned objects and blocks the owner's deletion.
-type SetOptions struct {
-	// Adoption decides whether Set takes an existing child that the owner does not control
-	// yet. Defaults to [AdoptIfUnowned].
-	Adoption AdoptionPolicy
-
-	// Mechanism, when not empty, is the only mechanism Set may use. [ControllerReference] makes
-	// Set return a [*ScopeError] instead of falling back to tracking, for callers that rely on
-	// the garbage collector; [TrackingLabels] tracks even where an owner reference would be
-	// allowed. Defaults to empty: an owner reference where Kubernetes allows one, tracking
-	// otherwise.
-	Mechanism Mechanism
-
-	// BlockOwnerDeletion is the BlockOwnerDeletion of the owner reference Set writes: with
-	// foreground deletion, the owner stays until the child is gone. Setting it to true needs
-	// permission to update the owner's finalizers subresource (kubebuilder's RBAC markers grant
-	// it), as with controller-runtime's SetControllerReference. Defaults to true.
-	BlockOwnerDeletion *bool
-
-	// Existing is the child as the API server has it, for a child built from scratch, as for
-	// server-side apply: Set applies the adoption policy and the no-stealing rule to it as well
-	// as to the child it modifies. Nil, or an object without a UID (as left by a Get that
-	// returned NotFound), means the child does not exist yet.
-	Existing client.Object
+// SetOption configures [Set]: an [AdoptionPolicy], [RequireMechanism], [BlockOwnerDeletion] or
+// [Existing]. Without options Set picks the mechanism, adopts only unowned children and blocks
+// the owner's deletion.
+type SetOption interface {
+	applyToSet(opts *setOptions)
 }
 
-// SetOption configures [Set].
-type SetOption interface {
-	// ApplyToSet sets the option on opts.
-	ApplyToSet(opts *SetOptions)
+// setOptions is what the [SetOption] values of one call of [Set] ask for.
+type setOptions struct {
+	adoption           AdoptionPolicy
+	mechanism          Mechanism
+	blockOwnerDeletion bool
+	existing           client.Object
+}
+
+// newSetOptions applies opts to the defaults.
+func newSetOptions(opts []SetOption) setOptions {
+	o := setOptions{adoption: AdoptIfUnowned, blockOwnerDeletion: true}
+	for _, opt := range opts {
+		if opt != nil {
+			opt.applyToSet(&o)
+		}
+	}
+	return o
 }
 
 // AdoptionPolicy decides whether [Set] takes over an existing child that the owner does not
 // control yet. An existing child is one with a UID: read from the API server rather than built
 // to be created. No policy ever takes a child that another owner controls, by either mechanism:
-// Set returns an [*AlreadyOwnedError] instead.
+// Set returns an [*AdoptionError] naming that owner instead.
 //
 // A child "built to be created" has no UID, so no policy applies to it: to protect an object
-// that server-side apply would take over, pass the live object with [Existing].
+// that server-side apply would take over, pass the live object with [Existing] (tenon's
+// patch.OwnedBy does).
 type AdoptionPolicy string
 
 const (
@@ -70,7 +66,7 @@ const (
 	AdoptIfUnowned AdoptionPolicy = "IfUnowned"
 
 	// AdoptNever takes no existing child: the owner controls only objects it created. Set
-	// returns a [*NotAdoptedError] for an existing child that it does not control already.
+	// returns an [*AdoptionError] for an existing child that it does not control already.
 	AdoptNever AdoptionPolicy = "Never"
 
 	// AdoptAlways also takes an existing child that has owner references without the controller
@@ -86,96 +82,103 @@ const (
 	AdoptAlways AdoptionPolicy = "Always"
 )
 
-// ApplyToSet implements [SetOption].
-func (p AdoptionPolicy) ApplyToSet(opts *SetOptions) {
-	opts.Adoption = p
+func (p AdoptionPolicy) applyToSet(opts *setOptions) {
+	opts.adoption = p
 }
 
-// RequireMechanism makes [Set] use only the given mechanism; see [SetOptions.Mechanism].
+// RequireMechanism makes [Set] use only the given mechanism. [ControllerReference] makes Set
+// return a [*ScopeError] instead of falling back to tracking, for callers that rely on the
+// garbage collector; [TrackingLabels] tracks even where an owner reference would be allowed.
+// Without it Set uses an owner reference where Kubernetes allows one, tracking otherwise.
 type RequireMechanism Mechanism
 
-// ApplyToSet implements [SetOption].
-func (m RequireMechanism) ApplyToSet(opts *SetOptions) {
-	opts.Mechanism = Mechanism(m)
+func (m RequireMechanism) applyToSet(opts *setOptions) {
+	opts.mechanism = Mechanism(m)
 }
 
-// BlockOwnerDeletion sets the BlockOwnerDeletion of the owner reference; see
-// [SetOptions.BlockOwnerDeletion].
+// BlockOwnerDeletion is the BlockOwnerDeletion field of the owner reference [Set] writes: with
+// foreground deletion, the owner stays until the child is gone. It defaults to true, which
+// needs permission to update the owner's finalizers subresource (kubebuilder's RBAC markers
+// grant it), as with controller-runtime's SetControllerReference; pass BlockOwnerDeletion(false)
+// for a controller without that permission. Tracking labels have no such field.
 type BlockOwnerDeletion bool
 
-// ApplyToSet implements [SetOption].
-func (b BlockOwnerDeletion) ApplyToSet(opts *SetOptions) {
-	v := bool(b)
-	opts.BlockOwnerDeletion = &v
+func (b BlockOwnerDeletion) applyToSet(opts *setOptions) {
+	opts.blockOwnerDeletion = bool(b)
 }
 
-// Existing names the child as the API server has it; see [SetOptions.Existing].
+// Existing is the child as the API server has it, for a child built from scratch, as for
+// server-side apply: [Set] applies the adoption policy and the no-stealing rule to it as well as
+// to the child it modifies. A nil Object, or one without a UID (as left by a Get that returned
+// NotFound), means the child does not exist yet. tenon's patch.OwnedBy reads the live child and
+// passes it for the caller.
 type Existing struct {
 	// Object is the live child, or nil when it does not exist.
 	Object client.Object
 }
 
-// ApplyToSet implements [SetOption].
-func (e Existing) ApplyToSet(opts *SetOptions) {
-	opts.Existing = e.Object
+func (e Existing) applyToSet(opts *setOptions) {
+	opts.existing = e.Object
 }
 
-// ChildrenOptions configures [ListChildren], [Prune] and [DeleteTracked]. Build it with
-// [ChildrenOption] values; the zero value lists without an index and deletes in the background.
-type ChildrenOptions struct {
-	// UseIndex lists children with one query on the field index [IndexField], which must be
-	// registered for the kind on the reader's cache (see [Index]). The API server has no such
-	// field: use it only with a cache-backed reader. Defaults to false: a label selector finds
-	// tracked children, and a listing of the owner's namespace (all namespaces for a
-	// cluster-scoped owner) filtered in memory finds the referenced ones.
-	UseIndex bool
-
-	// MatchingLabels narrows the children to those with these labels, for an owner that prunes
-	// several groups of children of one kind separately. Defaults to none: every child of the
-	// kind.
-	MatchingLabels map[string]string
-
-	// Propagation is the propagation policy of deletions: what happens to the child's own
-	// dependents. Defaults to background (the child goes at once, its dependents soon after);
-	// foreground keeps the child, and DeleteTracked's count of remaining children, until its
-	// dependents are gone.
-	Propagation metav1.DeletionPropagation
-}
-
-// ChildrenOption configures [ListChildren], [Prune] and [DeleteTracked].
+// ChildrenOption configures [ListChildren], [Prune] and [DeleteTracked]: [UseIndex],
+// [MatchingLabels] or [Propagation]. Without options they list without an index, every child of
+// the kind, and delete in the background.
 type ChildrenOption interface {
-	// ApplyToChildren sets the option on opts.
-	ApplyToChildren(opts *ChildrenOptions)
+	applyToChildren(opts *childrenOptions)
 }
 
-// UseIndex lists children through the field index; see [ChildrenOptions.UseIndex].
+// childrenOptions is what the [ChildrenOption] values of one call ask for.
+type childrenOptions struct {
+	useIndex       bool
+	matchingLabels map[string]string
+	propagation    metav1.DeletionPropagation
+}
+
+// newChildrenOptions applies opts to the defaults.
+func newChildrenOptions(opts []ChildrenOption) childrenOptions {
+	o := childrenOptions{propagation: metav1.DeletePropagationBackground}
+	for _, opt := range opts {
+		if opt != nil {
+			opt.applyToChildren(&o)
+		}
+	}
+	return o
+}
+
+// UseIndex, when true, lists children with one query on the field index [IndexField], which must
+// be registered for the kind on the reader's cache (see [Index]). The API server has no such
+// field: use it only with a cache-backed reader. Without it a label selector finds tracked
+// children, and a listing of the owner's namespace (all namespaces for a cluster-scoped owner)
+// filtered in memory finds the referenced ones.
 type UseIndex bool
 
-// ApplyToChildren implements [ChildrenOption].
-func (u UseIndex) ApplyToChildren(opts *ChildrenOptions) {
-	opts.UseIndex = bool(u)
+func (u UseIndex) applyToChildren(opts *childrenOptions) {
+	opts.useIndex = bool(u)
 }
 
-// MatchingLabels narrows the children by label; see [ChildrenOptions.MatchingLabels]. Several
-// are combined.
+// MatchingLabels narrows the children to those with these labels, for an owner that prunes
+// several groups of children of one kind separately. Several are combined. Without it every
+// child of the kind counts.
 type MatchingLabels map[string]string
 
-// ApplyToChildren implements [ChildrenOption].
-func (m MatchingLabels) ApplyToChildren(opts *ChildrenOptions) {
-	if opts.MatchingLabels == nil {
-		opts.MatchingLabels = make(map[string]string, len(m))
+func (m MatchingLabels) applyToChildren(opts *childrenOptions) {
+	if opts.matchingLabels == nil {
+		opts.matchingLabels = make(map[string]string, len(m))
 	}
-	for k, v := range m {
-		opts.MatchingLabels[k] = v
-	}
+	maps.Copy(opts.matchingLabels, m)
 }
 
-// Propagation sets the propagation policy of deletions; see [ChildrenOptions.Propagation].
+// Propagation is the propagation policy of deletions: what happens to the child's own
+// dependents. It defaults to background (the child goes at once, its dependents soon after);
+// foreground keeps the child, and [DeleteTracked]'s count of remaining children, until its
+// dependents are gone.
 type Propagation metav1.DeletionPropagation
 
-// ApplyToChildren implements [ChildrenOption].
-func (p Propagation) ApplyToChildren(opts *ChildrenOptions) {
-	opts.Propagation = metav1.DeletionPropagation(p)
+func (p Propagation) applyToChildren(opts *childrenOptions) {
+	if p != "" {
+		opts.propagation = metav1.DeletionPropagation(p)
+	}
 }
 
 var (

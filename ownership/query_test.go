@@ -55,7 +55,7 @@ func TestQueries(t *testing.T) {
 		owner: owner,
 		owns:  true,
 		controller: &ownership.Owner{
-			Reference: ownership.Reference{Group: "test.tenon.dev", Kind: "Widget", Namespace: "apps", Name: "w", UID: "uid-w"},
+			Group: "test.tenon.dev", Kind: "Widget", Namespace: "apps", Name: "w", UID: "uid-w",
 			Mechanism: ownership.ControllerReference,
 		},
 		index: []string{"uid-w"},
@@ -65,7 +65,7 @@ func TestQueries(t *testing.T) {
 		owner: owner,
 		owns:  true,
 		controller: &ownership.Owner{
-			Reference: ownership.Reference{Group: "test.tenon.dev", Kind: "Widget", Namespace: "apps", Name: "w", UID: "uid-w"},
+			Group: "test.tenon.dev", Kind: "Widget", Namespace: "apps", Name: "w", UID: "uid-w",
 			Mechanism: ownership.TrackingLabels,
 		},
 		index: []string{"uid-w"},
@@ -75,7 +75,7 @@ func TestQueries(t *testing.T) {
 		owner: recreated,
 		owns:  false,
 		controller: &ownership.Owner{
-			Reference: ownership.Reference{Group: "test.tenon.dev", Kind: "Widget", Namespace: "apps", Name: "w", UID: "uid-w"},
+			Group: "test.tenon.dev", Kind: "Widget", Namespace: "apps", Name: "w", UID: "uid-w",
 			Mechanism: ownership.ControllerReference,
 		},
 		index: []string{"uid-w"},
@@ -85,7 +85,7 @@ func TestQueries(t *testing.T) {
 		owner: recreated,
 		owns:  false,
 		controller: &ownership.Owner{
-			Reference: ownership.Reference{Group: "test.tenon.dev", Kind: "Widget", Namespace: "apps", Name: "w", UID: "uid-w"},
+			Group: "test.tenon.dev", Kind: "Widget", Namespace: "apps", Name: "w", UID: "uid-w",
 			Mechanism: ownership.TrackingLabels,
 		},
 		index: []string{"uid-w"},
@@ -95,7 +95,7 @@ func TestQueries(t *testing.T) {
 		owner: clusterOwner,
 		owns:  true,
 		controller: &ownership.Owner{
-			Reference: ownership.Reference{Group: "test.tenon.dev", Kind: "Fixture", Namespace: "apps", Name: "f", UID: "uid-f"},
+			Group: "test.tenon.dev", Kind: "Fixture", Namespace: "apps", Name: "f", UID: "uid-f",
 			Mechanism: ownership.ControllerReference,
 		},
 		index: []string{"uid-f"},
@@ -128,7 +128,7 @@ func TestQueries(t *testing.T) {
 		owner: owner,
 		owns:  true,
 		controller: &ownership.Owner{
-			Reference: ownership.Reference{Group: "test.tenon.dev", Kind: "Widget", Namespace: "apps", Name: "w", UID: "uid-w"},
+			Group: "test.tenon.dev", Kind: "Widget", Namespace: "apps", Name: "w", UID: "uid-w",
 			Mechanism: ownership.ControllerReference,
 		},
 		index: []string{"uid-w", "uid-x"},

@@ -47,66 +47,86 @@ const (
 	TrackingLabels Mechanism = "TrackingLabels"
 )
 
-// Reference identifies an object independently of its API version.
-type Reference struct {
-	// Group is the API group; empty for the core group (ConfigMap, Secret, ...).
-	Group string
-	// Kind is the object's kind, such as "ConfigMap". It may be empty in errors about objects
-	// whose kind could not be determined.
-	Kind string
-	// Namespace is empty for cluster-scoped objects.
-	Namespace string
-	// Name is the object's name.
-	Name string
-	// UID is the object's metadata.uid: it tells apart two objects that had the same name at
-	// different times. Empty for an object that has not been created yet.
-	UID types.UID
-}
-
-// GroupKind returns the group and kind of r.
-func (r Reference) GroupKind() schema.GroupKind {
-	return schema.GroupKind{Group: r.Group, Kind: r.Kind}
-}
-
-// String returns "Kind.group namespace/name", the form kubectl accepts ("ConfigMap ns/name" for
-// the core group, "Kind.group name" for cluster-scoped objects). The UID is not part of it.
-func (r Reference) String() string {
-	name := r.Name
-	if r.Namespace != "" {
-		name = r.Namespace + "/" + name
-	}
-	if kind := r.GroupKind().String(); kind != "" {
-		return kind + " " + name
-	}
-	return name
-}
-
 // Owner is the object that controls a child, and how the child records it. See [OwnerOf].
 type Owner struct {
-	Reference
+	// Group is the owner's API group; empty for the core group.
+	Group string
+	// Kind is the owner's kind, such as "Cluster".
+	Kind string
+	// Namespace is empty for a cluster-scoped owner. For [ControllerReference] it is the
+	// child's namespace, since an owner reference records none (see [OwnerOf]).
+	Namespace string
+	// Name is the owner's name.
+	Name string
+	// UID is the owner's metadata.uid: it tells apart two owners that had the same name at
+	// different times.
+	UID types.UID
 
 	// Mechanism is how the child records the owner.
 	Mechanism Mechanism
 }
 
+// GroupKind returns the group and kind of o.
+func (o Owner) GroupKind() schema.GroupKind {
+	return schema.GroupKind{Group: o.Group, Kind: o.Kind}
+}
+
+// String returns "Kind.group namespace/name", the form kubectl accepts ("ConfigMap ns/name" for
+// the core group, "Kind.group name" for cluster-scoped objects). The UID is not part of it.
+func (o Owner) String() string {
+	return o.reference().String()
+}
+
+func (o Owner) reference() reference {
+	return reference{Group: o.Group, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, UID: o.UID}
+}
+
+// reference identifies an object independently of its API version. Kind may be empty in errors
+// about objects whose kind could not be determined, and UID for an object not created yet.
+type reference struct {
+	Group, Kind, Namespace, Name string
+	UID                          types.UID
+}
+
+func (r reference) groupKind() schema.GroupKind {
+	return schema.GroupKind{Group: r.Group, Kind: r.Kind}
+}
+
+// String returns "Kind.group namespace/name", as [Owner.String].
+func (r reference) String() string {
+	name := r.Name
+	if r.Namespace != "" {
+		name = r.Namespace + "/" + name
+	}
+	if kind := r.groupKind().String(); kind != "" {
+		return kind + " " + name
+	}
+	return name
+}
+
+// owner returns the owner r names, recorded by mechanism m.
+func (r reference) owner(m Mechanism) Owner {
+	return Owner{Group: r.Group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, UID: r.UID, Mechanism: m}
+}
+
 // referenceTo returns obj's reference, with its kind from scheme (or obj's TypeMeta).
-func referenceTo(obj client.Object, scheme *runtime.Scheme) (Reference, error) {
+func referenceTo(obj client.Object, scheme *runtime.Scheme) (reference, error) {
 	gvk, err := apiutil.GVKForObject(obj, scheme)
 	if err != nil {
-		return Reference{}, fmt.Errorf("failed to find the kind of %T: %w", obj, err)
+		return reference{}, fmt.Errorf("failed to find the kind of %T: %w", obj, err)
 	}
-	return Reference{Group: gvk.Group, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID()}, nil
+	return reference{Group: gvk.Group, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID()}, nil
 }
 
 // describe returns obj's reference for messages; the kind is left empty when it is unknown.
-func describe(obj client.Object, scheme *runtime.Scheme) Reference {
+func describe(obj client.Object, scheme *runtime.Scheme) reference {
 	if scheme != nil {
 		if ref, err := referenceTo(obj, scheme); err == nil {
 			return ref
 		}
 	}
 	gvk := obj.GetObjectKind().GroupVersionKind()
-	return Reference{Group: gvk.Group, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID()}
+	return reference{Group: gvk.Group, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID()}
 }
 
 // controllerOf returns the owner recorded by obj's controller reference. An owner reference
@@ -122,10 +142,7 @@ func controllerOf(obj metav1.Object) (Owner, bool) {
 // ownerFrom returns the owner that ref, on a child in childNamespace, names.
 func ownerFrom(ref metav1.OwnerReference, childNamespace string) Owner {
 	gv, _ := schema.ParseGroupVersion(ref.APIVersion)
-	return Owner{
-		Reference: Reference{Group: gv.Group, Kind: ref.Kind, Namespace: childNamespace, Name: ref.Name, UID: ref.UID},
-		Mechanism: ControllerReference,
-	}
+	return Owner{Group: gv.Group, Kind: ref.Kind, Namespace: childNamespace, Name: ref.Name, UID: ref.UID, Mechanism: ControllerReference}
 }
 
 // owners returns the owners obj records, its controller reference first. Usually there is at

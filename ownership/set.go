@@ -44,13 +44,13 @@ import (
 //   - One mark: child ends up with exactly one of the two marks for owner. Switching mechanism
 //     removes the other (the owner's controller reference, or the tracking keys).
 //   - No stealing: when child, or [Existing], is controlled by another owner (by either
-//     mechanism), Set returns an [*AlreadyOwnedError] carrying that owner. A previous
+//     mechanism), Set returns an [*AdoptionError] carrying that owner. A previous
 //     incarnation of owner (same kind, namespace and name, another UID) counts as another
 //     owner, except under [AdoptAlways], which replaces its marks.
 //   - Adoption: when child (or [Existing]) has a UID, it exists; if owner has no mark on it
 //     yet (nor an owner reference without the controller flag), the [AdoptionPolicy] decides,
-//     and a refusal is a [*NotAdoptedError]. A child without a UID is being created and is
-//     always taken.
+//     and a refusal is an [*AdoptionError] without an owner. A child without a UID is being
+//     created and is always taken.
 //   - Other owner references (without the controller flag) and all other labels and
 //     annotations are never touched. Changed maps and slices are replaced, not modified in
 //     place, so a labels map shared between several children stays as it was.
@@ -60,10 +60,7 @@ import (
 //
 // When Set returns an error, child is not modified.
 func Set(owner, child client.Object, scheme *runtime.Scheme, opts ...SetOption) (mechanism Mechanism, changed bool, err error) {
-	var o SetOptions
-	for _, opt := range opts {
-		opt.ApplyToSet(&o)
-	}
+	o := newSetOptions(opts)
 	if isNil(owner) || isNil(child) {
 		return "", false, errors.New("failed to set the owner: owner and child must not be nil")
 	}
@@ -77,21 +74,21 @@ func Set(owner, child client.Object, scheme *runtime.Scheme, opts ...SetOption) 
 	if err != nil {
 		return "", false, fmt.Errorf("failed to find the kind of the owner %T: %w", owner, err)
 	}
-	ref := Reference{Group: gvk.Group, Kind: gvk.Kind, Namespace: owner.GetNamespace(), Name: owner.GetName(), UID: owner.GetUID()}
+	ref := reference{Group: gvk.Group, Kind: gvk.Kind, Namespace: owner.GetNamespace(), Name: owner.GetName(), UID: owner.GetUID()}
 	childRef := describe(child, scheme)
 	if err := validateOwner(ref, childRef); err != nil {
 		return "", false, err
 	}
 
-	mechanism, err = choose(ref, childRef, o.Mechanism)
+	mechanism, err = choose(ref, childRef, o.mechanism)
 	if err != nil {
 		return "", false, err
 	}
-	for _, obj := range []client.Object{child, o.Existing} {
+	for _, obj := range []client.Object{child, o.existing} {
 		if isNil(obj) {
 			continue
 		}
-		if err := checkAdoption(ref, childRef, obj, o.Adoption); err != nil {
+		if err := checkAdoption(ref, childRef, obj, o.adoption); err != nil {
 			return "", false, err
 		}
 	}
@@ -102,7 +99,7 @@ func Set(owner, child client.Object, scheme *runtime.Scheme, opts ...SetOption) 
 		Name:               ref.Name,
 		UID:                ref.UID,
 		Controller:         ptr.To(true),
-		BlockOwnerDeletion: ptr.To(o.BlockOwnerDeletion == nil || *o.BlockOwnerDeletion),
+		BlockOwnerDeletion: ptr.To(o.blockOwnerDeletion),
 	}
 	changed = setOwnerReferences(child, ref, want, mechanism == ControllerReference)
 	if mechanism == TrackingLabels {
@@ -113,24 +110,24 @@ func Set(owner, child client.Object, scheme *runtime.Scheme, opts ...SetOption) 
 	return mechanism, changed, nil
 }
 
-func (o *SetOptions) validate() error {
-	switch o.Adoption {
+func (o *setOptions) validate() error {
+	switch o.adoption {
 	case "":
-		o.Adoption = AdoptIfUnowned
+		o.adoption = AdoptIfUnowned
 	case AdoptIfUnowned, AdoptNever, AdoptAlways:
 	default:
-		return fmt.Errorf("failed to set the owner: unknown adoption policy %q", o.Adoption)
+		return fmt.Errorf("failed to set the owner: unknown adoption policy %q", o.adoption)
 	}
-	switch o.Mechanism {
+	switch o.mechanism {
 	case "", ControllerReference, TrackingLabels:
 	default:
-		return fmt.Errorf("failed to set the owner: unknown mechanism %q", o.Mechanism)
+		return fmt.Errorf("failed to set the owner: unknown mechanism %q", o.mechanism)
 	}
 	return nil
 }
 
 // validateOwner checks what the marks will record about owner.
-func validateOwner(owner, child Reference) error {
+func validateOwner(owner, child reference) error {
 	switch {
 	case owner.Name == "":
 		return fmt.Errorf("failed to set the owner of %s: the owner has no name", child)
@@ -145,27 +142,18 @@ func validateOwner(owner, child Reference) error {
 	return nil
 }
 
-// ValidateOwnerReference reports whether Kubernetes allows an owner reference from child to
-// owner: it returns nil when owner is cluster-scoped or both are in the same namespace, and a
-// [*ScopeError] otherwise. An empty namespace means cluster-scoped. Kinds in the error come
-// from the objects' TypeMeta and may be empty.
-func ValidateOwnerReference(owner, child client.Object) error {
-	if isNil(owner) || isNil(child) {
-		return errors.New("failed to validate the owner reference: owner and child must not be nil")
-	}
-	return validateScope(describe(owner, nil), describe(child, nil))
-}
-
-func validateScope(owner, child Reference) error {
+// validateScope returns a [*ScopeError] when Kubernetes does not allow an owner reference from
+// child to owner: owner is namespaced and child is in another namespace, or cluster-scoped.
+func validateScope(owner, child reference) error {
 	if owner.Namespace == "" || owner.Namespace == child.Namespace {
 		return nil
 	}
-	return &ScopeError{Owner: owner, Child: child}
+	return &ScopeError{owner: owner, child: child}
 }
 
 // choose returns the mechanism for owner and child: required, or the owner reference where it
 // is allowed.
-func choose(owner, child Reference, required Mechanism) (Mechanism, error) {
+func choose(owner, child reference, required Mechanism) (Mechanism, error) {
 	scopeErr := validateScope(owner, child)
 	switch required {
 	case ControllerReference:
@@ -183,7 +171,7 @@ func choose(owner, child Reference, required Mechanism) (Mechanism, error) {
 }
 
 // checkAdoption returns why owner may not take obj under policy, or nil.
-func checkAdoption(owner, child Reference, obj client.Object, policy AdoptionPolicy) error {
+func checkAdoption(owner, child reference, obj client.Object, policy AdoptionPolicy) error {
 	controlled := false
 	for _, current := range owners(obj) {
 		switch {
@@ -191,10 +179,10 @@ func checkAdoption(owner, child Reference, obj client.Object, policy AdoptionPol
 			controlled = true
 		case isIncarnation(current, owner, obj.GetNamespace()):
 			if policy != AdoptAlways {
-				return &AlreadyOwnedError{Child: child, Owner: current, PreviousIncarnation: true}
+				return &AdoptionError{child: child, Owner: &current, Policy: policy, PreviousIncarnation: true}
 			}
 		default:
-			return &AlreadyOwnedError{Child: child, Owner: current}
+			return &AdoptionError{child: child, Owner: &current, Policy: policy}
 		}
 	}
 	for _, r := range obj.GetOwnerReferences() {
@@ -206,7 +194,7 @@ func checkAdoption(owner, child Reference, obj client.Object, policy AdoptionPol
 	}
 	switch policy {
 	case AdoptNever:
-		return &NotAdoptedError{Child: child, Policy: policy}
+		return &AdoptionError{child: child, Policy: policy}
 	case AdoptIfUnowned:
 		var others []metav1.OwnerReference
 		for _, r := range obj.GetOwnerReferences() {
@@ -215,7 +203,7 @@ func checkAdoption(owner, child Reference, obj client.Object, policy AdoptionPol
 			}
 		}
 		if len(others) > 0 {
-			return &NotAdoptedError{Child: child, Policy: policy, OwnerReferences: others}
+			return &AdoptionError{child: child, Policy: policy, OwnerReferences: others}
 		}
 	}
 	return nil
@@ -224,7 +212,7 @@ func checkAdoption(owner, child Reference, obj client.Object, policy AdoptionPol
 // isIncarnation reports whether current, recorded on a child in namespace childNamespace, is
 // an incarnation of owner: the same kind, namespace and name. An owner reference names an
 // object in the child's namespace, or a cluster-scoped one.
-func isIncarnation(current Owner, owner Reference, childNamespace string) bool {
+func isIncarnation(current Owner, owner reference, childNamespace string) bool {
 	if current.Group != owner.Group || current.Kind != owner.Kind || current.Name != owner.Name {
 		return false
 	}
@@ -238,7 +226,7 @@ func isIncarnation(current Owner, owner Reference, childNamespace string) bool {
 // controller reference (replacing any reference to owner's UID) when reference is true, no
 // controller reference to owner otherwise. Controller references of previous incarnations of
 // owner are dropped; checkAdoption has allowed that. Other references keep their order.
-func setOwnerReferences(child client.Object, owner Reference, want metav1.OwnerReference, reference bool) (changed bool) {
+func setOwnerReferences(child client.Object, owner reference, want metav1.OwnerReference, reference bool) (changed bool) {
 	current := child.GetOwnerReferences()
 	next := make([]metav1.OwnerReference, 0, len(current)+1)
 	placed := false

@@ -197,9 +197,7 @@ func TestSetRefusesWhatKubernetesWouldReject(t *testing.T) {
 		check: func(g Gomega, err error) {
 			var scopeErr *ownership.ScopeError
 			g.Expect(errors.As(err, &scopeErr)).To(BeTrue())
-			g.Expect(scopeErr.Owner.String()).To(Equal("Widget.test.tenon.dev apps/w"))
-			g.Expect(scopeErr.Child.String()).To(Equal("ConfigMap other/c"))
-			g.Expect(err).To(MatchError(ContainSubstring("owner references cannot cross namespaces")))
+			g.Expect(err).To(MatchError("cannot make Widget.test.tenon.dev apps/w the owner of ConfigMap other/c through an owner reference: owner references cannot cross namespaces"))
 		},
 	}, {
 		name:  "An owner reference from a cluster-scoped child to a namespaced owner is a scope error",
@@ -294,28 +292,36 @@ func TestSetRefusesWhatKubernetesWouldReject(t *testing.T) {
 	}
 }
 
-func TestValidateOwnerReference(t *testing.T) {
+func TestRequiringAnOwnerReferenceWhereKubernetesForbidsOneIsAScopeError(t *testing.T) {
 	tests := []struct {
 		name         string
 		owner, child client.Object
-		allowed      bool
+		want         string // the ScopeError's message; empty when the reference is allowed
 	}{
-		{"Owner and child in one namespace may be referenced", widget("apps", "w", "u"), configMap("apps", "c", ""), true},
-		{"A cluster-scoped owner may be referenced from any namespace", fixture("f", "u"), configMap("apps", "c", ""), true},
-		{"A cluster-scoped owner may be referenced from a cluster-scoped child", fixture("f", "u"), fixture("c", ""), true},
-		{"A namespaced owner may not be referenced from another namespace", widget("apps", "w", "u"), configMap("other", "c", ""), false},
-		{"A namespaced owner may not be referenced from a cluster-scoped child", widget("apps", "w", "u"), fixture("c", ""), false},
+		{"Owner and child in one namespace may be referenced", widget("apps", "w", "u"), configMap("apps", "c", ""), ""},
+		{"A cluster-scoped owner may be referenced from any namespace", fixture("f", "u"), configMap("apps", "c", ""), ""},
+		{"A cluster-scoped owner may be referenced from a cluster-scoped child", fixture("f", "u"), fixture("c", ""), ""},
+		{
+			"A namespaced owner may not be referenced from another namespace", widget("apps", "w", "u"), configMap("other", "c", ""),
+			"cannot make Widget.test.tenon.dev apps/w the owner of ConfigMap other/c through an owner reference: owner references cannot cross namespaces",
+		},
+		{
+			"A namespaced owner may not be referenced from a cluster-scoped child", widget("apps", "w", "u"), fixture("c", ""),
+			"cannot make Widget.test.tenon.dev apps/w the owner of Fixture.test.tenon.dev c through an owner reference: a cluster-scoped object cannot have a namespaced owner",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			err := ownership.ValidateOwnerReference(tt.owner, tt.child)
-			if tt.allowed {
+			mechanism, _, err := ownership.Set(tt.owner, tt.child, scheme, ownership.RequireMechanism(ownership.ControllerReference))
+			if tt.want == "" {
 				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(mechanism).To(Equal(ownership.ControllerReference))
 				return
 			}
 			var scopeErr *ownership.ScopeError
 			g.Expect(errors.As(err, &scopeErr)).To(BeTrue(), "want a *ScopeError, got %v", err)
+			g.Expect(err.Error()).To(Equal(tt.want))
 		})
 	}
 }

@@ -58,20 +58,20 @@ func trackerOf(obj metav1.Object) (Owner, bool) {
 	a := obj.GetAnnotations()
 	gk := schema.ParseGroupKind(a[AnnotationOwnerKind])
 	return Owner{
-		Reference: Reference{Group: gk.Group, Kind: gk.Kind, Namespace: a[AnnotationOwnerNamespace], Name: a[AnnotationOwnerName], UID: types.UID(uid)},
+		Group: gk.Group, Kind: gk.Kind, Namespace: a[AnnotationOwnerNamespace], Name: a[AnnotationOwnerName], UID: types.UID(uid),
 		Mechanism: TrackingLabels,
 	}, true
 }
 
 // track writes owner's tracking label and annotations on obj and reports whether any changed.
-func track(obj metav1.Object, owner Reference) (changed bool) {
+func track(obj metav1.Object, owner reference) (changed bool) {
 	labels, lc := put(obj.GetLabels(), LabelOwnerUID, string(owner.UID))
 	if lc {
 		obj.SetLabels(labels)
 	}
 	annotations := obj.GetAnnotations()
 	var ac, c bool
-	annotations, c = put(annotations, AnnotationOwnerKind, owner.GroupKind().String())
+	annotations, c = put(annotations, AnnotationOwnerKind, owner.groupKind().String())
 	ac = ac || c
 	if owner.Namespace != "" {
 		annotations, c = put(annotations, AnnotationOwnerNamespace, owner.Namespace)

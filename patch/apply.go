@@ -33,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/client-go/applyconfigurations"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -41,17 +42,21 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/ownership"
 )
 
 // Applier writes objects with server-side apply under one field manager, and skips every
-// request it can prove would change nothing (see [Applier.Apply] for the proof). Create it once
-// per controller with [NewApplier] and keep it: it remembers what it applied. It is safe for
-// concurrent use.
+// request it can prove would change nothing (see [Applier.Apply] for the proof). It takes typed
+// and unstructured objects ([Applier.Apply], [Applier.ApplyStatus]) and apply configurations
+// ([Applier.ApplyConfiguration], [Applier.ApplyStatusConfiguration]), and applies an owned child,
+// ownership and adoption check included, in one call ([OwnedBy]). Create it once per controller
+// with [NewApplier] and keep it: it remembers what it applied. It is safe for concurrent use.
 type Applier struct {
-	client  client.Client
-	reader  client.Reader
-	manager string
-	cache   *applyCache
+	client    client.Client
+	reader    client.Reader
+	apiReader client.Reader
+	manager   string
+	cache     *applyCache
 	// types knows the schemas of the built-in kinds (client-go's copy of them), for the proof
 	// from managedFields; built on first use.
 	types func() managedfields.TypeConverter
@@ -59,12 +64,22 @@ type Applier struct {
 
 // ApplierOptions configures an [Applier]. The zero value is the default configuration.
 type ApplierOptions struct {
-	// Reader reads the live object before each apply, to decide whether the apply is needed
-	// and, for [Applier.ApplyStatus], to carry condition transition times over. Default: the
-	// client given to [NewApplier]. A manager's client (mgr.GetClient()) reads typed objects
-	// from its cache, so a skipped apply costs no request at all; it reads unstructured objects
-	// from the API server unless client.Options.Cache.Unstructured is set.
+	// Reader reads the live object before each apply, to decide whether the apply is needed,
+	// to check the adoption of a child applied with [OwnedBy] and, for [Applier.ApplyStatus], to
+	// carry condition transition times over. Default: the client given to [NewApplier]. A
+	// manager's client (mgr.GetClient()) reads typed objects from its cache, so a skipped apply
+	// costs no request at all; it reads unstructured objects from the API server unless
+	// client.Options.Cache.Unstructured is set.
 	Reader client.Reader
+
+	// APIReader reads the live object when Reader does not find it and the call has [OwnedBy]:
+	// a reader that goes to the API server, such as mgr.GetAPIReader(). Set it when Reader is a
+	// cache that holds only some objects (a label or field selector in the manager's cache
+	// options): an object of the child's name that the cache does not hold is then checked
+	// against the adoption policy instead of being taken over by the apply. It costs one read
+	// when a child is created, and none in a steady state. Default: none; a child Reader does
+	// not find is taken not to exist.
+	APIReader client.Reader
 
 	// CacheSize is the number of (object, field manager, subresource) combinations whose last
 	// apply the Applier remembers, about 150 bytes each. For objects it has forgotten it proves
@@ -74,7 +89,8 @@ type ApplierOptions struct {
 
 // NewApplier returns an Applier that applies with c under fieldManager, the name recorded in
 // managedFields (for example "cluster-controller"). c must not be nil and fieldManager must not
-// be empty, or every call of the Applier returns an error.
+// be empty, or every call of the Applier returns an error. To apply under several field
+// managers, use one Applier for each.
 func NewApplier(c client.Client, fieldManager string, opts ApplierOptions) *Applier {
 	if opts.Reader == nil {
 		opts.Reader = c
@@ -83,7 +99,7 @@ func NewApplier(c client.Client, fieldManager string, opts ApplierOptions) *Appl
 		opts.CacheSize = 4096
 	}
 	return &Applier{
-		client: c, reader: opts.Reader, manager: fieldManager, cache: newApplyCache(opts.CacheSize),
+		client: c, reader: opts.Reader, apiReader: opts.APIReader, manager: fieldManager, cache: newApplyCache(opts.CacheSize),
 		types: sync.OnceValue(func() managedfields.TypeConverter { return applyconfigurations.NewTypeConverter(clientgoscheme.Scheme) }),
 	}
 }
@@ -91,11 +107,16 @@ func NewApplier(c client.Client, fieldManager string, opts ApplierOptions) *Appl
 // Apply makes obj, a desired object (typed, such as an *appsv1.Deployment, or unstructured),
 // true on the API server with server-side apply, and reports whether the object changed.
 //
-//   - The request declares the fields set in obj, owned by the Applier's field manager (or
-//     [FieldOwner]); fields this manager applied before and obj no longer sets are removed,
-//     fields of other managers are kept. With [ForceOwnership] fields another manager owns are
-//     taken over; without it such a field with a different value fails the request with a 409.
+//   - The request declares the fields set in obj, owned by the Applier's field manager; fields
+//     this manager applied before and obj no longer sets are removed, fields of other managers
+//     are kept. With [ForceOwnership] fields another manager owns are taken over; without it
+//     such a field with a different value fails the request with a 409.
 //   - The object is created if it does not exist.
+//   - With [OwnedBy], the request also declares the owner's mark (a controller owner reference,
+//     or tracking labels and annotations where Kubernetes allows no reference), after the
+//     adoption policy and the no-stealing rule were checked against the live object: a child
+//     another owner controls, or one the policy does not adopt, is an
+//     [*ownership.AdoptionError], and nothing is sent.
 //   - The request is skipped when the Applier proves it would change nothing, as below; it is
 //     sent in every other case.
 //   - Identity and server-owned metadata in obj (resourceVersion, uid, generation,
@@ -123,9 +144,11 @@ func NewApplier(c client.Client, fieldManager string, opts ApplierOptions) *Appl
 //   - a non-empty value owned as a whole is atomic: for a built-in kind, the fields the apply
 //     declares, computed from client-go's copy of its schema, are exactly the manager's; for
 //     other kinds, whose schema the Applier does not know, it is a list no other manager owns
-//     elements of. A non-empty map or struct owned as a whole in a custom resource is never
-//     proved: it also is what a granular one looks like that the manager applied empty and the
-//     server filled with defaults since, which the apply would take ownership of.
+//     elements of. Metadata is the exception: its schema, ObjectMeta's, is every kind's, so an
+//     owner reference of a custom resource is proved as a built-in kind's. Elsewhere, a
+//     non-empty map or struct owned as a whole in a custom resource is never proved: it also is
+//     what a granular one looks like that the manager applied empty and the server filled with
+//     defaults since, which the apply would take ownership of.
 //
 // Fields obj does not set are not compared, so server-side defaulting cannot cause a hot loop.
 // The proof is conservative: what it cannot decide is sent, and then changes nothing. That
@@ -140,7 +163,8 @@ func NewApplier(c client.Client, fieldManager string, opts ApplierOptions) *Appl
 //
 // Typed objects: a field whose Go type has no omitempty is sent even when it is the zero value,
 // which makes the manager own it with that value; build such objects with the fields you mean
-// to own only, or use an unstructured object. A struct-typed field with omitempty that holds its
+// to own only, or use an apply configuration ([Applier.ApplyConfiguration]) or an unstructured
+// object. A struct-typed field with omitempty that holds its
 // zero value (a Service port's unset targetPort, an intstr.IntOrString) is not sent, although
 // encoding/json would write it: Go cannot tell unset from zero there, and omitempty says zero
 // means unset. A pointer to an empty struct is sent, and so is everything in an unstructured
@@ -150,20 +174,81 @@ func NewApplier(c client.Client, fieldManager string, opts ApplierOptions) *Appl
 // request was skipped. changed is true when a request was sent and the object's resourceVersion
 // moved (or it was created). On error obj is not modified.
 func (a *Applier) Apply(ctx context.Context, obj client.Object, opts ...ApplyOption) (changed bool, err error) {
-	o := (&ApplyOptions{}).ApplyOptions(opts)
-	gvk, manager, err := a.prepare(obj, o)
+	o := newApplyOptions(opts)
+	gvk, err := a.prepare(obj)
 	if err != nil {
 		return false, err
 	}
-	desired, err := applyBody(obj, gvk)
+	m, err := requestMap(obj)
 	if err != nil {
 		return false, err
 	}
-	live, err := a.readLive(ctx, obj, gvk)
+	desired := applyBody(m, gvk)
+	live, err := a.readLive(ctx, obj, gvk, o.owned)
 	if err != nil {
 		return false, err
 	}
-	return a.apply(ctx, obj, gvk, desired, live, manager, "", o.ForceOwnership)
+	result, changed, err := a.applyOwned(ctx, desired, gvk, live, &o)
+	if result != nil {
+		if ferr := fill(obj, result); ferr != nil && err == nil {
+			err = fmt.Errorf("failed to read the response to the apply of %s: %w", describeBody(desired, gvk, ""), ferr)
+		}
+	}
+	return changed, err
+}
+
+// ApplyConfiguration applies ac, an apply configuration, as [Applier.Apply] applies an object,
+// and reports whether the object changed. An apply configuration holds exactly the fields set
+// through its With methods, so it declares exactly what the controller means to own: it is the
+// upstream answer to typed objects' zero values, which a typed object declares (and takes
+// ownership of) for every field whose Go type has no omitempty. Use client-go's
+// applyconfigurations packages for built-in kinds (corev1ac.ConfigMap(name, namespace).WithData),
+// the apply configurations controller-gen's applyconfiguration generator writes for custom
+// resources, or client.ApplyConfigurationFromUnstructured.
+//
+//   - ac must set apiVersion, kind and name, as the generated constructors do, and the namespace
+//     of a namespaced object.
+//   - The request is the one Apply sends for an object that sets the same fields: the status and
+//     server-owned metadata are not sent, [OwnedBy] adds the owner's mark after the adoption
+//     check, [ForceOwnership] takes fields over. It is skipped under the same proof.
+//   - The Applier remembers its applies by object, field manager and subresource, whatever the
+//     form: an apply configuration that declares what a typed object declared before is skipped;
+//     one that leaves out a field that a typed object sent as its zero value is sent, and the
+//     manager no longer owns that field.
+//   - On success ac holds the live object, as after client.Client's Apply: the server's response,
+//     or the object read when the request was skipped (its status included). Build a fresh ac
+//     for each call: one that holds a live object declares all of it. On error ac is not
+//     modified.
+func (a *Applier) ApplyConfiguration(ctx context.Context, ac runtime.ApplyConfiguration, opts ...ApplyOption) (changed bool, err error) {
+	o := newApplyOptions(opts)
+	m, gvk, err := a.prepareConfiguration(ac)
+	if err != nil {
+		return false, err
+	}
+	desired := applyBody(m, gvk)
+	live, err := a.readLive(ctx, a.newObject(m, gvk), gvk, o.owned)
+	if err != nil {
+		return false, err
+	}
+	result, changed, err := a.applyOwned(ctx, desired, gvk, live, &o)
+	if result != nil {
+		if ferr := fillConfiguration(ac, result); ferr != nil && err == nil {
+			err = fmt.Errorf("failed to read the response to the apply of %s: %w", describeBody(desired, gvk, ""), ferr)
+		}
+	}
+	return changed, err
+}
+
+// applyOwned sets o's owner on desired, when there is one, and applies it.
+func (a *Applier) applyOwned(ctx context.Context, desired map[string]any, gvk schema.GroupVersionKind, live client.Object, o *applyOptions) (client.Object, bool, error) {
+	if o.owned {
+		child := &unstructured.Unstructured{Object: desired}
+		setOpts := append(slices.Clip(o.ownerOpts), ownership.Existing{Object: live})
+		if _, _, err := ownership.Set(o.owner, child, a.client.Scheme(), setOpts...); err != nil {
+			return nil, false, fmt.Errorf("failed to apply %s: %w", describeBody(desired, gvk, ""), err)
+		}
+	}
+	return a.apply(ctx, desired, gvk, live, "", o.force)
 }
 
 // ApplyStatus applies obj's status through the status subresource with server-side apply and
@@ -190,24 +275,68 @@ func (a *Applier) Apply(ctx context.Context, obj client.Object, opts ...ApplyOpt
 // The object must exist and have a status subresource (for a CRD without one use [Helper]). On
 // success obj holds the live object; on error obj is not modified.
 func (a *Applier) ApplyStatus(ctx context.Context, obj client.Object, opts ...ApplyOption) (changed bool, err error) {
-	o := (&ApplyOptions{}).ApplyOptions(opts)
-	gvk, manager, err := a.prepare(obj, o)
+	o := newApplyOptions(opts)
+	gvk, err := a.prepare(obj)
 	if err != nil {
 		return false, err
 	}
-	live, err := a.readLive(ctx, obj, gvk)
+	m, err := requestMap(obj)
 	if err != nil {
 		return false, err
+	}
+	result, changed, err := a.applyStatus(ctx, m, gvk, obj, &o)
+	if result != nil {
+		if ferr := fill(obj, result); ferr != nil && err == nil {
+			err = fmt.Errorf("failed to read the response to the apply of %s: %w", describeBody(m, gvk, "status"), ferr)
+		}
+	}
+	return changed, err
+}
+
+// ApplyStatusConfiguration applies the status of ac, an apply configuration, as
+// [Applier.ApplyStatus] applies an object's status, and reports whether the object changed. See
+// [Applier.ApplyConfiguration] for what an apply configuration must set and holds on return.
+//
+// Conditions built with client-go's metav1 apply configurations
+// (metav1ac.Condition().WithType(...).WithStatus(...).WithReason(...).WithMessage(...)) need no
+// LastTransitionTime: the Applier carries it over while the status does not change, and sets
+// it to the current time otherwise. Conditions computed as []metav1.Condition (with the
+// conditions package) convert one by one with the same builders; leave LastTransitionTime out
+// unless the condition's own time is meant.
+func (a *Applier) ApplyStatusConfiguration(ctx context.Context, ac runtime.ApplyConfiguration, opts ...ApplyOption) (changed bool, err error) {
+	o := newApplyOptions(opts)
+	m, gvk, err := a.prepareConfiguration(ac)
+	if err != nil {
+		return false, err
+	}
+	result, changed, err := a.applyStatus(ctx, m, gvk, a.newObject(m, gvk), &o)
+	if result != nil {
+		if ferr := fillConfiguration(ac, result); ferr != nil && err == nil {
+			err = fmt.Errorf("failed to read the response to the apply of %s: %w", describeBody(m, gvk, "status"), ferr)
+		}
+	}
+	return changed, err
+}
+
+// applyStatus applies the status in m, the desired object as a JSON value; like is an empty
+// object of its kind, with its name and namespace, to read the live object into.
+func (a *Applier) applyStatus(ctx context.Context, m map[string]any, gvk schema.GroupVersionKind, like client.Object, o *applyOptions) (client.Object, bool, error) {
+	if o.owned {
+		return nil, false, fmt.Errorf("failed to apply %s: OwnedBy applies to the object, not to its status", describeBody(m, gvk, "status"))
+	}
+	live, err := a.readLive(ctx, like, gvk, false)
+	if err != nil {
+		return nil, false, err
 	}
 	if live == nil {
-		return false, fmt.Errorf("failed to apply the status of %s %s: %w", gvk.Kind, client.ObjectKeyFromObject(obj),
-			apierrors.NewNotFound(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, obj.GetName()))
+		return nil, false, fmt.Errorf("failed to apply %s: %w", describeBody(m, gvk, "status"),
+			apierrors.NewNotFound(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, like.GetName()))
 	}
-	desired, err := statusBody(obj, gvk, live, o.OwnedConditions)
+	desired, err := statusBody(m, gvk, live, o.ownedConditions)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
-	return a.apply(ctx, obj, gvk, desired, live, manager, "status", o.ForceOwnership)
+	return a.apply(ctx, desired, gvk, live, "status", o.force)
 }
 
 // Forget drops what the Applier remembers about obj, for every field manager. Call it after
@@ -226,51 +355,119 @@ func (a *Applier) Forget(obj client.Object) {
 	})
 }
 
-// prepare checks the arguments and returns obj's kind and the field manager of the call.
-func (a *Applier) prepare(obj client.Object, o *ApplyOptions) (schema.GroupVersionKind, string, error) {
-	if a == nil || a.client == nil {
-		return schema.GroupVersionKind{}, "", errors.New("failed to apply: the Applier has no client")
+// prepare checks the Applier and obj and returns obj's kind.
+func (a *Applier) prepare(obj client.Object) (schema.GroupVersionKind, error) {
+	if err := a.check(); err != nil {
+		return schema.GroupVersionKind{}, err
 	}
-	if obj == nil || reflect.ValueOf(obj).IsNil() {
-		return schema.GroupVersionKind{}, "", errors.New("failed to apply: the object is nil")
-	}
-	manager := a.manager
-	if o.FieldOwner != "" {
-		manager = o.FieldOwner
-	}
-	if manager == "" {
-		return schema.GroupVersionKind{}, "", errors.New("failed to apply: no field manager")
+	if isNil(obj) {
+		return schema.GroupVersionKind{}, errors.New("failed to apply: the object is nil")
 	}
 	gvk, err := apiutil.GVKForObject(obj, a.client.Scheme())
 	if err != nil {
-		return schema.GroupVersionKind{}, "", fmt.Errorf("failed to apply %T: %w", obj, err)
+		return schema.GroupVersionKind{}, fmt.Errorf("failed to apply %T: %w", obj, err)
 	}
-	return gvk, manager, nil
+	return gvk, nil
 }
 
-// readLive reads the live object with the Applier's reader; nil when it does not exist.
-func (a *Applier) readLive(ctx context.Context, obj client.Object, gvk schema.GroupVersionKind) (client.Object, error) {
-	live, err := newLike(obj, gvk)
+// prepareConfiguration checks the Applier and ac and returns ac as a JSON value, and its kind.
+func (a *Applier) prepareConfiguration(ac runtime.ApplyConfiguration) (map[string]any, schema.GroupVersionKind, error) {
+	if err := a.check(); err != nil {
+		return nil, schema.GroupVersionKind{}, err
+	}
+	if isNil(ac) {
+		return nil, schema.GroupVersionKind{}, errors.New("failed to apply: the apply configuration is nil")
+	}
+	data, err := json.Marshal(ac)
 	if err != nil {
-		return nil, err
+		return nil, schema.GroupVersionKind{}, fmt.Errorf("failed to encode the apply configuration %T: %w", ac, err)
 	}
-	if err := a.reader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("failed to read %s %s: %w", gvk.Kind, client.ObjectKeyFromObject(obj), err)
+	var m map[string]any
+	if err := utiljson.Unmarshal(data, &m); err != nil { // numbers as int64 where integral, as in unstructured objects
+		return nil, schema.GroupVersionKind{}, fmt.Errorf("failed to decode the apply configuration %T: %w", ac, err)
 	}
-	return live, nil
+	apiVersion, _ := m["apiVersion"].(string)
+	kind, _ := m["kind"].(string)
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil || apiVersion == "" || kind == "" {
+		return nil, schema.GroupVersionKind{}, fmt.Errorf("failed to apply %T: the apply configuration needs an apiVersion and a kind", ac)
+	}
+	gvk := gv.WithKind(kind)
+	if name, _ := nested(m, "metadata", "name"); name == nil || name == "" {
+		return nil, schema.GroupVersionKind{}, fmt.Errorf("failed to apply %s: the apply configuration needs a name", gvk.Kind)
+	}
+	return m, gvk, nil
 }
 
-// apply sends desired unless live shows it would change nothing.
-func (a *Applier) apply(ctx context.Context, obj client.Object, gvk schema.GroupVersionKind, desired map[string]any,
-	live client.Object, manager, subresource string, force bool,
-) (changed bool, err error) {
-	key := applyKey{gvk: gvk, namespace: obj.GetNamespace(), name: obj.GetName(), manager: manager, subresource: subresource}
+// check reports why the Applier cannot apply anything, or nil.
+func (a *Applier) check() error {
+	switch {
+	case a == nil || a.client == nil:
+		return errors.New("failed to apply: the Applier has no client")
+	case a.manager == "":
+		return errors.New("failed to apply: no field manager")
+	}
+	return nil
+}
+
+// newObject returns an empty object of kind gvk with the name and namespace of m, a desired
+// object as a JSON value: typed when the client's scheme knows the kind, so that a manager's
+// client reads it from its cache, unstructured otherwise.
+func (a *Applier) newObject(m map[string]any, gvk schema.GroupVersionKind) client.Object {
+	var obj client.Object
+	if typed, err := a.client.Scheme().New(gvk); err == nil {
+		obj, _ = typed.(client.Object)
+	}
+	if obj == nil {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		obj = u
+	}
+	name, _ := nested(m, "metadata", "name")
+	namespace, _ := nested(m, "metadata", "namespace")
+	obj.SetName(fmt.Sprint(name))
+	if ns, ok := namespace.(string); ok {
+		obj.SetNamespace(ns)
+	}
+	return obj
+}
+
+// readLive reads the live object named like obj with the Applier's reader, falling back to its
+// API reader when the reader does not find it and fallback is set; nil when it does not exist.
+func (a *Applier) readLive(ctx context.Context, obj client.Object, gvk schema.GroupVersionKind, fallback bool) (client.Object, error) {
+	key := client.ObjectKeyFromObject(obj)
+	read := func(r client.Reader) (client.Object, error) {
+		live, err := newLike(obj, gvk)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.Get(ctx, key, live); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, nil
+			}
+			return nil, fmt.Errorf("failed to read %s %s: %w", gvk.Kind, key, err)
+		}
+		return live, nil
+	}
+	live, err := read(a.reader)
+	if live == nil && err == nil && fallback && a.apiReader != nil {
+		return read(a.apiReader)
+	}
+	return live, err
+}
+
+// apply sends desired, the body of an apply request for an object of kind gvk, unless live shows
+// it would change nothing. It returns what the object is afterwards: live when the request was
+// skipped, the response otherwise.
+func (a *Applier) apply(ctx context.Context, desired map[string]any, gvk schema.GroupVersionKind,
+	live client.Object, subresource string, force bool,
+) (result client.Object, changed bool, err error) {
+	name, _ := nested(desired, "metadata", "name")
+	namespace, _ := nested(desired, "metadata", "namespace")
+	key := applyKey{gvk: gvk, namespace: fmt.Sprint(orEmpty(namespace)), name: fmt.Sprint(name), manager: a.manager, subresource: subresource}
 	hash, err := hashOf(desired, force)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
 	if live != nil {
 		// The same apply as last time, and the object has not changed since; or the reader (a
@@ -278,41 +475,41 @@ func (a *Applier) apply(ctx context.Context, obj client.Object, gvk schema.Group
 		// object in a new event.
 		if r, ok := a.cache.get(key); ok && r.hash == hash &&
 			(r.resourceVersion == live.GetResourceVersion() || olderThan(live.GetResourceVersion(), r.resourceVersion)) {
-			copyInto(obj, live)
-			return false, nil
+			return live, false, nil
 		}
 		liveMap, err := toMap(live)
 		if err != nil {
-			return false, err
+			return nil, false, err
 		}
-		if upToDate(desired, liveMap, live.GetManagedFields(), manager, subresource, declaredFields(a.types(), desired)) {
+		declared := declaredFields(a.types(), desired)
+		var declaredMeta map[string]any
+		if declared == nil {
+			declaredMeta = declaredMetadata(a.types(), desired)
+		}
+		if upToDate(desired, liveMap, live.GetManagedFields(), a.manager, subresource, declared, declaredMeta) {
 			a.cache.put(key, applyRecord{hash: hash, resourceVersion: live.GetResourceVersion()})
-			copyInto(obj, live)
-			return false, nil
+			return live, false, nil
 		}
 	}
 
 	u := &unstructured.Unstructured{Object: deepCopyMap(desired)}
 	ac := client.ApplyConfigurationFromUnstructured(u)
 	if subresource == "status" {
-		opts := []client.SubResourceApplyOption{client.FieldOwner(manager)}
+		opts := []client.SubResourceApplyOption{client.FieldOwner(a.manager)}
 		if force {
 			opts = append(opts, client.ForceOwnership)
 		}
 		err = a.client.Status().Apply(ctx, ac, opts...)
 	} else {
-		opts := []client.ApplyOption{client.FieldOwner(manager)}
+		opts := []client.ApplyOption{client.FieldOwner(a.manager)}
 		if force {
 			opts = append(opts, client.ForceOwnership)
 		}
 		err = a.client.Apply(ctx, ac, opts...)
 	}
-	what := gvk.Kind + " " + client.ObjectKeyFromObject(obj).String()
-	if subresource != "" {
-		what = "the " + subresource + " of " + what
-	}
+	what := describeBody(desired, gvk, subresource)
 	if err != nil {
-		return false, fmt.Errorf("failed to apply %s: %w", what, err)
+		return nil, false, fmt.Errorf("failed to apply %s: %w", what, err)
 	}
 	// What the object was before: the live object, or, when the reader has not seen it yet (a
 	// cache right after this Applier created it), what this Applier left it at.
@@ -325,12 +522,79 @@ func (a *Applier) apply(ctx context.Context, obj client.Object, gvk schema.Group
 	a.cache.put(key, applyRecord{hash: hash, resourceVersion: u.GetResourceVersion()})
 	changed = previous == "" || u.GetResourceVersion() != previous
 	if changed {
-		log.FromContext(ctx).V(1).Info("Applied", "object", what, "fieldManager", manager, "resourceVersion", u.GetResourceVersion())
+		log.FromContext(ctx).V(1).Info("Applied", "object", what, "fieldManager", a.manager, "resourceVersion", u.GetResourceVersion())
 	}
-	if err := setFromUnstructured(obj, u); err != nil {
-		return changed, fmt.Errorf("failed to read the response to the apply of %s: %w", what, err)
+	return u, changed, nil
+}
+
+// describeBody names the object of an apply request body in messages: "ConfigMap ns/name", or
+// "the status of ConfigMap ns/name".
+func describeBody(desired map[string]any, gvk schema.GroupVersionKind, subresource string) string {
+	name, _ := nested(desired, "metadata", "name")
+	namespace, _ := nested(desired, "metadata", "namespace")
+	what := gvk.Kind + " " + client.ObjectKey{Namespace: fmt.Sprint(orEmpty(namespace)), Name: fmt.Sprint(orEmpty(name))}.String()
+	if subresource != "" {
+		what = "the " + subresource + " of " + what
 	}
-	return changed, nil
+	return what
+}
+
+// orEmpty returns v, or "" when v is nil.
+func orEmpty(v any) any {
+	if v == nil {
+		return ""
+	}
+	return v
+}
+
+// fill makes obj the object result holds: a shallow copy of a live object of obj's type, or the
+// conversion of a response.
+func fill(obj, result client.Object) error {
+	if u, ok := result.(*unstructured.Unstructured); ok {
+		return setFromUnstructured(obj, u)
+	}
+	if reflect.TypeOf(obj) != reflect.TypeOf(result) {
+		return fmt.Errorf("failed to copy %T into %T", result, obj)
+	}
+	copyInto(obj, result)
+	return nil
+}
+
+// fillConfiguration makes ac hold result, as client.Client's Apply leaves an apply configuration
+// holding the server's response, with nothing left of what ac held before.
+func fillConfiguration(ac runtime.ApplyConfiguration, result client.Object) error {
+	content, err := toMap(result)
+	if err != nil {
+		return err
+	}
+	if u, ok := ac.(interface{ SetUnstructuredContent(map[string]any) }); ok {
+		// client.ApplyConfigurationFromUnstructured wraps an *unstructured.Unstructured.
+		u.SetUnstructuredContent(runtime.DeepCopyJSON(content))
+		return nil
+	}
+	data, err := json.Marshal(content)
+	if err != nil {
+		return err
+	}
+	v := reflect.ValueOf(ac)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return fmt.Errorf("%T is not a pointer to a struct", ac)
+	}
+	fresh := reflect.New(v.Elem().Type())
+	if err := json.Unmarshal(data, fresh.Interface()); err != nil {
+		return err
+	}
+	v.Elem().Set(fresh.Elem())
+	return nil
+}
+
+// isNil reports whether v is nil or a nil pointer.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
 
 // setFromUnstructured replaces obj with the object u holds.
@@ -366,13 +630,10 @@ func hashOf(desired map[string]any, force bool) ([32]byte, error) {
 // the request is addressed by, or belongs to the API server.
 var appliedMetadata = []string{"name", "namespace", "labels", "annotations", "ownerReferences", "finalizers"}
 
-// applyBody returns the body of the apply request for obj: obj without status and
-// server-owned metadata, with its apiVersion and kind.
-func applyBody(obj client.Object, gvk schema.GroupVersionKind) (map[string]any, error) {
-	m, err := requestMap(obj)
-	if err != nil {
-		return nil, err
-	}
+// applyBody returns the body of the apply request for m, a desired object of kind gvk as a JSON
+// value: m without status and server-owned metadata, with its apiVersion and kind. m is not
+// modified.
+func applyBody(m map[string]any, gvk schema.GroupVersionKind) map[string]any {
 	body := make(map[string]any, len(m))
 	for k, v := range m {
 		switch k {
@@ -390,22 +651,19 @@ func applyBody(obj client.Object, gvk schema.GroupVersionKind) (map[string]any, 
 	}
 	body["metadata"] = applied
 	body["apiVersion"], body["kind"] = gvk.GroupVersion().String(), gvk.Kind
-	return body, nil
+	return body
 }
 
-// statusBody returns the body of the status apply request for obj: its identity and status,
-// with only the owned conditions when owned is set, and transition times carried over from live.
-func statusBody(obj client.Object, gvk schema.GroupVersionKind, live client.Object, owned []conditions.Type) (map[string]any, error) {
-	m, err := requestMap(obj)
-	if err != nil {
-		return nil, err
-	}
+// statusBody returns the body of the status apply request for m, a desired object of kind gvk
+// as a JSON value: its identity and status, with only the owned conditions when owned is set,
+// and transition times carried over from live. m is not modified.
+func statusBody(m map[string]any, gvk schema.GroupVersionKind, live client.Object, owned []conditions.Type) (map[string]any, error) {
 	status, _ := pruneNulls(deepCopy(m["status"])).(map[string]any)
 	if status == nil {
 		status = map[string]any{}
 	}
-	meta := map[string]any{"name": obj.GetName()}
-	if ns := obj.GetNamespace(); ns != "" {
+	meta := map[string]any{"name": live.GetName()}
+	if ns := live.GetNamespace(); ns != "" {
 		meta["namespace"] = ns
 	}
 	body := map[string]any{

@@ -30,7 +30,9 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/internal/testtypes"
+	"github.com/tenon-dev/tenon/ownership"
 )
 
 func TestApplyBodyLeavesOutOnlyZeroStructFieldsWithOmitempty(t *testing.T) {
@@ -114,9 +116,9 @@ func TestApplyBodyLeavesOutOnlyZeroStructFieldsWithOmitempty(t *testing.T) {
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			body, err := applyBody(tc.obj, tc.obj.GetObjectKind().GroupVersionKind())
+			m, err := requestMap(tc.obj)
 			g.Expect(err).NotTo(HaveOccurred())
-			got := desiredFields(body)
+			got := desiredFields(applyBody(m, tc.obj.GetObjectKind().GroupVersionKind()))
 			g.Expect(cmp.Diff(tc.want, got)).To(BeEmpty())
 		})
 	}
@@ -152,4 +154,21 @@ func TestDeclaredFieldsComeFromTheSchemaOfBuiltInKinds(t *testing.T) {
 	g.Expect(declaredFields(a.types(), shape)).To(BeNil(), "a custom resource's schema is not known")
 	service["spec"].(map[string]any)["bogus"] = "x"
 	g.Expect(declaredFields(a.types(), service)).To(BeNil(), "an object that does not match its schema")
+}
+
+func TestApplyOptionsAddUp(t *testing.T) {
+	g := NewWithT(t)
+	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner", Namespace: "ns", UID: "uid-owner"}}
+	o := newApplyOptions([]ApplyOption{
+		OwnedConditions{conditions.Ready}, nil, OwnedConditions{"Synced"}, ForceOwnership(true),
+		OwnedBy(owner, ownership.AdoptNever),
+	})
+	g.Expect(o.ownedConditions).To(Equal([]conditions.Type{conditions.Ready, "Synced"}))
+	g.Expect(o.force).To(BeTrue())
+	g.Expect(o.owned).To(BeTrue())
+	g.Expect(o.owner).To(BeIdenticalTo(owner))
+	g.Expect(o.ownerOpts).To(Equal([]ownership.SetOption{ownership.AdoptNever}))
+
+	g.Expect(newApplyOptions(nil)).To(Equal(applyOptions{}), "the zero value is the default")
+	g.Expect(newApplyOptions([]ApplyOption{OwnedBy(nil)}).owned).To(BeTrue(), "OwnedBy(nil) is not ignored")
 }

@@ -17,12 +17,16 @@ limitations under the License.
 package patch_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -65,26 +69,68 @@ func TestApplyStatusOfAMissingObjectIsNotFound(t *testing.T) {
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "got %v", err)
 }
 
-func TestFieldOwnerOverridesTheAppliersFieldManager(t *testing.T) {
+func TestEachApplierAppliesUnderItsOwnFieldManager(t *testing.T) {
 	g := NewWithT(t)
 	c := fake.NewClientBuilder().WithReturnManagedFields().Build()
-	a := patch.NewApplier(c, "me", patch.ApplierOptions{})
+	managers := func(obj client.Object) []string {
+		var out []string
+		for _, e := range obj.GetManagedFields() {
+			out = append(out, e.Manager)
+		}
+		return out
+	}
 	cm := configMap("v")
-	_, err := a.Apply(t.Context(), cm, patch.FieldOwner("someone-else"))
+	_, err := patch.NewApplier(c, "someone-else", patch.ApplierOptions{}).Apply(t.Context(), cm)
 	g.Expect(err).NotTo(HaveOccurred())
-	var managers []string
-	for _, e := range cm.ManagedFields {
-		managers = append(managers, e.Manager)
-	}
-	g.Expect(managers).To(Equal([]string{"someone-else"}))
+	g.Expect(managers(cm)).To(Equal([]string{"someone-else"}))
 
-	// What the Applier remembers and compares is per field manager: "me" has not applied it yet.
+	// What an Applier remembers and compares is its own field manager's: "me" has not applied
+	// the object yet, so it does.
 	cm = configMap("v")
-	_, err = a.Apply(t.Context(), cm)
+	changed, err := patch.NewApplier(c, "me", patch.ApplierOptions{}).Apply(t.Context(), cm)
 	g.Expect(err).NotTo(HaveOccurred())
-	managers = nil
-	for _, e := range cm.ManagedFields {
-		managers = append(managers, e.Manager)
+	g.Expect(changed).To(BeTrue(), "managedFields changed")
+	g.Expect(managers(cm)).To(ConsistOf("someone-else", "me"))
+}
+
+func TestApplyConfigurationRejectsWhatItCannotApply(t *testing.T) {
+	c := fake.NewClientBuilder().Build()
+	me := patch.NewApplier(c, "me", patch.ApplierOptions{})
+	for _, tc := range []struct {
+		name    string
+		applier *patch.Applier
+		ac      runtime.ApplyConfiguration
+		want    string
+	}{
+		{"a nil apply configuration", me, nil, "the apply configuration is nil"},
+		{"a nil pointer", me, (*corev1ac.ConfigMapApplyConfiguration)(nil), "the apply configuration is nil"},
+		{"no kind", me, &corev1ac.ConfigMapApplyConfiguration{ObjectMetaApplyConfiguration: metav1ac.ObjectMeta().WithName("x")}, "needs an apiVersion and a kind"},
+		{"no name", me, corev1ac.ConfigMap("", "default"), "ConfigMap: the apply configuration needs a name"},
+		{"no field manager", patch.NewApplier(c, "", patch.ApplierOptions{}), corev1ac.ConfigMap("x", "default"), "no field manager"},
+		{"no client", patch.NewApplier(nil, "me", patch.ApplierOptions{}), corev1ac.ConfigMap("x", "default"), "has no client"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			var before []byte
+			if tc.ac != nil {
+				before, _ = json.Marshal(tc.ac)
+			}
+			changed, err := tc.applier.ApplyConfiguration(t.Context(), tc.ac)
+			g.Expect(err).To(MatchError(ContainSubstring(tc.want)))
+			g.Expect(changed).To(BeFalse())
+			_, err = tc.applier.ApplyStatusConfiguration(t.Context(), tc.ac)
+			g.Expect(err).To(MatchError(ContainSubstring(tc.want)))
+			if tc.ac != nil {
+				after, _ := json.Marshal(tc.ac)
+				g.Expect(string(after)).To(Equal(string(before)), "on error ac is not modified")
+			}
+		})
 	}
-	g.Expect(managers).To(ConsistOf("someone-else", "me"))
+}
+
+func TestApplyStatusConfigurationOfAMissingObjectIsNotFound(t *testing.T) {
+	g := NewWithT(t)
+	a := patch.NewApplier(fake.NewClientBuilder().Build(), "me", patch.ApplierOptions{})
+	_, err := a.ApplyStatusConfiguration(t.Context(), corev1ac.ConfigMap("x", "default"))
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "got %v", err)
 }

@@ -113,7 +113,15 @@ limitations under the License.
 //
 // An [Applier] applies desired objects, typed or unstructured, under one field manager:
 // [Applier.Apply] for children a controller creates and owns, [Applier.ApplyStatus] for status
-// fields and conditions written through the status subresource.
+// fields and conditions written through the status subresource. [Applier.ApplyConfiguration]
+// and [Applier.ApplyStatusConfiguration] take apply configurations (client-go's for built-in
+// kinds, controller-gen's for custom resources), which declare only the fields they set where a
+// typed object also declares its zero values. With [OwnedBy], one call sets the owner's mark on a
+// child (an owner reference, or ownership's tracking labels across namespaces), checks the
+// adoption policy against the live object it reads anyway, and applies; a child another owner
+// controls is refused and nothing is sent:
+//
+//	_, err := r.Applier.Apply(ctx, configMap, patch.OwnedBy(cluster), patch.ForceOwnership(true))
 //
 // Before each apply the Applier reads the live object (from the manager's cache, usually) and
 // skips the request when it can prove it would change nothing: when it applied the same desired
@@ -157,7 +165,7 @@ limitations under the License.
 //	                                          Helper                        Applier
 //	the object the controller reconciles      yes                           no: applying it would
 //	(finalizers, status, observedGeneration)                                take over fields users set
-//	children the controller creates and owns  possible (Get, change, Patch) yes: Apply
+//	children the controller creates and owns  possible (Get, change, Patch) yes: Apply with OwnedBy
 //	status written by several controllers     yes, with OwnedConditions     yes, ApplyStatus with
 //	                                                                        OwnedConditions
 //	conditions rebuilt from scratch           use conditions.Set on the     yes: times carried over

@@ -27,12 +27,15 @@ import (
 
 // upToDate reports whether an apply of desired by manager would change nothing on live. declared
 // is the field set the apply declares, as the API server computes it from the kind's schema (see
-// [declaredFields]), or nil when the schema is not known. upToDate walks desired, live and the
+// [declaredFields]), or nil when the schema is not known; declaredMeta is the part of it in
+// metadata, whose schema (ObjectMeta's) every kind shares, or nil when not known either (see
+// [declaredMetadata]): it is used when declared is nil. upToDate walks desired, live and the
 // field set of manager's managedFields entry for the apply operation on subresource ("" for the
 // main resource) together, and holds only when:
 //
 //   - there is exactly one such entry, recorded for desired's apiVersion, and it owns exactly
-//     declared when declared is known;
+//     declared when declared is known, and exactly declaredMeta in metadata otherwise, when that
+//     is known;
 //   - at every map or struct, the entry owns exactly the fields desired sets there, and live has
 //     each of them (live may have more: other managers' fields and server defaults, which the
 //     apply keeps);
@@ -41,9 +44,10 @@ import (
 //   - at every value the entry owns as a whole, with no owned fields below it (a scalar, an
 //     atomic map, struct or list, or an empty value), live's value is exactly desired's: the
 //     apply replaces such a value, so a key live has and desired does not would be removed;
-//   - a non-empty map or list owned as a whole is atomic: the schema says so (declared is
-//     known and matched), or, without a schema, it is a list no other entry owns elements or
-//     fields of. Without a schema a non-empty map or struct owned as a whole is never proved:
+//   - a non-empty map or list owned as a whole is atomic: the schema says so (declared, or in
+//     metadata declaredMeta, is known and matched), or, without a schema, it is a list no other
+//     entry owns elements or fields of. Without a schema a non-empty map or struct owned as a
+//     whole (such as an owner reference, which ObjectMeta's schema makes atomic) is never proved:
 //     it is also what a granular one looks like that the manager applied empty before and that
 //     the server then filled with defaults, and applying desired would take ownership of them.
 //
@@ -56,7 +60,7 @@ import (
 // another manager added elements to, a list key the server defaulted, or a default the server
 // filled in inside a value owned as a whole (a fieldRef's apiVersion) make it return false, and
 // the caller applies; never the other way round.
-func upToDate(desired, live map[string]any, managed []metav1.ManagedFieldsEntry, manager, subresource string, declared map[string]any) bool {
+func upToDate(desired, live map[string]any, managed []metav1.ManagedFieldsEntry, manager, subresource string, declared, declaredMeta map[string]any) bool {
 	var entry *metav1.ManagedFieldsEntry
 	var others []map[string]any
 	for i := range managed {
@@ -80,6 +84,16 @@ func upToDate(desired, live map[string]any, managed []metav1.ManagedFieldsEntry,
 		return false
 	}
 	p := proof{schema: declared != nil}
+	if declared == nil && declaredMeta != nil {
+		ownedMeta, _ := owned["f:metadata"].(map[string]any)
+		if ownedMeta == nil {
+			ownedMeta = map[string]any{}
+		}
+		if !jsonEqual(declaredMeta, ownedMeta) {
+			return false
+		}
+		p.metadata = true
+	}
 	return p.unchanged(owned, desiredFields(desired), live, others, true)
 }
 
@@ -155,11 +169,32 @@ func declaredFields(types managedfields.TypeConverter, desired map[string]any) m
 	return fields
 }
 
+// declaredMetadata returns the field set an apply of desired declares in metadata, in
+// managedFields' format (the value of "f:metadata", empty when desired sets no metadata but its
+// name and namespace), computed with types from ObjectMeta's schema, which every kind shares,
+// custom resources included; nil when desired's metadata does not match it.
+func declaredMetadata(types managedfields.TypeConverter, desired map[string]any) map[string]any {
+	meta, _ := desired["metadata"].(map[string]any)
+	// A ConfigMap's metadata is an ObjectMeta, as every kind's is.
+	fields := declaredFields(types, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta})
+	if fields == nil {
+		return nil
+	}
+	m, _ := fields["f:metadata"].(map[string]any)
+	if m == nil {
+		m = map[string]any{}
+	}
+	return m
+}
+
 // proof walks desired, live and owned field sets for [upToDate].
 type proof struct {
 	// schema is set when the owned fields were checked against the schema's: a value owned as a
 	// whole is then atomic or empty.
 	schema bool
+	// metadata is set when the owned fields in metadata were checked against ObjectMeta's
+	// schema: schema holds there.
+	metadata bool
 }
 
 // unchanged reports whether applying the value d, whose owned fields (managedFields' fieldsV1
@@ -183,8 +218,12 @@ func (p proof) unchanged(owned map[string]any, d, l any, others []map[string]any
 			if !ok {
 				return false
 			}
+			q := p
+			if root && k == "metadata" && p.metadata {
+				q.schema = true
+			}
 			le, ok := lv[k]
-			if !ok || !p.unchanged(sub, de, le, below(others, "f:"+k), false) {
+			if !ok || !q.unchanged(sub, de, le, below(others, "f:"+k), false) {
 				return false
 			}
 		}

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -186,7 +187,7 @@ func TestUpToDate(t *testing.T) {
 			if tc.declared != "" {
 				g.Expect(json.Unmarshal([]byte(tc.declared), &declared)).To(Succeed())
 			}
-			g.Expect(upToDate(d, l, tc.managed, "me", "", declared)).To(Equal(tc.want))
+			g.Expect(upToDate(d, l, tc.managed, "me", "", declared, nil)).To(Equal(tc.want))
 		})
 	}
 }
@@ -213,4 +214,59 @@ func TestApplyCacheKeepsRecentEntriesWithinItsSize(t *testing.T) {
 	c.forget(func(k applyKey) bool { return k == key(9) })
 	_, ok = c.get(key(9))
 	g.Expect(ok).To(BeFalse())
+}
+
+func TestUpToDateProvesACustomResourcesMetadataFromObjectMetasSchema(t *testing.T) {
+	types := NewApplier(nil, "me", ApplierOptions{}).types()
+	ref := func(block bool) map[string]any {
+		return map[string]any{"apiVersion": "test.tenon.dev/v1", "kind": "Widget", "name": "w", "uid": "u1", "controller": true, "blockOwnerDeletion": block}
+	}
+	desired := map[string]any{
+		"apiVersion": "test.tenon.dev/v1",
+		"kind":       "Shape",
+		"metadata":   map[string]any{"name": "s", "namespace": "default", "labels": map[string]any{"app": "web"}, "ownerReferences": []any{ref(true)}},
+		"spec":       map[string]any{"text": "x"},
+	}
+	live := func(block bool) map[string]any {
+		return map[string]any{
+			"apiVersion": "test.tenon.dev/v1",
+			"kind":       "Shape",
+			"metadata":   map[string]any{"name": "s", "namespace": "default", "labels": map[string]any{"app": "web", "other": "y"}, "ownerReferences": []any{ref(block)}},
+			"spec":       map[string]any{"text": "x", "count": int64(1)},
+		}
+	}
+	owned := `{"f:metadata":{"f:labels":{"f:app":{}},"f:ownerReferences":{"k:{\"uid\":\"u1\"}":{}}},"f:spec":{"f:text":{}}}`
+	wantMeta := map[string]any{
+		"f:labels":          map[string]any{"f:app": map[string]any{}},
+		"f:ownerReferences": map[string]any{`k:{"uid":"u1"}`: map[string]any{}}, // atomic: owned as a whole
+	}
+	declaredMeta := declaredMetadata(types, desired)
+	g := NewWithT(t)
+	g.Expect(cmp.Diff(wantMeta, declaredMeta)).To(BeEmpty())
+	g.Expect(declaredMetadata(types, map[string]any{"metadata": map[string]any{"name": "s"}})).To(Equal(map[string]any{}), "no metadata fields")
+	g.Expect(declaredMetadata(types, map[string]any{"metadata": map[string]any{"labels": "bogus"}})).To(BeNil(), "metadata that does not match ObjectMeta")
+
+	for _, tc := range []struct {
+		name         string
+		live         map[string]any
+		owned        string
+		declaredMeta map[string]any
+		want         bool
+	}{
+		{"an owner reference owned as a whole is proved with ObjectMeta's schema", live(true), owned, declaredMeta, true},
+		{"without the schema it is not", live(true), owned, nil, false},
+		{"a live owner reference that differs is not", live(false), owned, declaredMeta, false},
+		{
+			"metadata the manager owns beyond what the apply declares is not", live(true),
+			`{"f:metadata":{"f:annotations":{"f:x":{}},"f:labels":{"f:app":{}},"f:ownerReferences":{"k:{\"uid\":\"u1\"}":{}}},"f:spec":{"f:text":{}}}`, declaredMeta, false,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			managed := []metav1.ManagedFieldsEntry{{
+				Manager: "me", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "test.tenon.dev/v1", FieldsV1: metav1.NewFieldsV1(tc.owned),
+			}}
+			g.Expect(upToDate(deepCopyMap(desired), tc.live, managed, "me", "", nil, tc.declaredMeta)).To(Equal(tc.want))
+		})
+	}
 }

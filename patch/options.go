@@ -17,47 +17,47 @@ limitations under the License.
 package patch
 
 import (
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/ownership"
 )
 
-// ApplyOption configures one call of [Applier.Apply] or [Applier.ApplyStatus].
+// ApplyOption configures one call of an [Applier]: [ForceOwnership], [OwnedConditions] or
+// [OwnedBy].
 type ApplyOption interface {
-	ApplyToApply(*ApplyOptions)
+	applyToApply(o *applyOptions)
 }
 
-// ApplyOptions configures one call of [Applier.Apply] or [Applier.ApplyStatus]. Build it with
-// [ApplyOption] values; the zero value is the default behaviour.
-type ApplyOptions struct {
-	// FieldOwner is the field manager for this call. Default: the Applier's.
-	FieldOwner string
-
-	// ForceOwnership takes over the fields in the request that another field manager owns,
-	// instead of failing with a 409 Conflict. A controller that is the authority over the
-	// objects it applies usually sets it. Default: false.
-	ForceOwnership bool
-
-	// OwnedConditions restricts the conditions that [Applier.ApplyStatus] applies to these
-	// types: the conditions this field manager owns. Set it whenever several controllers write
-	// conditions of one object; each then applies only its own, and server-side apply keeps the
-	// others. Default: all conditions of the object.
-	OwnedConditions []conditions.Type
+// applyOptions is what the [ApplyOption] values of one call of an [Applier] ask for.
+type applyOptions struct {
+	force           bool
+	ownedConditions []conditions.Type
+	// owned is set by OwnedBy, even with a nil owner, which is then an error.
+	owned     bool
+	owner     client.Object
+	ownerOpts []ownership.SetOption
 }
 
-// ApplyOptions applies opts to o and returns it.
-func (o *ApplyOptions) ApplyOptions(opts []ApplyOption) *ApplyOptions {
+// newApplyOptions applies opts to the defaults.
+func newApplyOptions(opts []ApplyOption) applyOptions {
+	var o applyOptions
 	for _, opt := range opts {
-		opt.ApplyToApply(o)
+		if opt != nil {
+			opt.applyToApply(&o)
+		}
 	}
 	return o
 }
 
-// OwnedConditions lists the condition types this controller owns, for [Helper.Patch] and for
-// [Applier.ApplyStatus]. Several OwnedConditions options add up.
-//
-// For Patch: when another writer changed one of these conditions since the snapshot, this
-// reconcile's value wins; a change to a condition that is not owned, made while another writer
-// changed it too, is a [*ConflictError] instead, for the next reconcile to look again. For
-// ApplyStatus: see [ApplyOptions.OwnedConditions].
+// OwnedConditions lists the condition types this controller owns. For [Helper.Patch]: when
+// another writer changed one of them since the snapshot, this reconcile's value wins; a change to
+// a condition that is not owned, made while another writer changed it too, is a
+// [*ConflictError] instead. For [Applier.ApplyStatus] and
+// [Applier.ApplyStatusConfiguration] it restricts the conditions applied to these types: the
+// conditions this field manager owns. Set it whenever several controllers write conditions of one
+// object; each then applies only its own, and server-side apply keeps the others. Default: all
+// conditions of the object. Several OwnedConditions options add up.
 type OwnedConditions []conditions.Type
 
 var (
@@ -69,27 +69,64 @@ func (c OwnedConditions) applyToHelper(o *helperOptions) {
 	o.ownedConditions = append(o.ownedConditions, c...)
 }
 
-// ApplyToApply implements [ApplyOption].
-func (c OwnedConditions) ApplyToApply(o *ApplyOptions) {
-	o.OwnedConditions = append(o.OwnedConditions, c...)
+func (c OwnedConditions) applyToApply(o *applyOptions) {
+	o.ownedConditions = append(o.ownedConditions, c...)
 }
 
-// FieldOwner names the field manager of one apply; see [ApplyOptions.FieldOwner].
-type FieldOwner string
-
-var _ ApplyOption = FieldOwner("")
-
-// ApplyToApply implements [ApplyOption].
-func (f FieldOwner) ApplyToApply(o *ApplyOptions) {
-	o.FieldOwner = string(f)
-}
-
-// ForceOwnership takes over fields other field managers own; see [ApplyOptions.ForceOwnership].
+// ForceOwnership, when true, takes over the fields in the request that another field manager
+// owns, instead of failing with a 409 Conflict. A controller that is the authority over the
+// objects it applies usually sets it. Default: false.
 type ForceOwnership bool
 
 var _ ApplyOption = ForceOwnership(false)
 
-// ApplyToApply implements [ApplyOption].
-func (f ForceOwnership) ApplyToApply(o *ApplyOptions) {
-	o.ForceOwnership = bool(f)
+func (f ForceOwnership) applyToApply(o *applyOptions) {
+	o.force = bool(f)
+}
+
+// OwnedBy makes owner the controlling owner of the object [Applier.Apply] or
+// [Applier.ApplyConfiguration] applies, as ownership.Set does, checked against the live object the
+// Applier reads anyway, so that one call applies an owned child:
+//
+//	_, err := r.Applier.Apply(ctx, configMap, patch.OwnedBy(cluster), patch.ForceOwnership(true))
+//	var refused *ownership.AdoptionError
+//	if errors.As(err, &refused) {
+//		// Another owner controls it, or the adoption policy refused it: nothing was sent.
+//	}
+//
+// What it does:
+//
+//   - The request declares owner's mark: a controller owner reference where Kubernetes allows
+//     one (owner cluster-scoped, or in the child's namespace), tracking labels and annotations
+//     otherwise (see ownership.Set). Its other owner references, labels and annotations are
+//     those of the desired object; server-side apply keeps other managers' entries.
+//   - Adoption and no stealing: the live object is checked as ownership.Set checks
+//     [ownership.Existing], under opts' [ownership.AdoptionPolicy] (default
+//     [ownership.AdoptIfUnowned]). A child another owner controls, or one the policy does not
+//     adopt, fails the call with an [*ownership.AdoptionError] (branch on it with errors.As) and
+//     nothing is sent.
+//   - One read: the live object is the one the Applier reads for its no-op proof. When its
+//     reader does not find it, [ApplierOptions.APIReader], when set, is asked once more, so that
+//     a cache holding only labelled objects cannot hide an object of that name from the check.
+//   - opts are ownership.Set's options ([ownership.RequireMechanism],
+//     [ownership.BlockOwnerDeletion]); an [ownership.Existing] among them is replaced by the live
+//     object.
+//
+// owner must have been read from the API server (its UID is what the mark records), and its kind
+// must be known to the client's scheme. [Applier.ApplyStatus] refuses OwnedBy: ownership is
+// metadata, which the status subresource does not write.
+func OwnedBy(owner client.Object, opts ...ownership.SetOption) ApplyOption {
+	return ownedBy{owner: owner, opts: opts}
+}
+
+// ownedBy is the [ApplyOption] OwnedBy returns.
+type ownedBy struct {
+	owner client.Object
+	opts  []ownership.SetOption
+}
+
+var _ ApplyOption = ownedBy{}
+
+func (b ownedBy) applyToApply(o *applyOptions) {
+	o.owned, o.owner, o.ownerOpts = true, b.owner, b.opts
 }
