@@ -43,7 +43,7 @@ import (
 	appsv1alpha1 "github.com/tenon-dev/tenon/examples/cluster-operator/api/v1alpha1"
 	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/controller"
 
-	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/conditions/observe"
 )
 
 var (
@@ -162,7 +162,7 @@ func run(o options) error {
 
 	dns := &controller.DNSProvider{Endpoint: o.dnsEndpoint, Secret: secretKey, Reader: mgr.GetClient()}
 	r := controller.NewReconciler(mgr, dns, o.directoryNamespace)
-	r.Metrics = conditions.NewMetrics()
+	r.Metrics = observe.NewMetrics()
 	if err := r.Metrics.Register(metrics.Registry); err != nil {
 		return fmt.Errorf("failed to register metrics: %w", err)
 	}

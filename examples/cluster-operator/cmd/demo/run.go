@@ -49,6 +49,7 @@ import (
 	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/kubelet"
 
 	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/conditions/observe"
 	"github.com/tenon-dev/tenon/testing/faults"
 	"github.com/tenon-dev/tenon/testing/testenv"
 )
@@ -190,7 +191,7 @@ func (d *demo) startManagers(ctx context.Context, secret client.ObjectKey, dnsEn
 	dns := &controller.DNSProvider{Endpoint: dnsEndpoint, Secret: secret, Reader: operator.GetClient()}
 	r := controller.NewReconciler(operator, dns, directoryNamespace)
 	r.MaxConcurrentReconciles = 4
-	r.Metrics = conditions.NewMetrics()
+	r.Metrics = observe.NewMetrics()
 	if err := r.Metrics.Register(metrics.Registry); err != nil {
 		return nil, fmt.Errorf("failed to register metrics: %w", err)
 	}

@@ -18,12 +18,12 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -179,29 +179,16 @@ func (r *ClusterReconciler) reconcileWorkload(ctx context.Context, cluster *apps
 	return svc.Spec.ClusterIP, ctrl.Result{}, nil
 }
 
-// applyOwned makes cluster the owner of child and applies child with server-side apply. A
-// child another object controls is not taken: the condition t says so, and the reconcile stops
-// with a terminal error (the Cluster is Stalled) until a person resolves the clash.
+// applyOwned makes cluster the owner of child and applies child with server-side apply, in one
+// call. A child another object controls is not taken: the condition t says so, and the reconcile
+// stops with a terminal error (the Cluster is Stalled) until a person resolves the clash.
 func (r *ClusterReconciler) applyOwned(ctx context.Context, cluster *appsv1alpha1.Cluster, child client.Object, t conditions.Type) (ctrl.Result, error) {
-	live := child.DeepCopyObject().(client.Object)
-	err := r.Get(ctx, client.ObjectKeyFromObject(child), live)
-	if apierrors.IsNotFound(err) && r.APIReader != nil {
-		// The cache holds only labelled objects: make sure no unlabelled object of that name
-		// exists before applying, or the apply would take it over without the adoption check.
-		err = r.APIReader.Get(ctx, client.ObjectKeyFromObject(child), live)
-	}
-	if err != nil && !apierrors.IsNotFound(err) {
-		return ctrl.Result{}, err
-	}
-	existing := ownership.Existing{}
-	if err == nil {
-		existing.Object = live
-	}
-	if _, _, err := ownership.Set(cluster, child, r.Scheme, existing); err != nil {
+	_, err := r.Applier.Apply(ctx, child, patch.OwnedBy(cluster), patch.ForceOwnership(true))
+	if refused := (*ownership.AdoptionError)(nil); errors.As(err, &refused) {
 		_, _ = conditions.MarkFalse(cluster, t, ReasonOwnedElsewhere, err.Error())
-		return requeue.Terminal(fmt.Errorf("child owned by another object: %w", err))
+		return requeue.Terminal(ReasonOwnedElsewhere, fmt.Errorf("child owned by another object: %w", err))
 	}
-	if _, err := r.Applier.Apply(ctx, child, patch.ForceOwnership(true)); err != nil {
+	if err != nil {
 		// The error names the child already. A conflict, throttling or a transient failure of the
 		// API server says nothing about the child: it is retried (conflicts quietly, by
 		// requeue.WithBackoff) and the condition keeps its status, so that Ready does not flap

@@ -26,7 +26,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -45,6 +44,7 @@ import (
 	appsv1alpha1 "github.com/tenon-dev/tenon/examples/cluster-operator/api/v1alpha1"
 
 	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/conditions/observe"
 	"github.com/tenon-dev/tenon/finalizer"
 	"github.com/tenon-dev/tenon/ownership"
 	"github.com/tenon-dev/tenon/patch"
@@ -83,7 +83,7 @@ type ClusterReconciler struct {
 	DirectoryNamespace string
 
 	// Metrics, when set, exports the Clusters' conditions (tenon_condition).
-	Metrics *conditions.Metrics
+	Metrics *observe.Metrics
 	// MaxConcurrentReconciles is how many Clusters are reconciled at once. Defaults to 1.
 	MaxConcurrentReconciles int
 
@@ -128,7 +128,10 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 	}
 	before := slices.Clone(cluster.Status.Conditions)
 	defer func() {
-		requeue.Report(cluster, result, err)
+		// Report records the outcome (Stalled for a terminal error, Reconciling while the Cluster
+		// is not Ready yet or a step is retried, observedGeneration once the generation is
+		// reconciled); Patch writes it with the rest.
+		err = requeue.Report(cluster, err)
 		patchErr := helper.Patch(ctx, cluster, patch.OwnedConditions{
 			conditions.Ready, appsv1alpha1.ConfigReady, appsv1alpha1.WorkloadReady, appsv1alpha1.DNSReady,
 			conditions.Reconciling, conditions.Stalled,
@@ -137,9 +140,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 			err = errors.Join(err, patchErr)
 			return
 		}
-		if r.Recorder != nil {
-			conditions.RecordEvents(r.Recorder, cluster, conditions.Transitions(before, cluster.Status.Conditions))
-		}
+		observe.RecordEvents(r.Recorder, cluster, before, cluster.Status.Conditions)
 		r.Metrics.Record("Cluster", cluster)
 	}()
 
@@ -149,22 +150,9 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 	results.Add(res, err)
 	results.Add(r.reconcileDNS(ctx, cluster, address))
 
-	if _, err := conditions.Summarize(cluster, conditions.Ready,
-		[]conditions.Type{appsv1alpha1.ConfigReady, appsv1alpha1.WorkloadReady, appsv1alpha1.DNSReady}); err != nil {
-		return ctrl.Result{}, err
-	}
-	// Reconciling is the reconciler's to set and clear (requeue.Report only clears its own, set
-	// after an error): a Cluster waiting for its replicas is in progress although nothing needs
-	// a requeue, since the StatefulSet's events will come.
-	ready := conditions.Get(cluster, conditions.Ready)
-	if ready.Status == metav1.ConditionTrue {
-		// Done with this generation: kstatus reports Current.
-		conditions.MarkReconciled(cluster)
-		return results.Merge()
-	}
-	// Not there yet, but getting there (or stuck, which requeue.Report turns into Stalled):
-	// Reconciling says so, and kstatus tells this InProgress from a Failed (Stalled) Cluster.
-	if _, err := conditions.MarkReconciling(cluster, conditions.Reason(ready.Reason), ready.Message); err != nil {
+	ready := conditions.Summary(cluster, conditions.Ready,
+		[]conditions.Type{appsv1alpha1.ConfigReady, appsv1alpha1.WorkloadReady, appsv1alpha1.DNSReady})
+	if _, err := conditions.Set(cluster, ready); err != nil {
 		return ctrl.Result{}, err
 	}
 	return results.Merge()
@@ -177,7 +165,9 @@ func NewReconciler(mgr ctrl.Manager, dns *DNSProvider, directoryNamespace string
 		Client:             mgr.GetClient(),
 		APIReader:          mgr.GetAPIReader(),
 		Scheme:             mgr.GetScheme(),
-		Applier:            patch.NewApplier(mgr.GetClient(), Name, patch.ApplierOptions{}),
+		// The cache holds only the operator's labelled children: the Applier looks for an
+		// unlabelled object of a child's name through the API reader before it adopts one.
+		Applier:            patch.NewApplier(mgr.GetClient(), Name, patch.ApplierOptions{APIReader: mgr.GetAPIReader()}),
 		Recorder:           mgr.GetEventRecorder(Name),
 		DNS:                dns,
 		DirectoryNamespace: directoryNamespace,
@@ -225,7 +215,7 @@ func (r *ClusterReconciler) cleanup() *finalizer.Lifecycle[*appsv1alpha1.Cluster
 			Recorder:  r.Recorder,
 			Steps: []finalizer.Step[*appsv1alpha1.Cluster]{
 				{Name: "dns-record", Run: r.deleteDNSRecord},
-				ownership.CleanupStep[*appsv1alpha1.Cluster](r.Client, []client.ObjectList{&corev1.ConfigMapList{}}, ownership.UseIndex(true)),
+				finalizer.TrackedChildren[*appsv1alpha1.Cluster](r.Client, []client.ObjectList{&corev1.ConfigMapList{}}, ownership.UseIndex(true)),
 			},
 			Timeout:      CleanupTimeout,
 			AllowRelease: true,

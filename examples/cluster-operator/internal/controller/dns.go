@@ -125,7 +125,7 @@ func (r *ClusterReconciler) reconcileDNS(ctx context.Context, cluster *appsv1alp
 		cluster.Status.Endpoint = ""
 		msg := fmt.Sprintf("DNS name %s belongs to another owner (%s): choose another dnsName", want.Name, rec.Owner)
 		_, _ = conditions.MarkFalse(cluster, appsv1alpha1.DNSReady, ReasonNameTaken, msg)
-		return requeue.Terminal(errors.New("DNS name taken: " + msg))
+		return requeue.Terminal(ReasonNameTaken, errors.New("DNS name taken: "+msg))
 	}
 	if rec.Status != clouddns.StatusInSync {
 		cluster.Status.Endpoint = ""
@@ -157,7 +157,7 @@ func (r *ClusterReconciler) dnsFailed(cluster *appsv1alpha1.Cluster, err error) 
 		}
 		cluster.Status.Endpoint = ""
 		_, _ = conditions.MarkFalse(cluster, appsv1alpha1.DNSReady, ReasonInvalidDNSCreds, err.Error())
-		return requeue.Terminal(err)
+		return requeue.Terminal(ReasonInvalidDNSCreds, err)
 	}
 	if c := conditions.Get(cluster, appsv1alpha1.DNSReady); c == nil || c.Reason == string(ReasonInvalidDNSCreds) {
 		_, _ = conditions.MarkUnknown(cluster, appsv1alpha1.DNSReady, ReasonDNSUnavailable, err.Error())
@@ -169,7 +169,7 @@ func (r *ClusterReconciler) dnsFailed(cluster *appsv1alpha1.Cluster, err error) 
 // deletion policy retains it, and waits until the provider has withdrawn it.
 func (r *ClusterReconciler) deleteDNSRecord(ctx context.Context, cluster *appsv1alpha1.Cluster) (finalizer.Progress, error) {
 	if cluster.Spec.DeletionPolicy == appsv1alpha1.DeletionPolicyRetain {
-		return finalizer.Done(), nil
+		return finalizer.Finished(), nil
 	}
 	dns, err := r.DNS.client(ctx)
 	if err != nil {
@@ -178,16 +178,16 @@ func (r *ClusterReconciler) deleteDNSRecord(ctx context.Context, cluster *appsv1
 	rec, err := dns.Get(ctx, cluster.Spec.DNSName)
 	switch {
 	case errors.Is(err, clouddns.ErrNotFound):
-		return finalizer.Done(), nil
+		return finalizer.Finished(), nil
 	case err != nil:
 		return finalizer.Progress{}, err
 	case rec.Owner != string(cluster.UID):
-		return finalizer.Done(), nil // not ours: never delete someone else's record
+		return finalizer.Finished(), nil // not ours: never delete someone else's record
 	case rec.Status == clouddns.StatusDeleting:
-		return finalizer.InProgress(dnsPollInterval, fmt.Sprintf("record %s is being withdrawn", rec.Name)), nil
+		return finalizer.Waiting(dnsPollInterval, fmt.Sprintf("record %s is being withdrawn", rec.Name)), nil
 	}
 	if _, err := dns.Delete(ctx, rec.Name); err != nil && !errors.Is(err, clouddns.ErrNotFound) {
 		return finalizer.Progress{}, err
 	}
-	return finalizer.InProgress(dnsPollInterval, fmt.Sprintf("deleting record %s", rec.Name)), nil
+	return finalizer.Waiting(dnsPollInterval, fmt.Sprintf("deleting record %s", rec.Name)), nil
 }

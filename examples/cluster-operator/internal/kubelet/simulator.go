@@ -90,7 +90,7 @@ func (s *Simulator) SetupWithManager(mgr ctrl.Manager) error {
 		For(&appsv1.StatefulSet{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			return selector.Matches(labels.Set(o.GetLabels()))
 		}))).
-		Complete(s); err != nil {
+		Complete(requeue.WithBackoff(s, requeue.BackoffOptions{Name: Name})); err != nil {
 		return fmt.Errorf("failed to set up the %s controller: %w", Name, err)
 	}
 	return nil
@@ -119,7 +119,7 @@ func (s *Simulator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 		before := sts.DeepCopy()
 		sts.Status = status
 		if err := s.Client.Status().Patch(ctx, sts, client.MergeFrom(before)); err != nil {
-			return requeue.OnError(ctx, fmt.Errorf("failed to update the status of StatefulSet %s: %w", req.NamespacedName, err))
+			return ctrl.Result{}, fmt.Errorf("failed to update the status of StatefulSet %s: %w", req.NamespacedName, err)
 		}
 	}
 	return requeue.After(next)
