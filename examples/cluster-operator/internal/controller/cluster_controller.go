@@ -162,9 +162,9 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 // manager's cache.
 func NewReconciler(mgr ctrl.Manager, dns *DNSProvider, directoryNamespace string) *ClusterReconciler {
 	return &ClusterReconciler{
-		Client:             mgr.GetClient(),
-		APIReader:          mgr.GetAPIReader(),
-		Scheme:             mgr.GetScheme(),
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Scheme:    mgr.GetScheme(),
 		// The cache holds only the operator's labelled children: the Applier looks for an
 		// unlabelled object of a child's name through the API reader before it adopts one.
 		Applier:            patch.NewApplier(mgr.GetClient(), Name, patch.ApplierOptions{APIReader: mgr.GetAPIReader()}),

@@ -76,5 +76,5 @@ func TestTheKustomizeTreeCreatesTheDirectoryNamespace(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	flag := regexp.MustCompile(`--directory-namespace=(\S+)`).FindStringSubmatch(string(built))
 	g.Expect(flag).NotTo(BeNil(), "the Deployment sets --directory-namespace")
-	g.Expect(string(built)).To(MatchRegexp(`(?m)^kind: Namespace\nmetadata:\n(  .*\n)*  name: `+regexp.QuoteMeta(flag[1])+`\n`))
+	g.Expect(string(built)).To(MatchRegexp(`(?m)^kind: Namespace\nmetadata:\n(  .*\n)*  name: ` + regexp.QuoteMeta(flag[1]) + `\n`))
 }
