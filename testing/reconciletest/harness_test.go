@@ -122,7 +122,7 @@ func TestAReconcileThatPollsAndWritesNothingIsStable(t *testing.T) {
 		{"a requeue shorter than MaxWait", time.Hour, ctrl.Result{RequeueAfter: 5 * time.Minute}, false},
 		{"a requeue as long as MaxWait", 5 * time.Minute, ctrl.Result{RequeueAfter: 5 * time.Minute}, false},
 		{"a requeue with a negative MaxWait", -1, ctrl.Result{RequeueAfter: time.Millisecond}, true},
-		{"the deprecated rate-limited requeue", 0, ctrl.Result{Requeue: true}, false},
+		{"the deprecated rate-limited requeue", 0, ctrl.Result{Requeue: true}, false}, //nolint:staticcheck // reconcilers still return it
 		{"done", 0, ctrl.Result{}, true},
 	}
 	for _, tt := range tests {
@@ -202,7 +202,7 @@ func TestAShortRequeueIsNotWaitedForAfterTheTestEnded(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 
-	tb := runWith(t, ctx, func(tb reconciletest.TB) { h.ReconcileUntilStable(tb, req) })
+	tb := runWith(ctx, t, func(tb reconciletest.TB) { h.ReconcileUntilStable(tb, req) })
 
 	g.Expect(tb.failures).To(Equal([]string{"reconciletest: default/w did not become stable: the test ended while the harness waited 5s for the requeue of reconcile 1:\n" +
 		"  step 1: requeue after 5s (no calls)"}))

@@ -242,11 +242,11 @@ var _ reconciletest.TB = (*failureTB)(nil)
 // returned or failed.
 func run(t *testing.T, fn func(tb reconciletest.TB)) *failureTB {
 	t.Helper()
-	return runWith(t, t.Context(), fn)
+	return runWith(t.Context(), t, fn)
 }
 
 // runWith is run with ctx as the TB's context.
-func runWith(t *testing.T, ctx context.Context, fn func(tb reconciletest.TB)) *failureTB {
+func runWith(ctx context.Context, t *testing.T, fn func(tb reconciletest.TB)) *failureTB {
 	t.Helper()
 	tb := &failureTB{ctx: ctx}
 	done := make(chan struct{})

@@ -86,15 +86,14 @@ func TestARecorderReturnsWhatTheReconcilerReturned(t *testing.T) {
 
 func TestARecorderTurnsAPanicIntoAnError(t *testing.T) {
 	g := NewWithT(t)
-	rec := reconciletest.Record(reconcile.Func(func(context.Context, reconcile.Request) (ctrl.Result, error) {
-		var m map[string]int
-		m["x"] = 1 // panics
-		return ctrl.Result{}, nil
+	var unset reconcile.Reconciler
+	rec := reconciletest.Record(reconcile.Func(func(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
+		return unset.Reconcile(ctx, req) // a nil interface: panics
 	}))
 
 	_, err := rec.Reconcile(t.Context(), request("w"))
 
-	g.Expect(err).To(MatchError(HavePrefix("panic: assignment to entry in nil map [recovered]")))
+	g.Expect(err).To(MatchError(HavePrefix("panic: runtime error: invalid memory address or nil pointer dereference [recovered]")))
 	g.Expect(rec.Last(request("w"))).To(reconciletest.HaveFailed())
 }
 
