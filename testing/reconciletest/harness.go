@@ -103,7 +103,7 @@ type Harness struct {
 	// finish) returns a short RequeueAfter and is reconciled again after it, so a test can drive
 	// it to Ready. A longer RequeueAfter is a poll at steady state (requeue.Poll): the harness
 	// does not wait for it, and the reconcile that returned it can be stable. Defaults to
-	// [DefaultMaxWait]. Negative: never wait, every RequeueAfter is a poll. A reconciler that
+	// [DefaultMaxWait]. Negative: never wait, every requeue counts as a poll. A reconciler that
 	// polls more often than MaxWait at steady state needs a MaxWait below its interval.
 	MaxWait time.Duration
 

@@ -71,8 +71,8 @@ func (s Step) Requeued() bool {
 // Stable reports whether the reconcile left nothing to do: it returned no error, sent no write
 // request through the harness's client, and asked for no requeue the harness waits for. A
 // RequeueAfter longer than [Harness.MaxWait] is a poll, which a stable reconcile may return, as
-// requeue.Poll does; a shorter one (or the deprecated Requeue) means the reconciler is waiting
-// for something, and is not stable.
+// requeue.Poll does; one of at most MaxWait (or the deprecated Requeue) means the reconciler is
+// waiting for something, and is not stable.
 //
 // A [Recorder]'s steps have no calls, so for them Stable says nothing about writes.
 func (s Step) Stable() bool {
