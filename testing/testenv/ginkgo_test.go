@@ -18,6 +18,7 @@ package testenv_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"testing"
 	"time"
@@ -50,6 +51,10 @@ import (
 // It starts an environment of its own in BeforeSuite, as a kubebuilder suite does.
 
 func TestGinkgoSuite(t *testing.T) {
+	if f := flag.Lookup("test.count"); f != nil && f.Value.String() != "1" {
+		// Ginkgo refuses to run under go test -count=N; the other tests of the package may.
+		t.Skip("Ginkgo runs a suite only with -count=1 (ginkgo -repeat=N repeats it)")
+	}
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "tenon's test kit from Ginkgo")
 }
