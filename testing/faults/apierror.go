@@ -46,7 +46,7 @@ func (c *Client) faultError(r *Rule, index int, call Call) error {
 	by := fmt.Sprintf("injected by fault plan rule %d", index)
 	retryAfter := r.RetryAfter
 	if retryAfter == 0 && r.Fault != Timeout {
-		retryAfter = DefaultRetryAfter
+		retryAfter = defaultRetryAfter
 	}
 	retryAfterSeconds := int(math.Ceil(retryAfter.Seconds())) // the header has whole seconds
 	switch r.Fault {
@@ -78,7 +78,7 @@ func (c *Client) faultError(r *Rule, index int, call Call) error {
 	case Timeout:
 		return apierrors.NewTimeoutError("request did not complete within requested timeout ("+by+")", retryAfterSeconds)
 	}
-	return fmt.Errorf("unknown fault %q (%s)", r.Fault, by) // unreachable: Validate refuses it
+	return fmt.Errorf("unknown fault %q (%s)", r.Fault, by) // unreachable: Wrap refuses it
 }
 
 // resourceFor returns the resource of gvk from the wrapped client's REST mapper, or a guess.

@@ -79,11 +79,13 @@ type objectID struct {
 // Wrap returns a Client that makes its calls through c, records them, and injects the faults
 // of plan. c is typically a client.WithWatch; a client without Watch gets a Watch that fails.
 //
-// It returns an error, and no Client, when the plan is invalid (see [Plan.Validate]) or its seed
-// comes from a TENON_FAULTS_SEED that is not an integer. The plan is copied: changing it
-// afterwards has no effect.
+// It returns an error, and no Client, when the plan is invalid (the error lists every rule
+// that cannot work as written: an unknown verb or fault, both Fault and Err, no effect, a
+// LostResponse without an error, negative counts or durations, a probability outside [0, 1]) or
+// its seed comes from a TENON_FAULTS_SEED that is not an integer. The plan is copied: changing
+// it afterwards has no effect.
 func Wrap(c client.Client, plan Plan) (*Client, error) {
-	if err := plan.Validate(); err != nil {
+	if err := plan.validate(); err != nil {
 		return nil, err
 	}
 	seed, err := seedFor(plan.Seed)
@@ -112,9 +114,22 @@ func Record(c client.Client) *Client {
 	return fc
 }
 
+// TB is the part of testing.TB that [New] uses. *testing.T, *testing.B and *testing.F satisfy
+// it, and so does Ginkgo's GinkgoT(), without the GinkgoTB() wrapper: from a Ginkgo spec, call
+// faults.New(GinkgoT(), c, plan), and a failed spec logs the seed as a failed test does.
+type TB interface {
+	Helper()
+	Cleanup(func())
+	Failed() bool
+	Logf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
+
+var _ TB = testing.TB(nil)
+
 // New is [Wrap] for tests: it fails t at once when the plan is invalid, and when t fails it logs
 // the plan's seed and how to replay the run with it.
-func New(t testing.TB, c client.Client, plan Plan) *Client {
+func New(t TB, c client.Client, plan Plan) *Client {
 	t.Helper()
 	fc, err := Wrap(c, plan)
 	if err != nil {

@@ -85,6 +85,12 @@ limitations under the License.
 //		},
 //	})
 //
+// # Ginkgo
+//
+// [New] takes a [TB], which Ginkgo v2's GinkgoT() satisfies as *testing.T does (GinkgoTB() is
+// not needed): faults.New(GinkgoT(), c, plan) in a BeforeEach or an It logs the seed when the
+// spec fails. [Wrap] and [Record] take no test at all.
+//
 // # What this package cannot do
 //
 //   - It sees the calls made through the Client, not the requests of informers: a manager's

@@ -102,6 +102,70 @@ func TestAPlanWithoutASeedGetsARandomOne(t *testing.T) {
 	g.Expect(a.Seed()).NotTo(Equal(b.Seed()))
 }
 
+// recordingTB is a faults.TB that records what New logs and what fails it, with a failed state
+// the test sets, and runs its cleanups when told.
+type recordingTB struct {
+	failed   bool
+	logs     []string
+	fatal    string
+	cleanups []func()
+}
+
+func (r *recordingTB) Helper()          {}
+func (r *recordingTB) Cleanup(f func()) { r.cleanups = append(r.cleanups, f) }
+func (r *recordingTB) Failed() bool     { return r.failed }
+func (r *recordingTB) Logf(format string, args ...any) {
+	r.logs = append(r.logs, fmt.Sprintf(format, args...))
+}
+func (r *recordingTB) Fatalf(format string, args ...any) { r.fatal = fmt.Sprintf(format, args...) }
+
+func (r *recordingTB) end() {
+	for i := len(r.cleanups) - 1; i >= 0; i-- {
+		r.cleanups[i]()
+	}
+}
+
+var _ faults.TB = (*recordingTB)(nil)
+
+func TestNewLogsTheSeedWhenTheTestFails(t *testing.T) {
+	tests := []struct {
+		name   string
+		seed   int64
+		failed bool
+		logs   []string
+	}{
+		{"a failed test with a random seed", 0, true, []string{"faults: the fault plan used seed 42; replay this run with TENON_FAULTS_SEED=42"}},
+		{"a passed test", 0, false, nil},
+		{"a failed test with the seed in the plan", 7, true, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			t.Setenv(faults.SeedEnvVar, "42") // stands in for the random choice, to know the message
+			tb := &recordingTB{}
+
+			c := faults.New(tb, fake.NewClientBuilder().Build(), faults.Plan{Seed: tt.seed})
+			tb.failed = tt.failed
+			tb.end()
+
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(tb.fatal).To(BeEmpty())
+			g.Expect(tb.logs).To(Equal(tt.logs))
+		})
+	}
+}
+
+func TestNewFailsTheTestOnAnInvalidPlan(t *testing.T) {
+	g := NewWithT(t)
+	tb := &recordingTB{}
+
+	c := faults.New(tb, fake.NewClientBuilder().Build(), faults.Plan{Rules: []faults.Rule{{Fault: "Gone"}, {Probability: 2, Latency: 1}}})
+
+	g.Expect(c).To(BeNil())
+	g.Expect(tb.fatal).To(Equal(`faults: invalid fault plan: rule 0: unknown fault "Gone"` + "\n" +
+		"rule 1: probability 2 is not between 0 and 1"))
+}
+
 func TestRulesFireOnTheCallsTheirConditionsSelect(t *testing.T) {
 	tests := []struct {
 		name string

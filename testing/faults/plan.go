@@ -144,9 +144,9 @@ const (
 
 var allFaults = []Fault{Conflict, NotFound, AlreadyExists, Forbidden, InternalError, ServiceUnavailable, TooManyRequests, Timeout}
 
-// DefaultRetryAfter is the Retry-After of [ServiceUnavailable] and [TooManyRequests] faults whose
+// defaultRetryAfter is the Retry-After of [ServiceUnavailable] and [TooManyRequests] faults whose
 // rule sets none.
-const DefaultRetryAfter = time.Second
+const defaultRetryAfter = time.Second
 
 // Rule injects a fault, latency, or both into the calls its [Match] selects.
 //
@@ -193,7 +193,7 @@ type Rule struct {
 	Err error
 
 	// RetryAfter is the Retry-After of a ServiceUnavailable, TooManyRequests or Timeout fault.
-	// Defaults to [DefaultRetryAfter] for the first two and to none for Timeout.
+	// Defaults to one second for the first two and to none for Timeout.
 	RetryAfter time.Duration
 
 	// Latency delays the call by this long, or until its context ends, which fails the call
@@ -221,8 +221,8 @@ type Plan struct {
 // TENON_FAULTS_SEED=42 go test -run TestX replays a failed run of TestX that logged seed 42.
 const SeedEnvVar = "TENON_FAULTS_SEED"
 
-// Validate returns an error that lists every rule that cannot work as written, or nil.
-func (p Plan) Validate() error {
+// validate returns an error that lists every rule that cannot work as written, or nil.
+func (p Plan) validate() error {
 	var errs []error
 	for i := range p.Rules {
 		if err := p.Rules[i].validate(); err != nil {

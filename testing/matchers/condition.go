@@ -26,91 +26,67 @@ import (
 	"github.com/tenon-dev/tenon/conditions"
 )
 
-// ConditionOptions are the refinements of [HaveCondition] and [HaveDeletingCondition]. The zero
-// value checks only type and status.
-type ConditionOptions struct {
-	// Reason, when set, must be the condition's reason.
-	Reason conditions.Reason
-	// MessageContaining, when set, must be part of the condition's message.
-	MessageContaining string
-	// CurrentGeneration requires that the condition was observed at the object's current
-	// metadata.generation, not for an older spec.
-	CurrentGeneration bool
+// conditionOptions are the refinements of [HaveCondition]. The zero value checks only type and
+// status.
+type conditionOptions struct {
+	reason            conditions.Reason
+	messageContaining string
+	currentGeneration bool
 }
 
-// ConditionOption refines a condition matcher.
+// ConditionOption refines [HaveCondition]: [WithReason], [WithMessage] and [CurrentGeneration].
 type ConditionOption interface {
-	ApplyToCondition(*ConditionOptions)
+	applyToCondition(*conditionOptions)
 }
 
-// Reason requires the condition's reason to be this one.
-type Reason conditions.Reason
+// WithReason requires the condition's reason to be this one:
+// matchers.WithReason(conditions.ReasonSucceeded), or matchers.WithReason("QuotaExceeded").
+type WithReason conditions.Reason
 
-// ApplyToCondition sets the reason to require.
-func (r Reason) ApplyToCondition(o *ConditionOptions) { o.Reason = conditions.Reason(r) }
+func (r WithReason) applyToCondition(o *conditionOptions) { o.reason = conditions.Reason(r) }
 
-// MessageContaining requires the condition's message to contain this text.
-type MessageContaining string
+// WithMessage requires the condition's message to contain this text.
+type WithMessage string
 
-// ApplyToCondition sets the message text to require.
-func (m MessageContaining) ApplyToCondition(o *ConditionOptions) { o.MessageContaining = string(m) }
+func (m WithMessage) applyToCondition(o *conditionOptions) { o.messageContaining = string(m) }
 
 // CurrentGeneration requires the condition's observedGeneration to be the object's
 // metadata.generation: the controller has reported on the latest spec.
 type CurrentGeneration struct{}
 
-// ApplyToCondition requires the current generation.
-func (CurrentGeneration) ApplyToCondition(o *ConditionOptions) { o.CurrentGeneration = true }
+func (CurrentGeneration) applyToCondition(o *conditionOptions) { o.currentGeneration = true }
 
 var (
-	_ ConditionOption = Reason("")
-	_ ConditionOption = MessageContaining("")
+	_ ConditionOption = WithReason("")
+	_ ConditionOption = WithMessage("")
 	_ ConditionOption = CurrentGeneration{}
 )
 
 // HaveCondition succeeds when the actual value has a condition of type t with status, and,
-// with options, the given [Reason], a message containing [MessageContaining], and an
-// observedGeneration equal to its metadata.generation ([CurrentGeneration]):
+// with options, the reason of [WithReason], a message containing the text of [WithMessage], and
+// an observedGeneration equal to its metadata.generation ([CurrentGeneration]):
 //
 //	g.Expect(cluster).To(matchers.HaveCondition(conditions.Ready, metav1.ConditionFalse,
-//		matchers.Reason("QuotaExceeded"), matchers.MessageContaining("cpu"), matchers.CurrentGeneration{}))
+//		matchers.WithReason("QuotaExceeded"), matchers.WithMessage("cpu"), matchers.CurrentGeneration{}))
 //
 // The actual value is an object with conditions (a [conditions.Getter]), an
 // *unstructured.Unstructured with status.conditions, or a bare []metav1.Condition, which has no
 // generation to check. Anything else is an error. The failure message says which part did not
 // match and lists the object's conditions.
+//
+// A finalizer that reports on its cleanup is checked with the Deleting condition, as in
+// HaveCondition(conditions.Deleting, metav1.ConditionTrue, matchers.WithReason(...)); add
+// HaveField("DeletionTimestamp", Not(BeNil())) when the test must also prove the object is being
+// deleted.
 func HaveCondition(t conditions.Type, status metav1.ConditionStatus, opts ...ConditionOption) types.GomegaMatcher {
-	var o ConditionOptions
+	var o conditionOptions
 	for _, opt := range opts {
-		opt.ApplyToCondition(&o)
+		opt.applyToCondition(&o)
 	}
 	return &matcher{
 		expectation: "have condition " + conditionDesc(t, status, o),
 		check:       func(s *subject) (bool, string, error) { return checkCondition(s, t, status, o) },
 		details:     (*subject).conditionTable,
-	}
-}
-
-// HaveDeletingCondition succeeds when the actual object is being deleted (it has a
-// deletionTimestamp) and its Deleting condition is True, refined by opts as in
-// [HaveCondition]: a finalizer is reporting on its cleanup.
-func HaveDeletingCondition(opts ...ConditionOption) types.GomegaMatcher {
-	var o ConditionOptions
-	for _, opt := range opts {
-		opt.ApplyToCondition(&o)
-	}
-	return &matcher{
-		expectation: "be deleting with condition " + conditionDesc(conditions.Deleting, metav1.ConditionTrue, o),
-		check: func(s *subject) (bool, string, error) {
-			if s.obj == nil {
-				return false, "", fmt.Errorf("%s is not an object: it has no deletionTimestamp", s.desc)
-			}
-			if s.obj.GetDeletionTimestamp() == nil {
-				return false, "it is not being deleted: it has no deletionTimestamp", nil
-			}
-			return checkCondition(s, conditions.Deleting, metav1.ConditionTrue, o)
-		},
-		details: (*subject).conditionTable,
 	}
 }
 
@@ -151,12 +127,12 @@ func BeReady() types.GomegaMatcher {
 	}
 }
 
-func checkCondition(s *subject, t conditions.Type, status metav1.ConditionStatus, o ConditionOptions) (bool, string, error) {
+func checkCondition(s *subject, t conditions.Type, status metav1.ConditionStatus, o conditionOptions) (bool, string, error) {
 	g, err := s.conditionsGetter()
 	if err != nil {
 		return false, "", err
 	}
-	if o.CurrentGeneration && s.bare {
+	if o.currentGeneration && s.bare {
 		return false, "", fmt.Errorf("a bare condition list has no generation to compare observedGeneration with")
 	}
 	c := conditions.Get(g, t)
@@ -165,11 +141,11 @@ func checkCondition(s *subject, t conditions.Type, status metav1.ConditionStatus
 		return false, fmt.Sprintf("it has no %s condition", t), nil
 	case c.Status != status:
 		return false, fmt.Sprintf("%s is %s", t, statusDesc(c)), nil
-	case o.Reason != "" && c.Reason != string(o.Reason):
+	case o.reason != "" && c.Reason != string(o.reason):
 		return false, fmt.Sprintf("%s has reason %s", t, c.Reason), nil
-	case o.MessageContaining != "" && !strings.Contains(c.Message, o.MessageContaining):
+	case o.messageContaining != "" && !strings.Contains(c.Message, o.messageContaining):
 		return false, fmt.Sprintf("%s has message %q", t, c.Message), nil
-	case o.CurrentGeneration && c.ObservedGeneration != g.GetGeneration():
+	case o.currentGeneration && c.ObservedGeneration != g.GetGeneration():
 		return false, fmt.Sprintf("%s was observed at generation %d, and the object is at generation %d", t, c.ObservedGeneration, g.GetGeneration()), nil
 	}
 	return true, "", nil
@@ -177,19 +153,19 @@ func checkCondition(s *subject, t conditions.Type, status metav1.ConditionStatus
 
 // conditionDesc is "Ready=True with reason Succeeded, a message containing "x", observed at the
 // current generation".
-func conditionDesc(t conditions.Type, status metav1.ConditionStatus, o ConditionOptions) string {
+func conditionDesc(t conditions.Type, status metav1.ConditionStatus, o conditionOptions) string {
 	desc := fmt.Sprintf("%s=%s", t, status)
 	var parts []string
-	if o.Reason != "" {
-		parts = append(parts, "reason "+string(o.Reason))
+	if o.reason != "" {
+		parts = append(parts, "reason "+string(o.reason))
 	}
-	if o.MessageContaining != "" {
-		parts = append(parts, fmt.Sprintf("a message containing %q", o.MessageContaining))
+	if o.messageContaining != "" {
+		parts = append(parts, fmt.Sprintf("a message containing %q", o.messageContaining))
 	}
 	if len(parts) > 0 {
 		desc += " with " + strings.Join(parts, " and ")
 	}
-	if o.CurrentGeneration {
+	if o.currentGeneration {
 		desc += ", observed at the current generation"
 	}
 	return desc

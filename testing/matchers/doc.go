@@ -15,8 +15,8 @@ limitations under the License.
 */
 
 // Package matchers provides gomega matchers for Kubernetes objects: status conditions
-// (metav1.Condition), readiness as kstatus and `kubectl wait` see it, finalizers, owner
-// references and deletion.
+// (metav1.Condition), readiness as kstatus and `kubectl wait` see it, finalizers, ownership (by
+// owner reference or by the tracking labels of package ownership) and deletion.
 //
 // They work on any object whose conditions the conditions package can read: a type with a
 // GetConditions method ([conditions.Getter]), an *unstructured.Unstructured with
@@ -50,6 +50,16 @@ limitations under the License.
 //		g.Expect(c.Get(ctx, key, cluster)).To(Succeed())
 //		g.Expect(cluster).To(matchers.BeReady())
 //	}).WithTimeout(30 * time.Second).Should(Succeed())
+//
+// # Ginkgo
+//
+// The matchers are plain gomega matchers: in a Ginkgo suite, use them with Ginkgo's Expect and
+// Eventually as with any other matcher, nothing to adapt:
+//
+//	Eventually(func(g Gomega) {
+//		g.Expect(k8sClient.Get(ctx, key, cluster)).To(Succeed())
+//		g.Expect(cluster).To(matchers.BeReady())
+//	}).Should(Succeed())
 //
 // Use these matchers in tests only; production code reads conditions with the conditions
 // package.

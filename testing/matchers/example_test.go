@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/ownership"
 	"github.com/tenon-dev/tenon/testing/matchers"
 )
 
@@ -78,7 +79,7 @@ func ExampleHaveCondition() {
 	g := printingGomega()
 	cluster := newCluster()
 
-	g.Expect(cluster).To(matchers.HaveCondition(conditions.Ready, metav1.ConditionFalse, matchers.Reason("QuotaExceeded")))
+	g.Expect(cluster).To(matchers.HaveCondition(conditions.Ready, metav1.ConditionFalse, matchers.WithReason("QuotaExceeded")))
 	g.Expect(cluster).To(matchers.HaveCondition("DNSReady", metav1.ConditionTrue, matchers.CurrentGeneration{}))
 
 	// Output:
@@ -119,9 +120,36 @@ func ExampleBeControlledBy() {
 
 	// Output:
 	// Expected ConfigMap prod/demo-config to be controlled by Cluster prod/demo (uid c0ffee)
-	// but its reference to the owner is not a controller reference
+	// but its reference to the owner is not a controller reference, and it has no tracking label for the owner
 	// Owner references:
 	//   example.com/v1 Cluster demo (uid c0ffee)
+}
+
+// A child that Kubernetes allows no owner reference for, such as a ConfigMap in another
+// namespace, is controlled through the tracking label and annotations that ownership.Set
+// writes; BeControlledBy and BeOwnedBy recognise them too.
+func ExampleBeControlledBy_tracked() {
+	g := printingGomega()
+	cluster := newCluster()
+	// As ownership.Set marks it, for a child in another namespace than its owner:
+	dashboard := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "demo-dashboard", Namespace: "monitoring",
+		Labels: map[string]string{ownership.LabelOwnerUID: "c0ffee"},
+		Annotations: map[string]string{
+			ownership.AnnotationOwnerKind:      "Cluster.example.com",
+			ownership.AnnotationOwnerNamespace: "prod",
+			ownership.AnnotationOwnerName:      "demo",
+		},
+	}}
+
+	g.Expect(dashboard).To(matchers.BeControlledBy(cluster))
+	g.Expect(dashboard).To(matchers.BeOwnedBy(cluster))
+	g.Expect(dashboard).NotTo(matchers.BeControlledBy(cluster))
+
+	// Output:
+	// Expected ConfigMap monitoring/demo-dashboard not to be controlled by Cluster prod/demo (uid c0ffee)
+	// but it does
+	// Owner references: none
+	// Tracking label: Cluster.example.com prod/demo (uid c0ffee)
 }
 
 func ExampleBeGone() {

@@ -18,25 +18,19 @@ package matchers
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/onsi/gomega/types"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/tenon-dev/tenon/conditions"
 )
 
-// BeCurrent succeeds when kstatus would report the actual object Current (see
-// [conditions.Compute]): its status describes its current spec, nothing is in progress or
-// stalled, and its Ready condition, when it has one, is True. This is what Flux and kpt wait
-// for.
-func BeCurrent() types.GomegaMatcher {
-	return HaveKStatus(conditions.StatusCurrent)
-}
-
 // HaveKStatus succeeds when [conditions.Compute] reports status for the actual object: Current,
 // InProgress, Failed or Terminating, as kstatus-based tools (sigs.k8s.io/cli-utils/pkg/kstatus)
-// show it for a custom resource. The failure message gives kstatus's message.
+// show it for a custom resource. HaveKStatus(conditions.StatusCurrent) is what Flux and kpt wait
+// for: the status describes the current spec, nothing is in progress or stalled, and the Ready
+// condition, when there is one, is True. The failure message gives kstatus's message.
 func HaveKStatus(status conditions.Status) types.GomegaMatcher {
 	return &matcher{
 		expectation: "be " + string(status) + " by kstatus",
@@ -44,24 +38,49 @@ func HaveKStatus(status conditions.Status) types.GomegaMatcher {
 			if s.runtime == nil {
 				return false, "", errors.New("kstatus needs an object, not a bare condition list")
 			}
-			res, err := conditions.Compute(s.runtime)
+			got, message, err := kstatusOf(s.runtime)
 			if err != nil {
 				return false, "", err
 			}
-			why := "kstatus computes " + string(res.Status)
-			if res.Message != "" {
-				why += ": " + res.Message
+			why := "kstatus computes " + string(got)
+			if message != "" {
+				why += ": " + message
 			}
-			return res.Status == status, why, nil
+			return got == status, why, nil
 		},
 		details: (*subject).conditionTable,
 	}
 }
 
+// kstatusOf returns obj's kstatus state and message, by [conditions.Compute].
+func kstatusOf(obj runtime.Object) (conditions.Status, string, error) {
+	res, err := conditions.Compute(obj)
+	return res.Status, res.Message, err
+}
+
 // BeCompliant succeeds when the actual object's status follows the condition convention that
-// kstatus-based tools and `kubectl wait` rely on, by [conditions.Check]: valid, unique conditions,
-// a Ready condition, a status.observedGeneration, and Reconciling or Stalled whenever Ready is not
-// True. The failure message lists every rule the object breaks.
+// kstatus-based tools and `kubectl wait --for=condition=Ready` rely on, so that they read it as
+// the controller means it. Use it in tests, after a reconcile, to catch a status that tools
+// would misread. The rules:
+//
+//  1. every condition is valid (see [conditions.Validate]) and no type appears twice;
+//  2. there is a Ready condition;
+//  3. status.observedGeneration exists; no condition, nor status.observedGeneration, claims a
+//     generation newer than metadata.generation; and when Ready is True for the current
+//     generation, status.observedGeneration is current too (otherwise kstatus reports the object
+//     InProgress while Ready says it is done);
+//  4. when Ready is not True (and the object is not being deleted), Reconciling or Stalled is
+//     True: without them kstatus falls back to Ready and reports InProgress, and can never tell
+//     a controller that makes progress from one that is stuck (see [conditions.Compute]);
+//  5. Ready True does not coexist with a True Stalled, nor Reconciling True with Stalled True
+//     (kstatus would report whichever comes first in the list). Ready and Reconciling may both
+//     be True: an object can serve while it rolls out a change or retries a failed step.
+//
+// A status that lags a spec change the controller has not reconciled yet (Ready and
+// status.observedGeneration both at an older generation) follows the convention: it is what
+// every object looks like between a change and the next reconcile.
+//
+// The failure message lists every rule the object breaks.
 func BeCompliant() types.GomegaMatcher {
 	return &matcher{
 		expectation: "follow the status condition convention",
@@ -69,29 +88,15 @@ func BeCompliant() types.GomegaMatcher {
 			if s.runtime == nil {
 				return false, "", errors.New("the convention applies to objects, not to a bare condition list")
 			}
-			err := conditions.Check(s.runtime)
-			if err == nil {
-				return true, "", nil
-			}
-			if !errors.Is(err, conditions.ErrNotCompliant) {
+			problems, err := compliance(s.runtime)
+			if err != nil {
 				return false, "", err
 			}
-			return false, "it breaks it:\n" + indentRules(err), nil
+			if len(problems) == 0 {
+				return true, "", nil
+			}
+			return false, "it breaks it:\n  - " + strings.Join(problems, "\n  - "), nil
 		},
 		details: (*subject).conditionTable,
 	}
-}
-
-// indentRules lists the broken rules of a conditions.Check error, one a line.
-func indentRules(err error) string {
-	msg := err.Error()
-	// Check's error is "<summary>: <Kind> <name>: rule 1: ...\nrule 3: ...".
-	if i := strings.Index(msg, "rule "); i >= 0 {
-		msg = msg[i:]
-	}
-	var b strings.Builder
-	for line := range strings.SplitSeq(msg, "\n") {
-		fmt.Fprintf(&b, "  - %s\n", line)
-	}
-	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -17,6 +17,7 @@ limitations under the License.
 package matchers_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -35,8 +36,16 @@ import (
 
 	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/internal/testtypes"
+	"github.com/tenon-dev/tenon/ownership"
 	"github.com/tenon-dev/tenon/testing/matchers"
 )
+
+var ownershipScheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(testtypes.AddToScheme(s))
+	return s
+}()
 
 var transition = metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 
@@ -115,13 +124,13 @@ func TestHaveCondition(t *testing.T) {
 			"Expected Widget default/w not to have condition Ready=False\nbut it does"},
 		{"a missing condition", matchers.HaveCondition(conditions.Degraded, metav1.ConditionFalse), w, false,
 			"Expected Widget default/w to have condition Degraded=False\nbut it has no Degraded condition"},
-		{"the reason matches", matchers.HaveCondition(conditions.Ready, metav1.ConditionFalse, matchers.Reason("QuotaExceeded")), w, true,
+		{"the reason matches", matchers.HaveCondition(conditions.Ready, metav1.ConditionFalse, matchers.WithReason("QuotaExceeded")), w, true,
 			"Expected Widget default/w not to have condition Ready=False with reason QuotaExceeded\nbut it does"},
-		{"another reason", matchers.HaveCondition(conditions.Ready, metav1.ConditionFalse, matchers.Reason(conditions.ReasonFailed)), w, false,
+		{"another reason", matchers.HaveCondition(conditions.Ready, metav1.ConditionFalse, matchers.WithReason(conditions.ReasonFailed)), w, false,
 			"Expected Widget default/w to have condition Ready=False with reason Failed\nbut Ready has reason QuotaExceeded"},
-		{"the message contains the text", matchers.HaveCondition(conditions.Ready, metav1.ConditionFalse, matchers.MessageContaining("cpu")), w, true,
+		{"the message contains the text", matchers.HaveCondition(conditions.Ready, metav1.ConditionFalse, matchers.WithMessage("cpu")), w, true,
 			"Expected Widget default/w not to have condition Ready=False with a message containing \"cpu\"\nbut it does"},
-		{"the message lacks the text", matchers.HaveCondition(conditions.Ready, metav1.ConditionFalse, matchers.Reason("QuotaExceeded"), matchers.MessageContaining("memory")), w, false,
+		{"the message lacks the text", matchers.HaveCondition(conditions.Ready, metav1.ConditionFalse, matchers.WithReason("QuotaExceeded"), matchers.WithMessage("memory")), w, false,
 			"Expected Widget default/w to have condition Ready=False with reason QuotaExceeded and a message containing \"memory\"\nbut Ready has message \"cpu quota exceeded\""},
 		{"observed at the current generation", matchers.HaveCondition(conditions.Ready, metav1.ConditionFalse, matchers.CurrentGeneration{}), w, true,
 			"Expected Widget default/w not to have condition Ready=False, observed at the current generation\nbut it does"},
@@ -206,21 +215,21 @@ func TestBeReady(t *testing.T) {
 	}
 }
 
-func TestBeCurrentAndHaveKStatus(t *testing.T) {
+func TestHaveKStatus(t *testing.T) {
 	g := NewWithT(t)
 	current := widget(2, 2, cond(conditions.Ready, metav1.ConditionTrue, "Succeeded", "", 2))
 	reconciling := widget(2, 2, cond(conditions.Reconciling, metav1.ConditionTrue, "Progressing", "scaling to 3", 2))
 	behind := widget(3, 2, cond(conditions.Ready, metav1.ConditionTrue, "Succeeded", "", 2))
 
-	ok, msg := outcome(t, matchers.BeCurrent(), current)
+	ok, msg := outcome(t, matchers.HaveKStatus(conditions.StatusCurrent), current)
 	g.Expect(ok).To(BeTrue())
 	g.Expect(msg).To(HavePrefix("Expected Widget default/w not to be Current by kstatus\nbut it does\n"))
 
-	ok, msg = outcome(t, matchers.BeCurrent(), reconciling)
+	ok, msg = outcome(t, matchers.HaveKStatus(conditions.StatusCurrent), reconciling)
 	g.Expect(ok).To(BeFalse())
 	g.Expect(msg).To(HavePrefix("Expected Widget default/w to be Current by kstatus\nbut kstatus computes InProgress: scaling to 3\n"))
 
-	ok, msg = outcome(t, matchers.BeCurrent(), toUnstructured(t, behind))
+	ok, msg = outcome(t, matchers.HaveKStatus(conditions.StatusCurrent), toUnstructured(t, behind))
 	g.Expect(ok).To(BeFalse())
 	g.Expect(msg).To(ContainSubstring("but kstatus computes InProgress: Widget generation is 3, but latest observed generation is 2\n"))
 
@@ -229,7 +238,7 @@ func TestBeCurrentAndHaveKStatus(t *testing.T) {
 
 	// kstatus falls back to Ready when neither Reconciling nor Stalled is True.
 	notReady := widget(2, 2, cond(conditions.Ready, metav1.ConditionFalse, "QuotaExceeded", "cpu quota exceeded", 2))
-	ok, msg = outcome(t, matchers.BeCurrent(), notReady)
+	ok, msg = outcome(t, matchers.HaveKStatus(conditions.StatusCurrent), notReady)
 	g.Expect(ok).To(BeFalse())
 	g.Expect(msg).To(HavePrefix("Expected Widget default/w to be Current by kstatus\nbut kstatus computes InProgress: cpu quota exceeded\n"))
 	ok, _ = outcome(t, matchers.HaveKStatus(conditions.StatusInProgress), toUnstructured(t, notReady))
@@ -241,7 +250,7 @@ func TestBeCurrentAndHaveKStatus(t *testing.T) {
 	ok, msg = outcome(t, matchers.HaveKStatus(conditions.StatusFailed), stalledFirst)
 	g.Expect(ok).To(BeTrue(), msg)
 
-	_, err := matchers.BeCurrent().Match([]metav1.Condition{})
+	_, err := matchers.HaveKStatus(conditions.StatusCurrent).Match([]metav1.Condition{})
 	g.Expect(err).To(MatchError(ContainSubstring("kstatus needs an object")))
 }
 
@@ -264,24 +273,136 @@ func TestBeCompliant(t *testing.T) {
 		"Conditions of Widget default/w (generation 2, status.observedGeneration 0):\n"))
 }
 
-func TestHaveDeletingCondition(t *testing.T) {
+// The rules of BeCompliant, one case at least per rule; these are the cases of the
+// conditions.Check it replaces.
+func TestBeCompliantRules(t *testing.T) {
+	ready := func(observed int64) metav1.Condition {
+		return cond(conditions.Ready, metav1.ConditionTrue, "R", "", observed)
+	}
+	tests := []struct {
+		name      string
+		obj       func() client.Object
+		wantRules []string // each is part of the message of one broken rule, in order
+	}{
+		{
+			name: "a compliant ready object",
+			obj:  func() client.Object { return widget(2, 2, ready(2)) },
+		},
+		{
+			name: "a compliant object in progress",
+			obj: func() client.Object {
+				return widget(2, 2, cond(conditions.Ready, metav1.ConditionFalse, "R", "", 2), cond(conditions.Reconciling, metav1.ConditionTrue, "R", "", 2))
+			},
+		},
+		{
+			name: "a ready object that is reconciling again",
+			obj: func() client.Object {
+				return widget(2, 2, ready(2), cond(conditions.Reconciling, metav1.ConditionTrue, "RetryingAfterError", "dns api: 503", 2))
+			},
+		},
+		{
+			name:      "Ready False without Reconciling or Stalled",
+			obj:       func() client.Object { return widget(2, 2, cond(conditions.Ready, metav1.ConditionFalse, "R", "", 2)) },
+			wantRules: []string{"rule 4: Ready is False but neither Reconciling nor Stalled is True: kstatus falls back to Ready and reports the object InProgress, and can never report it Failed"},
+		},
+		{
+			name: "Ready False without Reconciling or Stalled while being deleted",
+			obj: func() client.Object {
+				w := widget(2, 2, cond(conditions.Ready, metav1.ConditionFalse, "R", "", 2))
+				w.DeletionTimestamp, w.Finalizers = &transition, []string{"test.tenon.dev/hold"}
+				return w
+			},
+		},
+		{
+			name:      "Ready True at the current generation while status.observedGeneration lags",
+			obj:       func() client.Object { return widget(3, 2, ready(3)) },
+			wantRules: []string{"rule 3: Ready is True at generation 3 but status.observedGeneration 2 lags metadata.generation 3: kstatus reports the object InProgress"},
+		},
+		{
+			name: "a spec change the controller has not seen yet is not a violation",
+			obj:  func() client.Object { return widget(3, 2, ready(2)) },
+		},
+		{
+			name: "no Ready condition and no observedGeneration",
+			obj: func() client.Object {
+				return widget(1, 0, cond(conditions.Reconciling, metav1.ConditionTrue, "R", "", 1))
+			},
+			wantRules: []string{
+				"rule 2: no Ready condition",
+				"rule 3: no status.observedGeneration",
+			},
+		},
+		{
+			name:      "no conditions at all",
+			obj:       func() client.Object { return widget(1, 1) },
+			wantRules: []string{"rule 2: no Ready condition", "rule 4: Ready is missing and neither Reconciling nor Stalled is True: kstatus reports the object Current"},
+		},
+		{
+			name: "contradictions and impossible generations",
+			obj: func() client.Object {
+				return widget(2, 5, ready(3), cond(conditions.Reconciling, metav1.ConditionTrue, "R", "", 2), cond(conditions.Stalled, metav1.ConditionTrue, "R", "", 2))
+			},
+			wantRules: []string{
+				"rule 3: status.observedGeneration 5 is newer than metadata.generation 2",
+				"rule 3: condition Ready observed generation 3",
+				"rule 5: Ready is True while Stalled is True",
+				"rule 5: Reconciling and Stalled are both True: kstatus reports whichever comes first in the list",
+			},
+		},
+		{
+			name: "invalid and duplicate conditions",
+			obj: func() client.Object {
+				return widget(1, 1, cond(conditions.Ready, metav1.ConditionTrue, "bad reason", "", 1), ready(1))
+			},
+			wantRules: []string{"rule 1: invalid condition \"Ready\"", "rule 1: condition Ready appears more than once"},
+		},
+		{
+			name: "an unstructured object",
+			obj: func() client.Object {
+				return toUnstructured(t, widget(2, 2, cond(conditions.Ready, metav1.ConditionFalse, "R", "", 2)))
+			},
+			wantRules: []string{"rule 4: Ready is False"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			ok, msg := outcome(t, matchers.BeCompliant(), tt.obj())
+			g.Expect(ok).To(Equal(len(tt.wantRules) == 0), msg)
+			if ok {
+				return
+			}
+			// The broken rules, one a line, between the "but" line and the conditions table.
+			_, rest, _ := strings.Cut(msg, "but it breaks it:\n")
+			rest, _, _ = strings.Cut(rest, "Conditions of ")
+			lines := strings.Split(strings.TrimSuffix(rest, "\n"), "\n")
+			g.Expect(lines).To(HaveLen(len(tt.wantRules)), msg)
+			for i, rule := range tt.wantRules {
+				g.Expect(lines[i]).To(HavePrefix("  - "+rule), msg)
+			}
+		})
+	}
+}
+
+func TestTheDeletingConditionIsAConditionLikeAnyOther(t *testing.T) {
 	g := NewWithT(t)
 	deleting := widget(2, 2, cond(conditions.Deleting, metav1.ConditionTrue, "WaitingForDNS", "deleting record www", 2))
 	notDeleted := deleting.DeepCopy()
 	deleting.DeletionTimestamp = &transition
 	deleting.Finalizers = []string{"test.tenon.dev/dns"}
 
-	ok, msg := outcome(t, matchers.HaveDeletingCondition(matchers.Reason("WaitingForDNS")), deleting)
+	ok, msg := outcome(t, matchers.HaveCondition(conditions.Deleting, metav1.ConditionTrue, matchers.WithReason("WaitingForDNS")), deleting)
 	g.Expect(ok).To(BeTrue())
-	g.Expect(msg).To(HavePrefix("Expected Widget default/w not to be deleting with condition Deleting=True with reason WaitingForDNS\nbut it does\n"))
+	g.Expect(msg).To(HavePrefix("Expected Widget default/w not to have condition Deleting=True with reason WaitingForDNS\nbut it does\n"))
 
-	ok, msg = outcome(t, matchers.HaveDeletingCondition(), notDeleted)
-	g.Expect(ok).To(BeFalse())
-	g.Expect(msg).To(HavePrefix("Expected Widget default/w to be deleting with condition Deleting=True\nbut it is not being deleted: it has no deletionTimestamp\n"))
-
-	ok, msg = outcome(t, matchers.HaveDeletingCondition(matchers.MessageContaining("www2")), deleting)
+	ok, msg = outcome(t, matchers.HaveCondition(conditions.Deleting, metav1.ConditionTrue, matchers.WithMessage("www2")), deleting)
 	g.Expect(ok).To(BeFalse())
 	g.Expect(msg).To(ContainSubstring("but Deleting has message \"deleting record www\"\n"))
+
+	// The condition says nothing about the deletionTimestamp; HaveField does, as the doc says.
+	beingDeleted := And(matchers.HaveCondition(conditions.Deleting, metav1.ConditionTrue), HaveField("DeletionTimestamp", Not(BeNil())))
+	g.Expect(deleting).To(beingDeleted)
+	g.Expect(notDeleted).NotTo(beingDeleted)
 }
 
 func TestHaveFinalizer(t *testing.T) {
@@ -319,6 +440,22 @@ func TestBeControlledByAndBeOwnedBy(t *testing.T) {
 	child := func(refs ...metav1.OwnerReference) *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "child", Namespace: "default", OwnerReferences: refs}}
 	}
+	unfetchedElsewhere := unfetched.DeepCopy()
+	unfetchedElsewhere.Namespace = "elsewhere"
+	unfetchedWidget := unfetched.DeepCopy()
+	unfetchedWidget.SetGroupVersionKind(testtypes.GroupVersion.WithKind("Widget"))
+	// ownership.Set marks a child in another namespace, and a cluster-scoped one, with its
+	// tracking label and annotations: an owner reference is not allowed there.
+	trackedElsewhere := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "child", Namespace: "elsewhere"}}
+	trackedFixture := &testtypes.Fixture{ObjectMeta: metav1.ObjectMeta{Name: "child"}}
+	for _, c := range []client.Object{trackedElsewhere, trackedFixture} {
+		mechanism, _, err := ownership.Set(owner, c, ownershipScheme)
+		if err != nil || mechanism != ownership.TrackingLabels {
+			t.Fatalf("ownership.Set: %v, %v", mechanism, err)
+		}
+	}
+	bothMarks := trackedElsewhere.DeepCopy()
+	bothMarks.OwnerReferences = []metav1.OwnerReference{ref(false)}
 
 	tests := []struct {
 		name    string
@@ -331,18 +468,34 @@ func TestBeControlledByAndBeOwnedBy(t *testing.T) {
 			"Expected ConfigMap default/child not to be controlled by Widget default/w (uid w-uid)\nbut it does\n" +
 				"Owner references:\n  test.tenon.dev/v1 Widget w (uid w-uid, controller)\n"},
 		{"owned but not controlled", matchers.BeControlledBy(owner), child(ref(false)), false,
-			"Expected ConfigMap default/child to be controlled by Widget default/w (uid w-uid)\nbut its reference to the owner is not a controller reference\n" +
+			"Expected ConfigMap default/child to be controlled by Widget default/w (uid w-uid)\n" +
+				"but its reference to the owner is not a controller reference, and it has no tracking label for the owner\n" +
 				"Owner references:\n  test.tenon.dev/v1 Widget w (uid w-uid)\n"},
 		{"owned by a non-controller reference", matchers.BeOwnedBy(owner), child(ref(false)), true, ""},
 		{"owned by a controller reference", matchers.BeOwnedBy(owner), child(ref(true)), true, ""},
 		{"another owner", matchers.BeOwnedBy(other), child(ref(true)), false,
-			"Expected ConfigMap default/child to be owned by Widget default/w (uid other-uid)\nbut it has no reference to that owner\n" +
+			"Expected ConfigMap default/child to be owned by Widget default/w (uid other-uid)\nbut it has no reference to that owner, and no tracking label for it\n" +
 				"Owner references:\n  test.tenon.dev/v1 Widget w (uid w-uid, controller)\n"},
 		{"an owner recreated with the same name", matchers.BeOwnedBy(sameNameNewUID), child(ref(true)), false, ""},
 		{"no owner references", matchers.BeOwnedBy(owner), child(), false,
-			"Expected ConfigMap default/child to be owned by Widget default/w (uid w-uid)\nbut it has no reference to that owner\nOwner references: none\n"},
+			"Expected ConfigMap default/child to be owned by Widget default/w (uid w-uid)\nbut it has no reference to that owner, and no tracking label for it\nOwner references: none\n"},
 		{"an owner without a UID is matched by name", matchers.BeControlledBy(unfetched), child(ref(true)), true, ""},
 		{"an owner without a UID but with a kind is matched by kind too", matchers.BeOwnedBy(unfetchedWithKind), child(ref(true)), false, ""},
+
+		{"controlled by the owner that tracks it", matchers.BeControlledBy(owner), trackedElsewhere, true,
+			"Expected ConfigMap elsewhere/child not to be controlled by Widget default/w (uid w-uid)\nbut it does\n" +
+				"Owner references: none\nTracking label: Widget.test.tenon.dev default/w (uid w-uid)\n"},
+		{"owned by the owner that tracks it", matchers.BeOwnedBy(owner), trackedElsewhere, true, ""},
+		{"tracked by another owner", matchers.BeControlledBy(other), trackedElsewhere, false,
+			"Expected ConfigMap elsewhere/child to be controlled by Widget default/w (uid other-uid)\nbut it has no reference to that owner, and no tracking label for it\n" +
+				"Owner references: none\nTracking label: Widget.test.tenon.dev default/w (uid w-uid)\n"},
+		{"tracked by an earlier owner of the same name", matchers.BeOwnedBy(sameNameNewUID), trackedElsewhere, false, ""},
+		{"tracked by an owner without a UID, matched by name and namespace", matchers.BeControlledBy(unfetched), trackedElsewhere, true, ""},
+		{"tracked by an owner without a UID in another namespace", matchers.BeControlledBy(unfetchedElsewhere), trackedElsewhere, false, ""},
+		{"tracked by an owner without a UID of another kind", matchers.BeControlledBy(unfetchedWithKind), trackedElsewhere, false, ""},
+		{"tracked by an owner without a UID of the same kind", matchers.BeControlledBy(unfetchedWidget), trackedElsewhere, true, ""},
+		{"a cluster-scoped child tracked by a namespaced owner", matchers.BeControlledBy(owner), trackedFixture, true, ""},
+		{"a child with both marks of the owner", matchers.BeControlledBy(owner), bothMarks, true, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -30,6 +30,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tenon-dev/tenon/ownership"
 )
 
 // HaveFinalizer succeeds when the actual object has the finalizer name in metadata.finalizers.
@@ -51,18 +53,22 @@ func HaveFinalizer(name string) types.GomegaMatcher {
 	}
 }
 
-// BeControlledBy succeeds when the actual object has an owner reference to owner with
-// controller set: owner's controller manages it, and deleting owner deletes it.
+// BeControlledBy succeeds when owner controls the actual object, by either of the mechanisms of
+// package ownership: an owner reference to owner with controller set (owner's controller manages
+// the object, and deleting owner deletes it), or ownership's tracking label and annotations
+// naming owner, which stand in for a controller reference where Kubernetes allows none (a child
+// in another namespace, or a cluster-scoped child of a namespaced owner).
 //
 // An owner with a UID (one read from the API server) is matched by UID, so an object owned by
-// an earlier owner of the same name does not match. An owner without a UID is matched by name,
-// and by kind and group when its TypeMeta has them.
+// an earlier owner of the same name does not match. An owner without a UID is matched by name
+// (and, for tracking, namespace), and by kind and group when its TypeMeta has them.
 func BeControlledBy(owner client.Object) types.GomegaMatcher {
 	return ownerMatcher(owner, true)
 }
 
 // BeOwnedBy succeeds when the actual object has an owner reference to owner, as controller or
-// not; owner is matched as by [BeControlledBy].
+// not, or is tracked by owner with ownership's tracking label; owner is matched as by
+// [BeControlledBy].
 func BeOwnedBy(owner client.Object) types.GomegaMatcher {
 	return ownerMatcher(owner, false)
 }
@@ -82,30 +88,42 @@ func ownerMatcher(owner client.Object, controller bool) types.GomegaMatcher {
 			if s.obj == nil {
 				return false, "", fmt.Errorf("%s is not an object: it has no owner references", s.desc)
 			}
+			if trackedBy(s.obj, owner) {
+				return true, "", nil
+			}
 			for _, ref := range s.obj.GetOwnerReferences() {
 				if !refersTo(ref, owner) {
 					continue
 				}
 				if controller && (ref.Controller == nil || !*ref.Controller) {
-					return false, "its reference to the owner is not a controller reference", nil
+					return false, "its reference to the owner is not a controller reference, and it has no tracking label for the owner", nil
 				}
 				return true, "", nil
 			}
-			return false, "it has no reference to that owner", nil
+			return false, "it has no reference to that owner, and no tracking label for it", nil
 		},
 		details: func(s *subject) string {
+			var b strings.Builder
 			refs := s.obj.GetOwnerReferences()
 			if len(refs) == 0 {
-				return "Owner references: none\n"
+				b.WriteString("Owner references: none\n")
+			} else {
+				b.WriteString("Owner references:\n")
 			}
-			var b strings.Builder
-			b.WriteString("Owner references:\n")
 			for _, ref := range refs {
 				fmt.Fprintf(&b, "  %s %s %s (uid %s", ref.APIVersion, ref.Kind, ref.Name, ref.UID)
 				if ref.Controller != nil && *ref.Controller {
 					b.WriteString(", controller")
 				}
 				b.WriteString(")\n")
+			}
+			if uid, ok := s.obj.GetLabels()[ownership.LabelOwnerUID]; ok {
+				a := s.obj.GetAnnotations()
+				name := a[ownership.AnnotationOwnerName]
+				if ns := a[ownership.AnnotationOwnerNamespace]; ns != "" {
+					name = ns + "/" + name
+				}
+				fmt.Fprintf(&b, "Tracking label: %s %s (uid %s)\n", a[ownership.AnnotationOwnerKind], name, uid)
 			}
 			return b.String()
 		},
@@ -127,6 +145,25 @@ func refersTo(ref metav1.OwnerReference, owner client.Object) bool {
 	}
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	return err == nil && ref.Kind == gvk.Kind && gv.Group == gvk.Group
+}
+
+// trackedBy reports whether obj carries ownership's tracking label for owner: by UID when owner
+// has one, else by the name, namespace and, when owner's TypeMeta has it, kind and group that
+// the tracking annotations record.
+func trackedBy(obj metav1.Object, owner client.Object) bool {
+	uid, ok := obj.GetLabels()[ownership.LabelOwnerUID]
+	if !ok || uid == "" {
+		return false
+	}
+	if owner.GetUID() != "" {
+		return uid == string(owner.GetUID())
+	}
+	a := obj.GetAnnotations()
+	if a[ownership.AnnotationOwnerName] != owner.GetName() || a[ownership.AnnotationOwnerNamespace] != owner.GetNamespace() {
+		return false
+	}
+	gvk := owner.GetObjectKind().GroupVersionKind()
+	return gvk.Kind == "" || schema.ParseGroupKind(a[ownership.AnnotationOwnerKind]) == gvk.GroupKind()
 }
 
 // GoneTimeout bounds each read [BeGone] makes.

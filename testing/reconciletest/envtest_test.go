@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/internal/testtypes"
 	"github.com/tenon-dev/tenon/testing/faults"
 	"github.com/tenon-dev/tenon/testing/matchers"
@@ -79,7 +80,7 @@ func TestAssertIdempotentPassesForACorrectReconcilerReadingFromACache(t *testing
 	var w testtypes.Widget
 	g.Expect(env.Client().Get(t.Context(), req.NamespacedName, &w)).To(Succeed())
 	g.Expect(&w).To(matchers.BeReady())
-	g.Expect(&w).To(matchers.BeCurrent())
+	g.Expect(&w).To(matchers.HaveKStatus(conditions.StatusCurrent))
 	cm := &corev1.ConfigMap{}
 	g.Expect(env.Client().Get(t.Context(), client.ObjectKey{Namespace: req.Namespace, Name: "w-config"}, cm)).To(Succeed())
 	g.Expect(cm.Data).To(HaveKeyWithValue("size", "small"))
@@ -95,7 +96,7 @@ func TestAssertIdempotentCatchesAnAnnotationBumpOnEnvtest(t *testing.T) {
 
 	g.Expect(tb.failures).To(HaveLen(1))
 	g.Expect(plainSpaces(tb.failures[0])).To(And(
-		HavePrefix("reconciletest: "+req.String()+" is not idempotent: the reconcile after a stable one sent 1 write(s):\n"+
+		HavePrefix("reconciletest: "+req.String()+" is not idempotent: the reconcile after a finished one sent 1 write(s):\n"+
 			"  patch Widget "+req.String()+": ok\n"+
 			`    patch: {"metadata":{"annotations":{"test.tenon.dev/reconciles":"2"}}}`+"\n"+
 			"    object diff (-before +after):\n"),
@@ -111,12 +112,12 @@ func TestAssertIdempotentCatchesAStatusRewriteOnEnvtest(t *testing.T) {
 
 	tb := run(t, func(tb reconciletest.TB) { h.AssertIdempotent(tb, req) })
 
-	g.Expect(tb.failures).To(ConsistOf(HavePrefix("reconciletest: " + req.String() + " is not idempotent: the reconcile after a stable one sent 1 write(s):\n" +
+	g.Expect(tb.failures).To(ConsistOf(HavePrefix("reconciletest: " + req.String() + " is not idempotent: the reconcile after a finished one sent 1 write(s):\n" +
 		"  update Widget " + req.String() + " status: ok\n" +
 		"    the object did not change: the request was sent although the object was already as desired\n")))
 }
 
-func TestConvergeUnderAFaultPlanOnEnvtest(t *testing.T) {
+func TestReconcileUntilStableUnderAFaultPlanOnEnvtest(t *testing.T) {
 	g := NewWithT(t)
 	h, req := onEnvtest(t, faults.Plan{Seed: 5, Rules: []faults.Rule{
 		{Match: faults.Match{Verbs: faults.Verbs{faults.Patch}, Subresource: "status"}, Nth: 1, Fault: faults.Conflict},
@@ -124,7 +125,7 @@ func TestConvergeUnderAFaultPlanOnEnvtest(t *testing.T) {
 		{Match: faults.Match{Verbs: faults.Reads}, Probability: 0.2, Fault: faults.TooManyRequests},
 	}}, func(c client.Client) reconcile.Reconciler { return &widgetReconciler{Client: c} })
 
-	steps := h.Converge(t, req)
+	steps := h.ReconcileUntilStable(t, req)
 
 	g.Expect(steps).To(BeNumerically(">=", 3), "a lost create and a conflict cost a reconcile each")
 	g.Expect(h.Client.Count(faults.Injected)).To(BeNumerically(">=", 2))

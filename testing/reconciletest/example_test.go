@@ -48,8 +48,9 @@ func (printingTB) Fatalf(format string, args ...any) {
 	fmt.Println("FAIL: " + strings.Join(lines[:min(3, len(lines))], "\n"))
 }
 
-// labelReconciler makes sure a ConfigMap is labelled as managed; with bump, it also counts its
-// reconciles in an annotation, which makes every reconcile a write.
+// labelReconciler makes sure a ConfigMap is labelled as managed, and looks again every ten
+// minutes, as requeue.Poll does; with bump, it also counts its reconciles in an annotation, which
+// makes every reconcile a write.
 type labelReconciler struct {
 	client.Client
 	bump bool
@@ -66,11 +67,13 @@ func (r *labelReconciler) Reconcile(ctx context.Context, req reconcile.Request) 
 		n, _ := strconv.Atoi(cm.Annotations["example.com/reconciles"])
 		metav1.SetMetaDataAnnotation(&cm.ObjectMeta, "example.com/reconciles", strconv.Itoa(n+1))
 	}
-	if cm.Labels["app.kubernetes.io/managed-by"] == before.Labels["app.kubernetes.io/managed-by"] &&
-		cm.Annotations["example.com/reconciles"] == before.Annotations["example.com/reconciles"] {
-		return ctrl.Result{}, nil
+	if cm.Labels["app.kubernetes.io/managed-by"] != before.Labels["app.kubernetes.io/managed-by"] ||
+		cm.Annotations["example.com/reconciles"] != before.Annotations["example.com/reconciles"] {
+		if err := r.Patch(ctx, &cm, client.MergeFrom(before)); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
-	return ctrl.Result{}, r.Patch(ctx, &cm, client.MergeFrom(before))
+	return ctrl.Result{RequeueAfter: 10 * time.Minute}, nil
 }
 
 func ExampleHarness_AssertIdempotent() {
@@ -88,12 +91,14 @@ func ExampleHarness_AssertIdempotent() {
 
 	// Output:
 	// the correct reconciler passes after 2 reconciles
-	// FAIL: reconciletest: default/settings is not idempotent: the reconcile after a stable one sent 1 write(s):
+	// FAIL: reconciletest: default/settings is not idempotent: the reconcile after a finished one sent 1 write(s):
 	//   patch ConfigMap default/settings: ok
 	//     patch: {"metadata":{"annotations":{"example.com/reconciles":"2"}}}
 }
 
-func ExampleHarness_Converge() {
+// Under a fault plan, the reconciler must recover from every fault: ReconcileUntilStable
+// reconciles until a reconcile writes nothing, and logs what it took.
+func ExampleHarness_ReconcileUntilStable() {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "default"}}
 	c, _ := faults.Wrap(fake.NewClientBuilder().WithObjects(cm).Build(), faults.Plan{Seed: 1, Rules: []faults.Rule{
 		{Match: faults.Match{Verbs: faults.Verbs{faults.Patch}}, Nth: 1, Fault: faults.Conflict},
@@ -101,17 +106,87 @@ func ExampleHarness_Converge() {
 	}})
 	h := &reconciletest.Harness{Reconciler: &labelReconciler{Client: c}, Client: c}
 
-	h.Converge(printingTB{}, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(cm)})
+	h.ReconcileUntilStable(printingTB{}, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(cm)})
 	for _, step := range h.Steps() {
 		fmt.Println(step.Number, step.Outcome())
 	}
 
 	// Output:
-	// reconciletest: default/settings converged in 4 reconciles; 2 faults injected (fault plan seed 1)
+	// reconciletest: default/settings became stable in 4 reconciles; 2 faults injected (fault plan seed 1)
 	// 1 error: Operation cannot be fulfilled on configmaps "settings": the object has been modified; please apply your changes to the latest version and try again
 	// 2 error: too many requests, please try again later (injected by fault plan rule 1)
-	// 3 done
-	// 4 done
+	// 3 requeue after 10m0s
+	// 4 requeue after 10m0s
+}
+
+// bucketReconciler creates a bucket in an external system, which takes a while: until the
+// bucket exists, it says so in an annotation and comes back in 50 ms; then it polls.
+type bucketReconciler struct {
+	client.Client
+	readyAt time.Time // when the external system will have the bucket
+}
+
+func (r *bucketReconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
+	var cm corev1.ConfigMap
+	if err := r.Get(ctx, req.NamespacedName, &cm); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if r.readyAt.IsZero() {
+		r.readyAt = time.Now().Add(50 * time.Millisecond) // the request to the external system
+	}
+	state, wait := "ready", 10*time.Minute
+	if time.Now().Before(r.readyAt) {
+		state, wait = "provisioning", time.Until(r.readyAt)
+	}
+	if cm.Annotations["example.com/bucket"] != state {
+		before := cm.DeepCopy()
+		metav1.SetMetaDataAnnotation(&cm.ObjectMeta, "example.com/bucket", state)
+		if err := r.Patch(ctx, &cm, client.MergeFrom(before)); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{RequeueAfter: wait}, nil
+}
+
+// A reconciler that waits for something asynchronous returns a short RequeueAfter: the harness
+// waits it out (up to MaxWait, 10 s by default) and reconciles again, so the test sees the
+// object become ready. The 10-minute poll at the end is longer than MaxWait: the harness does not
+// wait for it, and the reconcile that wrote nothing is stable.
+func ExampleHarness_ReconcileUntilStable_asynchronous() {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bucket", Namespace: "default"}}
+	c := faults.Record(fake.NewClientBuilder().WithObjects(cm).Build())
+	h := &reconciletest.Harness{Reconciler: &bucketReconciler{Client: c}, Client: c}
+
+	h.ReconcileUntilStable(printingTB{}, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(cm)})
+	for _, step := range h.Steps() {
+		fmt.Printf("%d: %d write(s), stable: %v\n", step.Number, len(step.Writes()), step.Stable())
+	}
+
+	// Output:
+	// 1: 1 write(s), stable: false
+	// 2: 1 write(s), stable: false
+	// 3: 0 write(s), stable: true
+}
+
+// A controller that runs in a manager returns its results to controller-runtime. Record wraps
+// its reconciler so that a test can see them: register the Recorder instead of the reconciler.
+func ExampleRecord() {
+	g := gomega.NewGomega(func(message string, _ ...int) { fmt.Println(message) })
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "default"}}
+	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(cm)}
+	rec := reconciletest.Record(&labelReconciler{Client: fake.NewClientBuilder().WithObjects(cm).Build()})
+	// In a test: ctrl.NewControllerManagedBy(mgr).For(&corev1.ConfigMap{}).Complete(rec), and
+	// the manager calls Reconcile. Here the example calls it.
+	_, _ = rec.Reconcile(context.Background(), req)
+
+	g.Eventually(rec.Last).WithArguments(req).Should(reconciletest.RequeueAfter(10 * time.Minute))
+	g.Expect(rec.Steps()).NotTo(gomega.ContainElement(reconciletest.HaveFailed()))
+	for _, step := range rec.Steps() {
+		fmt.Println(step)
+	}
+
+	// Output:
+	// step 1 (default/settings): requeue after 10m0s
 }
 
 // Assertions on the result of one reconcile.

@@ -40,7 +40,8 @@ import (
 )
 
 // TB is the part of testing.TB the harness uses; *testing.T, *testing.B and *testing.F satisfy
-// it. It is an interface of its own so that examples and other test frameworks can provide it.
+// it, and so does Ginkgo's GinkgoT(), without the GinkgoTB() wrapper. It is an interface of its
+// own so that examples and other test frameworks can provide it.
 type TB interface {
 	Helper()
 	Context() context.Context
@@ -51,10 +52,12 @@ type TB interface {
 // Defaults of [Harness].
 const (
 	// DefaultMaxSteps bounds the reconciles of [Harness.ReconcileUntilStable] and
-	// [Harness.Converge].
+	// [Harness.AssertIdempotent].
 	DefaultMaxSteps = 10
 	// DefaultWaitTimeout bounds each wait for the cache.
 	DefaultWaitTimeout = 30 * time.Second
+	// DefaultMaxWait is the longest RequeueAfter the harness waits out.
+	DefaultMaxWait = 10 * time.Second
 )
 
 // Harness drives a reconcile.Reconciler directly, one reconcile at a time, and sees every
@@ -87,12 +90,22 @@ type Harness struct {
 	// Defaults to the client Client wraps.
 	Reader client.Reader
 
-	// MaxSteps bounds ReconcileUntilStable and Converge. Defaults to [DefaultMaxSteps]; raise it
-	// for fault plans that fail many calls.
+	// MaxSteps bounds the reconciles of ReconcileUntilStable and AssertIdempotent. Defaults to
+	// [DefaultMaxSteps]; raise it for fault plans that fail many calls.
 	MaxSteps int
 
 	// WaitTimeout bounds each wait for Cache. Defaults to [DefaultWaitTimeout].
 	WaitTimeout time.Duration
+
+	// MaxWait is the longest RequeueAfter that ReconcileUntilStable and AssertIdempotent wait
+	// out, in real time, before they reconcile again, as the controller would: a reconciler
+	// that waits for something asynchronous (an external resource being provisioned, a Job to
+	// finish) returns a short RequeueAfter and is reconciled again after it, so a test can drive
+	// it to Ready. A longer RequeueAfter is a poll at steady state (requeue.Poll): the harness
+	// does not wait for it, and the reconcile that returned it can be stable. Defaults to
+	// [DefaultMaxWait]. Negative: never wait, every requeue counts as a poll. A reconciler that
+	// polls more often than MaxWait at steady state needs a MaxWait below its interval.
+	MaxWait time.Duration
 
 	steps []Step
 	read  map[schema.GroupKind]client.Object // a prototype of the Go type each kind was read with
@@ -109,7 +122,7 @@ func (h *Harness) Steps() []Step {
 //
 //	g.Expect(h.Reconcile(t, req)).To(reconciletest.RequeueAfter(time.Minute))
 //
-// A requeue is not waited for: the next call reconciles at once.
+// Reconcile never waits for a requeue: the next call reconciles at once.
 func (h *Harness) Reconcile(t TB, req reconcile.Request) Step {
 	t.Helper()
 	if h.Reconciler == nil || h.Client == nil {
@@ -118,7 +131,7 @@ func (h *Harness) Reconcile(t TB, req reconcile.Request) Step {
 	}
 	ctx := t.Context()
 	mark := lastSeq(h.Client)
-	step := Step{Number: len(h.steps) + 1, Request: req}
+	step := Step{Number: len(h.steps) + 1, Request: req, maxWait: h.maxWait()}
 	step.Result, step.Err = h.call(ctx, req)
 	step.Calls = h.Client.Calls(faults.SelectorFunc(func(c faults.Call) bool { return c.Seq > mark }))
 	h.steps = append(h.steps, step)
@@ -139,27 +152,29 @@ func (h *Harness) call(ctx context.Context, req reconcile.Request) (res reconcil
 	return h.Reconciler.Reconcile(ctx, req)
 }
 
-// ReconcileUntilStable reconciles req until a reconcile returns neither an error nor a requeue,
-// and returns how many reconciles that took. Requeues are not waited for. It fails t, listing
-// every step with its calls, when a reconcile returns a terminal error or MaxSteps reconciles
-// are not enough.
-func (h *Harness) ReconcileUntilStable(t TB, req reconcile.Request) int {
-	t.Helper()
-	n, _ := h.until(t, req, "become stable", Step.Stable)
-	return n
+// maxWait is MaxWait with its default; negative for no waits.
+func (h *Harness) maxWait() time.Duration {
+	if h.MaxWait == 0 {
+		return DefaultMaxWait
+	}
+	return h.MaxWait
 }
 
-// Converge reconciles req, under whatever fault plan the harness's Client has, until a
-// reconcile returns neither an error nor a requeue and sends no write: the reconciler has
-// recovered from every fault and reached its desired state. It returns how many reconciles that
-// took, logs it with the number of injected faults and the plan's seed, and fails t, listing
-// every step with its calls, when a reconcile returns a terminal error or MaxSteps reconciles are
-// not enough.
-func (h *Harness) Converge(t TB, req reconcile.Request) int {
+// ReconcileUntilStable reconciles req until a reconcile is stable (see [Step.Stable]: no error,
+// no write request, no requeue the harness waits for), and returns how many reconciles that
+// took. Between two reconciles it waits out a RequeueAfter of at most MaxWait, as the
+// controller would; after an error, a write, or a longer RequeueAfter it reconciles again at
+// once, as the retry or the watch event of a write would.
+//
+// Under a fault plan, the stable reconcile proves that the reconciler recovered from every
+// fault; ReconcileUntilStable then logs how many reconciles that took, how many faults were
+// injected, and the plan's seed. It fails t, listing every step with its calls, when a
+// reconcile returns a terminal error or MaxSteps reconciles are not enough.
+func (h *Harness) ReconcileUntilStable(t TB, req reconcile.Request) int {
 	t.Helper()
 	first := len(h.steps)
-	n, ok := h.until(t, req, "converge", func(s Step) bool { return s.Stable() && len(s.Writes()) == 0 })
-	if !ok {
+	n, ok := h.until(t, req, "become stable", Step.Stable)
+	if !ok || len(h.Client.Plan().Rules) == 0 {
 		return n
 	}
 	injected := 0
@@ -170,7 +185,7 @@ func (h *Harness) Converge(t TB, req reconcile.Request) int {
 			}
 		}
 	}
-	t.Logf("reconciletest: %s converged in %d reconciles; %d faults injected%s", req, n, injected, h.seedNote())
+	t.Logf("reconciletest: %s became stable in %d reconciles; %d faults injected%s", req, n, injected, h.seedNote())
 	return n
 }
 
@@ -184,7 +199,8 @@ func (h *Harness) seedNote() string {
 	return fmt.Sprintf(" (fault plan seed %d)", plan.Seed)
 }
 
-// until reconciles req until done reports true for a step, and reports whether it did.
+// until reconciles req until done reports true for a step, waiting out the requeues the harness
+// waits for between reconciles, and reports whether it got there.
 func (h *Harness) until(t TB, req reconcile.Request, goal string, done func(Step) bool) (int, bool) {
 	t.Helper()
 	limit := h.MaxSteps
@@ -202,28 +218,50 @@ func (h *Harness) until(t TB, req reconcile.Request, goal string, done func(Step
 				req, goal, n, h.seedNote(), stepLog(h.steps[first:]))
 			return n, false
 		}
+		if d, waits := step.wait(); waits && n < limit {
+			if err := sleep(t.Context(), d); err != nil {
+				t.Fatalf("reconciletest: %s did not %s: the test ended while the harness waited %v for the requeue of reconcile %d:\n%s",
+					req, goal, d, n, stepLog(h.steps[first:]))
+				return n, false
+			}
+		}
 	}
 	t.Fatalf("reconciletest: %s did not %s in %d reconciles%s:\n%s",
 		req, goal, limit, h.seedNote(), stepLog(h.steps[first:]))
 	return limit, false
 }
 
-// AssertIdempotent reconciles req until it is stable, then once more, and fails t when that
-// last reconcile sends any write request, or fails: a reconcile of an object that is already in
-// its desired state must change nothing. The failure message lists each write and, for objects
-// the reconciler had read or written before, a diff of what the write changed.
+// sleep waits for d, or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// AssertIdempotent reconciles req until a reconcile finishes (returns no error and no requeue
+// the harness waits for: it is done, or polls), then once more, and fails t when that last
+// reconcile fails or sends any write request: a reconcile of an object that is already in its
+// desired state must change nothing. A reconciler that writes nothing and polls passes.
+// Requeues of at most MaxWait are waited out, as by [Harness.ReconcileUntilStable]. The failure
+// message lists each write and, for objects the reconciler had read or written before, a diff
+// of what the write changed.
 //
 // Run it without a fault plan, or with one that cannot fail the last reconcile; use
-// [Harness.Converge] to reconcile under faults.
+// [Harness.ReconcileUntilStable] to reconcile under faults.
 func (h *Harness) AssertIdempotent(t TB, req reconcile.Request) {
 	t.Helper()
-	if _, ok := h.until(t, req, "become stable", Step.Stable); !ok {
+	if _, ok := h.until(t, req, "finish", Step.finished); !ok {
 		return
 	}
 	before := h.snapshot(t.Context())
 	step := h.Reconcile(t, req)
 	if step.Err != nil {
-		t.Fatalf("reconciletest: %s is not idempotent: the reconcile after a stable one failed%s:\n  %s", req, h.seedNote(), step)
+		t.Fatalf("reconciletest: %s is not idempotent: the reconcile after a finished one failed%s:\n  %s", req, h.seedNote(), step)
 		return
 	}
 	writes := step.Writes()
@@ -231,7 +269,7 @@ func (h *Harness) AssertIdempotent(t TB, req reconcile.Request) {
 		return
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "reconciletest: %s is not idempotent: the reconcile after a stable one sent %d write(s)%s:", req, len(writes), h.seedNote())
+	fmt.Fprintf(&b, "reconciletest: %s is not idempotent: the reconcile after a finished one sent %d write(s)%s:", req, len(writes), h.seedNote())
 	for _, w := range writes {
 		b.WriteString("\n  " + w.String())
 		b.WriteString(indent(describeWrite(w, before), "    "))

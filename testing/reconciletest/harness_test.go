@@ -62,7 +62,7 @@ func TestAssertIdempotentCatchesAReconcilerThatRewritesTheStatus(t *testing.T) {
 	tb := run(t, func(tb reconciletest.TB) { h.AssertIdempotent(tb, req) })
 
 	g.Expect(tb.failures).To(HaveLen(1))
-	g.Expect(tb.failures[0]).To(HavePrefix("reconciletest: default/w is not idempotent: the reconcile after a stable one sent 1 write(s):\n" +
+	g.Expect(tb.failures[0]).To(HavePrefix("reconciletest: default/w is not idempotent: the reconcile after a finished one sent 1 write(s):\n" +
 		"  update Widget default/w status: ok\n" +
 		"    the object did not change: the request was sent although the object was already as desired\n" +
 		"All calls of that reconcile:\n" +
@@ -79,7 +79,7 @@ func TestAssertIdempotentCatchesAReconcilerThatBumpsAnAnnotation(t *testing.T) {
 
 	g.Expect(tb.failures).To(HaveLen(1))
 	msg := plainSpaces(tb.failures[0])
-	g.Expect(msg).To(HavePrefix("reconciletest: default/w is not idempotent: the reconcile after a stable one sent 1 write(s):\n" +
+	g.Expect(msg).To(HavePrefix("reconciletest: default/w is not idempotent: the reconcile after a finished one sent 1 write(s):\n" +
 		"  patch Widget default/w: ok\n" +
 		`    patch: {"metadata":{"annotations":{"test.tenon.dev/reconciles":"2"}}}` + "\n" +
 		"    object diff (-before +after):\n"))
@@ -95,7 +95,7 @@ func TestAssertIdempotentFailsWhenTheCheckingReconcileFails(t *testing.T) {
 
 	tb := run(t, func(tb reconciletest.TB) { h.AssertIdempotent(tb, req) })
 
-	g.Expect(tb.failures).To(ConsistOf(HavePrefix("reconciletest: default/w is not idempotent: the reconcile after a stable one failed (fault plan seed 9):\n" +
+	g.Expect(tb.failures).To(ConsistOf(HavePrefix("reconciletest: default/w is not idempotent: the reconcile after a finished one failed (fault plan seed 9):\n" +
 		"  step 2: error: failed to read the config map: the server is currently unable to handle the request (injected by fault plan rule 0)\n")))
 }
 
@@ -103,26 +103,123 @@ func TestReconcileUntilStableReturnsTheNumberOfReconciles(t *testing.T) {
 	g := NewWithT(t)
 	c, req := newFake(t, faults.Plan{})
 	r := &scripted{
-		results: []ctrl.Result{{RequeueAfter: time.Hour}, {}, {}},
+		results: []ctrl.Result{{RequeueAfter: time.Millisecond}, {}, {}},
 		errs:    []error{nil, errors.New("not yet"), nil},
 	}
 	h := &reconciletest.Harness{Reconciler: r, Client: c}
 
-	g.Expect(h.ReconcileUntilStable(t, req)).To(Equal(3), "a requeue and an error are not stable; requeues are not waited for")
+	g.Expect(h.ReconcileUntilStable(t, req)).To(Equal(3), "a short requeue and an error are not stable")
+}
+
+func TestAReconcileThatPollsAndWritesNothingIsStable(t *testing.T) {
+	tests := []struct {
+		name    string
+		maxWait time.Duration
+		result  ctrl.Result
+		stable  bool
+	}{
+		{"a poll longer than the default MaxWait", 0, ctrl.Result{RequeueAfter: 5 * time.Minute}, true},
+		{"a requeue shorter than MaxWait", time.Hour, ctrl.Result{RequeueAfter: 5 * time.Minute}, false},
+		{"a requeue as long as MaxWait", 5 * time.Minute, ctrl.Result{RequeueAfter: 5 * time.Minute}, false},
+		{"a requeue with a negative MaxWait", -1, ctrl.Result{RequeueAfter: time.Millisecond}, true},
+		{"the deprecated rate-limited requeue", 0, ctrl.Result{Requeue: true}, false}, //nolint:staticcheck // reconcilers still return it
+		{"done", 0, ctrl.Result{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			c, req := newFake(t, faults.Plan{})
+			h := &reconciletest.Harness{Reconciler: &scripted{results: []ctrl.Result{tt.result}}, Client: c, MaxWait: tt.maxWait}
+
+			g.Expect(h.Reconcile(t, req).Stable()).To(Equal(tt.stable))
+		})
+	}
+}
+
+func TestAStepWithAWriteOrAnErrorIsNotStable(t *testing.T) {
+	g := NewWithT(t)
+	c, req := newFake(t, faults.Plan{})
+	h := &reconciletest.Harness{Reconciler: &poller{widgetReconciler{Client: c}}, Client: c}
+
+	wrote := h.Reconcile(t, req)
+
+	g.Expect(wrote).To(reconciletest.RequeueAfter(5 * time.Minute))
+	g.Expect(wrote.Writes()).NotTo(BeEmpty())
+	g.Expect(wrote.Stable()).To(BeFalse())
+	failed := reconciletest.Step{Err: errors.New("boom")}
+	g.Expect(failed.Stable()).To(BeFalse())
+}
+
+func TestAssertIdempotentPassesForAReconcilerThatPolls(t *testing.T) {
+	g := NewWithT(t)
+	c, req := newFake(t, faults.Plan{})
+	h := &reconciletest.Harness{Reconciler: &poller{widgetReconciler{Client: c}}, Client: c}
+
+	h.AssertIdempotent(t, req)
+
+	steps := h.Steps()
+	g.Expect(steps).To(HaveLen(2), "the reconcile that wrote, and the one that checks")
+	g.Expect(steps[1]).To(reconciletest.RequeueAfter(5 * time.Minute))
+	g.Expect(steps[1].Stable()).To(BeTrue())
+	g.Expect(h.ReconcileUntilStable(t, req)).To(Equal(1))
+}
+
+func TestTheHarnessWaitsOutAShortRequeueToReachReady(t *testing.T) {
+	g := NewWithT(t)
+	c, req := newFake(t, faults.Plan{})
+	h := &reconciletest.Harness{Reconciler: &provisioner{Client: c, takes: 300 * time.Millisecond}, Client: c}
+	start := time.Now()
+
+	n := h.ReconcileUntilStable(t, req)
+
+	g.Expect(time.Since(start)).To(BeNumerically(">=", 300*time.Millisecond), "the harness waited for the requeue")
+	g.Expect(n).To(Equal(3))
+	steps := h.Steps()
+	g.Expect(steps[0]).To(reconciletest.RequeueAfter(BeNumerically("~", 300*time.Millisecond, 50*time.Millisecond)))
+	g.Expect(steps[0].Writes()).To(HaveLen(1), "the status says the widget is being provisioned")
+	g.Expect(steps[1]).To(reconciletest.RequeueAfter(5 * time.Minute))
+	g.Expect(steps[1].Writes()).To(HaveLen(1), "the status says the widget is Ready")
+	g.Expect(steps[2].Stable()).To(BeTrue())
+	var w testtypes.Widget
+	g.Expect(c.Get(t.Context(), req.NamespacedName, &w)).To(Succeed())
+	g.Expect(&w).To(matchers.BeReady())
+}
+
+func TestAssertIdempotentWaitsOutAShortRequeueToo(t *testing.T) {
+	g := NewWithT(t)
+	c, req := newFake(t, faults.Plan{})
+	h := &reconciletest.Harness{Reconciler: &provisioner{Client: c, takes: 100 * time.Millisecond}, Client: c}
+
+	h.AssertIdempotent(t, req)
+
+	g.Expect(h.Steps()).To(HaveLen(3), "provisioning, Ready, and the check")
+}
+
+func TestAShortRequeueIsNotWaitedForAfterTheTestEnded(t *testing.T) {
+	g := NewWithT(t)
+	c, req := newFake(t, faults.Plan{})
+	h := &reconciletest.Harness{Reconciler: &scripted{results: []ctrl.Result{{RequeueAfter: 5 * time.Second}}}, Client: c}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+
+	tb := runWith(ctx, t, func(tb reconciletest.TB) { h.ReconcileUntilStable(tb, req) })
+
+	g.Expect(tb.failures).To(Equal([]string{"reconciletest: default/w did not become stable: the test ended while the harness waited 5s for the requeue of reconcile 1:\n" +
+		"  step 1: requeue after 5s (no calls)"}))
 }
 
 func TestReconcileUntilStableFailsWithEveryStepAfterMaxSteps(t *testing.T) {
 	g := NewWithT(t)
 	c, req := newFake(t, faults.Plan{})
-	r := &scripted{results: []ctrl.Result{{RequeueAfter: time.Second}, {RequeueAfter: 2 * time.Second}, {RequeueAfter: 3 * time.Second}}}
+	r := &scripted{results: []ctrl.Result{{RequeueAfter: time.Millisecond}, {RequeueAfter: 2 * time.Millisecond}, {RequeueAfter: 3 * time.Millisecond}}}
 	h := &reconciletest.Harness{Reconciler: r, Client: c, MaxSteps: 3}
 
 	tb := run(t, func(tb reconciletest.TB) { h.ReconcileUntilStable(tb, req) })
 
 	g.Expect(tb.failures).To(Equal([]string{"reconciletest: default/w did not become stable in 3 reconciles:\n" +
-		"  step 1: requeue after 1s (no calls)\n" +
-		"  step 2: requeue after 2s (no calls)\n" +
-		"  step 3: requeue after 3s (no calls)"}))
+		"  step 1: requeue after 1ms (no calls)\n" +
+		"  step 2: requeue after 2ms (no calls)\n" +
+		"  step 3: requeue after 3ms (no calls)"}))
 }
 
 func TestReconcileUntilStableStopsAtATerminalError(t *testing.T) {
@@ -162,16 +259,16 @@ func TestAHarnessWithoutAClientFailsClearly(t *testing.T) {
 	g.Expect(tb.failures).To(ConsistOf("reconciletest: set Harness.Reconciler and Harness.Client (a *faults.Client wrapping the reconciler's client)"))
 }
 
-// convergeUnderFaults reconciles a Widget under a plan with a conflict on the first status patch
+// stableUnderFaults reconciles a Widget under a plan with a conflict on the first status patch
 // and a 30% chance of a 500 on every write, and returns how many reconciles it took.
-func convergeUnderFaults(t *testing.T, seed int64) (int, *faults.Client) {
+func stableUnderFaults(t *testing.T, seed int64) (int, *faults.Client) {
 	t.Helper()
 	c, req := newFake(t, faults.Plan{Seed: seed, Rules: []faults.Rule{
 		{Match: faults.Match{Verbs: faults.Verbs{faults.Patch}, Subresource: "status"}, Nth: 1, Fault: faults.Conflict},
 		{Match: faults.Match{Verbs: faults.Writes}, Probability: 0.3, Fault: faults.InternalError},
 	}})
 	h := &reconciletest.Harness{Reconciler: &widgetReconciler{Client: c}, Client: c, MaxSteps: 20}
-	steps := h.Converge(t, req)
+	steps := h.ReconcileUntilStable(t, req)
 
 	var w testtypes.Widget
 	NewWithT(t).Expect(c.Get(t.Context(), req.NamespacedName, &w)).To(Succeed())
@@ -179,27 +276,27 @@ func convergeUnderFaults(t *testing.T, seed int64) (int, *faults.Client) {
 	return steps, c
 }
 
-func TestConvergeUnderAFaultPlanReportsTheReconcilesItTook(t *testing.T) {
+func TestReconcileUntilStableUnderAFaultPlanReportsTheReconcilesItTook(t *testing.T) {
 	g := NewWithT(t)
-	steps, c := convergeUnderFaults(t, 3)
+	steps, c := stableUnderFaults(t, 3)
 
 	g.Expect(steps).To(BeNumerically(">", 2), "the conflict and the 500s cost extra reconciles")
 	g.Expect(c.Count(faults.Injected)).To(BeNumerically(">=", 2))
-	replayed, _ := convergeUnderFaults(t, 3)
+	replayed, _ := stableUnderFaults(t, 3)
 	g.Expect(replayed).To(Equal(steps), "the same seed replays the same run")
 }
 
-func TestConvergeFailsWhenTheFaultsNeverStop(t *testing.T) {
+func TestReconcileUntilStableFailsWhenTheFaultsNeverStop(t *testing.T) {
 	g := NewWithT(t)
 	c, req := newFake(t, faults.Plan{Seed: 11, Rules: []faults.Rule{
 		{Match: faults.Match{Verbs: faults.Verbs{faults.Create}}, Fault: faults.Forbidden},
 	}})
 	h := &reconciletest.Harness{Reconciler: &widgetReconciler{Client: c}, Client: c, MaxSteps: 2}
 
-	tb := run(t, func(tb reconciletest.TB) { h.Converge(tb, req) })
+	tb := run(t, func(tb reconciletest.TB) { h.ReconcileUntilStable(tb, req) })
 
 	g.Expect(tb.failures).To(ConsistOf(And(
-		HavePrefix("reconciletest: default/w did not converge in 2 reconciles (fault plan seed 11):\n  step 1: error: failed to create the config map: "),
+		HavePrefix("reconciletest: default/w did not become stable in 2 reconciles (fault plan seed 11):\n  step 1: error: failed to create the config map: "),
 		ContainSubstring("\n  step 2: error: "),
 		ContainSubstring("create ConfigMap default/w-config: injected (rule 0)"),
 	)))

@@ -38,7 +38,6 @@ import (
 
 	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/internal/testtypes"
-	"github.com/tenon-dev/tenon/requeue"
 	"github.com/tenon-dev/tenon/testing/faults"
 	"github.com/tenon-dev/tenon/testing/reconciletest"
 )
@@ -85,7 +84,7 @@ func (r *widgetReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 	before := w.DeepCopy()
 	changed, err := conditions.MarkTrue(&w, conditions.Ready, conditions.ReasonSucceeded, "config map is up to date")
 	if err != nil {
-		return requeue.Terminal(err)
+		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
 	observed, _ := conditions.SetObservedGeneration(&w)
 	if changed || observed {
@@ -93,7 +92,7 @@ func (r *widgetReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 			return ctrl.Result{}, fmt.Errorf("failed to patch the status: %w", err)
 		}
 	}
-	return requeue.Done()
+	return ctrl.Result{}, nil
 }
 
 // statusRewriter is the reconciler above, but it writes the status on every reconcile, whether
@@ -130,6 +129,59 @@ func (r *annotationBumper) Reconcile(ctx context.Context, req reconcile.Request)
 	before := w.DeepCopy()
 	metav1.SetMetaDataAnnotation(&w.ObjectMeta, "test.tenon.dev/reconciles", strconv.Itoa(n+1))
 	return ctrl.Result{}, r.Patch(ctx, &w, client.MergeFrom(before))
+}
+
+// poller is the reconciler above, but it polls at steady state, as requeue.Poll does.
+type poller struct {
+	widgetReconciler
+}
+
+func (r *poller) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
+	res, err := r.widgetReconciler.Reconcile(ctx, req)
+	if err != nil || !res.IsZero() {
+		return res, err
+	}
+	return ctrl.Result{RequeueAfter: 5 * time.Minute}, nil
+}
+
+// provisioner provisions a Widget asynchronously, as an operator does with a cloud resource:
+// the first reconcile starts the provisioning, reports it in the status and comes back when it
+// should be done; once it is, the Widget is Ready and the reconciler polls.
+type provisioner struct {
+	client.Client
+	takes   time.Duration
+	started time.Time
+}
+
+func (r *provisioner) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
+	var w testtypes.Widget
+	if err := r.Get(ctx, req.NamespacedName, &w); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if r.started.IsZero() {
+		r.started = time.Now()
+	}
+	before := w.DeepCopy()
+	var changed bool
+	var err error
+	remaining := r.takes - time.Since(r.started)
+	if remaining > 0 {
+		changed, err = conditions.MarkFalse(&w, conditions.Ready, conditions.ReasonProgressing, "provisioning")
+	} else {
+		changed, err = conditions.MarkTrue(&w, conditions.Ready, conditions.ReasonSucceeded, "provisioned")
+	}
+	if err != nil {
+		return ctrl.Result{}, reconcile.TerminalError(err)
+	}
+	if observed, _ := conditions.SetObservedGeneration(&w); changed || observed {
+		if err := r.Status().Patch(ctx, &w, client.MergeFrom(before)); err != nil {
+			return ctrl.Result{}, fmt.Errorf("failed to patch the status: %w", err)
+		}
+	}
+	if remaining > 0 {
+		return ctrl.Result{RequeueAfter: remaining}, nil
+	}
+	return ctrl.Result{RequeueAfter: 5 * time.Minute}, nil
 }
 
 // scripted returns the results it is given, one per reconcile, then Done.
@@ -190,7 +242,13 @@ var _ reconciletest.TB = (*failureTB)(nil)
 // returned or failed.
 func run(t *testing.T, fn func(tb reconciletest.TB)) *failureTB {
 	t.Helper()
-	tb := &failureTB{ctx: t.Context()}
+	return runWith(t.Context(), t, fn)
+}
+
+// runWith is run with ctx as the TB's context.
+func runWith(ctx context.Context, t *testing.T, fn func(tb reconciletest.TB)) *failureTB {
+	t.Helper()
+	tb := &failureTB{ctx: ctx}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -24,9 +24,11 @@ import (
 	"github.com/onsi/gomega/types"
 )
 
-// BeDone succeeds when a [Step] returned neither an error nor a requeue.
+// BeDone succeeds when a [Step] returned neither an error nor a requeue: the reconciler has no
+// reason to run again until something changes. A reconciler that polls at steady state is
+// stable without being done; see [Step.Stable].
 func BeDone() types.GomegaMatcher {
-	return &stepMatcher{expectation: "be done", check: func(s Step) (bool, error) { return s.Stable(), nil }}
+	return &stepMatcher{expectation: "be done", check: func(s Step) (bool, error) { return s.Err == nil && !s.Requeued(), nil }}
 }
 
 // Requeue succeeds when a [Step] returned no error and asked to be requeued, after any delay.
@@ -98,7 +100,10 @@ func (m *stepMatcher) NegatedFailureMessage(actual any) string {
 }
 
 func (m *stepMatcher) message(actual any, to string) string {
-	s, _ := stepOf(actual)
+	s, err := stepOf(actual)
+	if err != nil {
+		return fmt.Sprintf("Expected a reconcile%s%s\nbut %v", to, m.expectation, err)
+	}
 	return fmt.Sprintf("Expected the reconcile of %s%s%s\nbut it returned %s\n  %s", s.Request, to, m.expectation, s.Outcome(), s)
 }
 
@@ -110,6 +115,7 @@ func stepOf(actual any) (Step, error) {
 		if s != nil {
 			return *s, nil
 		}
+		return Step{}, fmt.Errorf("there is no reconcile to match yet (a nil *reconciletest.Step, as Recorder.Last returns before the first)")
 	}
 	return Step{}, fmt.Errorf("expected a reconciletest.Step, got %T", actual)
 }

@@ -20,27 +20,32 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/tenon-dev/tenon/testing/faults"
 )
 
-// Step is the record of one reconcile the harness ran.
+// Step is the record of one reconcile: one the harness ran, or one a [Recorder] saw.
 type Step struct {
-	// Number counts the reconciles of the harness, from 1.
+	// Number counts the reconciles of the harness, or of the Recorder, from 1.
 	Number int
-
 	// Request is what was reconciled.
 	Request reconcile.Request
-
 	// Result and Err are what Reconcile returned. A panic is turned into an error, as
 	// controller-runtime does.
 	Result reconcile.Result
 	Err    error
-
-	// Calls are the calls the reconcile made through the harness's client, in order.
+	// Calls are the calls the reconcile made through the harness's client, in order. A
+	// Recorder does not see them: its steps have none.
 	Calls []faults.Call
+
+	// maxWait is the longest requeue the harness that ran the step waits for (negative: none);
+	// zero stands for DefaultMaxWait.
+	maxWait time.Duration
+	// recorded reports whether a Recorder recorded the step, which sees no calls.
+	recorded bool
 }
 
 // Writes returns the calls of the step that wrote, or tried to: creates, updates, patches,
@@ -63,9 +68,39 @@ func (s Step) Requeued() bool {
 	return !r.IsZero()
 }
 
-// Stable reports whether the reconcile finished: no error and no requeue.
+// Stable reports whether the reconcile left nothing to do: it returned no error, sent no write
+// request through the harness's client, and asked for no requeue the harness waits for. A
+// RequeueAfter longer than [Harness.MaxWait] is a poll, which a stable reconcile may return, as
+// requeue.Poll does; one of at most MaxWait (or the deprecated Requeue) means the reconciler is
+// waiting for something, and is not stable.
+//
+// A [Recorder]'s steps have no calls, so for them Stable says nothing about writes.
 func (s Step) Stable() bool {
-	return s.Err == nil && !s.Requeued()
+	return s.finished() && len(s.Writes()) == 0
+}
+
+// finished reports whether the reconcile returned no error and no requeue the harness waits for:
+// it is done, or polls.
+func (s Step) finished() bool {
+	_, waits := s.wait()
+	return s.Err == nil && !waits
+}
+
+// wait returns how long the harness waits before it reconciles again after the step, and
+// whether it waits at all: only after a requeue without an error, of at most its MaxWait.
+func (s Step) wait() (time.Duration, bool) {
+	if s.Err != nil || !s.Requeued() {
+		return 0, false
+	}
+	limit := s.maxWait
+	if limit == 0 {
+		limit = DefaultMaxWait
+	}
+	after := s.Result.RequeueAfter
+	if limit < 0 || after > limit {
+		return 0, false // a poll
+	}
+	return after, true
 }
 
 // Terminal reports whether the reconcile returned a terminal error, which controller-runtime
@@ -90,9 +125,14 @@ func (s Step) Outcome() string {
 	return "done"
 }
 
-// String describes the step: its number, outcome, and calls, one a line.
+// String describes the step: its number, outcome, and calls, one a line; for a step a
+// [Recorder] recorded, which sees no calls, its number, request and outcome.
 func (s Step) String() string {
 	var b strings.Builder
+	if s.recorded {
+		fmt.Fprintf(&b, "step %d (%s): %s", s.Number, s.Request, s.Outcome())
+		return b.String()
+	}
 	fmt.Fprintf(&b, "step %d: %s", s.Number, s.Outcome())
 	if len(s.Calls) == 0 {
 		b.WriteString(" (no calls)")

@@ -33,9 +33,9 @@ import (
 // [Environment] looks for first in setup-envtest's directory.
 const KubernetesVersion = "1.37.2"
 
-// AssetsEnvVar names the environment variable that points at a directory of envtest binaries; it
+// assetsEnvVar names the environment variable that points at a directory of envtest binaries; it
 // is the variable setup-envtest and controller-runtime's envtest use.
-const AssetsEnvVar = "KUBEBUILDER_ASSETS"
+const assetsEnvVar = "KUBEBUILDER_ASSETS"
 
 const (
 	etcdBinary              = "etcd"
@@ -68,7 +68,7 @@ func findBinaries(explicit string, needControllerManager bool) (binaries, error)
 	var candidates []string
 	if explicit != "" {
 		candidates = append(candidates, explicit)
-	} else if dir := os.Getenv(AssetsEnvVar); dir != "" {
+	} else if dir := os.Getenv(assetsEnvVar); dir != "" {
 		candidates = append(candidates, dir)
 	} else if std, err := envtest.SetupEnvtestDefaultBinaryAssetsDirectory(); err == nil {
 		candidates = append(candidates, standardCandidates(std)...)
@@ -99,12 +99,12 @@ func findBinaries(explicit string, needControllerManager bool) (binaries, error)
 		problems = append(problems, fmt.Sprintf("%s has no %s", dir, strings.Join(missing, ", ")))
 	}
 	if len(problems) == 0 {
-		problems = append(problems, "no directory to search: set "+AssetsEnvVar+" or HOME")
+		problems = append(problems, "no directory to search: set "+assetsEnvVar+" or HOME")
 	}
 
 	hint := "run `make envtest` in the tenon repository (builds them from Go modules, no download needed), " +
 		"or `setup-envtest use " + KubernetesVersion + "` where the internet is reachable, " +
-		"or point " + AssetsEnvVar + " at a directory that holds them"
+		"or point " + assetsEnvVar + " at a directory that holds them"
 	if needControllerManager {
 		hint += "; the garbage collector also needs kube-controller-manager, which setup-envtest does not " +
 			"download: `make envtest` builds it"

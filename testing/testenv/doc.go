@@ -71,6 +71,15 @@ limitations under the License.
 // [Environment.WaitUntilSeen] do that. [Environment.NewManager] and [StartManager] run
 // controllers for the duration of one test.
 //
+// Tests that run in parallel share the environment, so a manager sees every test's objects,
+// and its controllers reconcile them. Give NewManager the test's namespace, and its cache holds
+// only that namespace's objects (and cluster-scoped ones):
+//
+//	ns := env.Namespace(t)
+//	mgr := env.NewManager(t, ctrl.Options{}, ns)
+//	// ... register the controller under test with mgr ...
+//	testenv.StartManager(t, mgr)
+//
 // # RBAC-limited users
 //
 // [Environment.Client] and [Environment.NewManager] act as a cluster administrator, so a
@@ -82,6 +91,41 @@ limitations under the License.
 //
 //	u := env.NewUser(t, "operator", testenv.RoleFiles{"../../config/rbac/role.yaml"}, testenv.RoleNamespace(ns))
 //	mgr := u.NewManager(t, ctrl.Options{})
+//
+// # Ginkgo
+//
+// The per-test helpers take a [TB], which *testing.T and Ginkgo v2's GinkgoT() both satisfy;
+// Ginkgo's GinkgoTB() wrapper is not needed. Their cleanups go through GinkgoT().Cleanup, that is
+// DeferCleanup, so a namespace or manager taken in a BeforeEach or an It lives until the spec
+// ends. A kubebuilder-style suite starts the environment in BeforeSuite instead of TestMain:
+//
+//	var env *testenv.Environment
+//
+//	func TestControllers(t *testing.T) {
+//		RegisterFailHandler(Fail)
+//		RunSpecs(t, "Controller Suite")
+//	}
+//
+//	var _ = BeforeSuite(func() {
+//		env = testenv.New(testenv.Options{CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")}})
+//		Expect(env.Start()).To(Succeed())
+//		DeferCleanup(env.Stop)
+//	})
+//
+//	var _ = Describe("Cluster controller", func() {
+//		var mgr manager.Manager
+//		BeforeEach(func() {
+//			ns := env.Namespace(GinkgoT())
+//			mgr = env.NewManager(GinkgoT(), ctrl.Options{}, ns)
+//			// ... register the controller under test with mgr ...
+//			testenv.StartManager(GinkgoT(), mgr)
+//		})
+//		// ...
+//	})
+//
+// GinkgoT() fails a spec at once, also for the errors a cleanup reports, where testing.T would
+// let the test go on; nothing else differs. Under `ginkgo -p`, each process starts an
+// environment of its own.
 //
 // # Restarting the API server
 //

@@ -39,8 +39,14 @@ import (
 	"github.com/tenon-dev/tenon/internal/testtypes"
 )
 
-// env is shared by the tests of this package, as the package documentation recommends.
-var env *Environment
+// env is shared by the tests of this package, as the package documentation recommends, and by
+// the examples of package testenv_test (see SharedEnvironment). It is created here rather than in
+// TestMain so that the examples' package can take the pointer when it is initialized.
+var env = New(Options{
+	CRDDirectoryPaths: []string{testtypes.CRDDirectory()},
+	Scheme:            testScheme(),
+	GarbageCollector:  true,
+})
 
 func testScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
@@ -54,13 +60,14 @@ func TestMain(m *testing.M) {
 		// A helper process of TestNoProcessOutlivesACrashedTestBinary starts its own environment.
 		os.Exit(m.Run())
 	}
-	env = New(Options{
-		CRDDirectoryPaths: []string{testtypes.CRDDirectory()},
-		Scheme:            testScheme(),
-		GarbageCollector:  true,
-	})
 	os.Exit(env.Run(m))
 }
+
+// SharedEnvironment returns the environment the tests of this package share. The examples, in
+// package testenv_test, run in the same test binary after the tests, while the environment runs,
+// and use it as a user's tests use the variable their TestMain sets. It exists only in this
+// package's tests.
+func SharedEnvironment() *Environment { return env }
 
 func TestGarbageCollectorDeletesDependentsOfADeletedOwner(t *testing.T) {
 	g := NewWithT(t)
@@ -148,7 +155,7 @@ func TestMissingBinariesErrorNamesTheCommandToRun(t *testing.T) {
 		{
 			name:          "an empty KUBEBUILDER_ASSETS directory",
 			assets:        t.TempDir(),
-			wantInMessage: []string{"make envtest", "no etcd, kube-apiserver", AssetsEnvVar},
+			wantInMessage: []string{"make envtest", "no etcd, kube-apiserver", assetsEnvVar},
 		},
 		{
 			name:          "an empty explicit directory",
@@ -169,7 +176,7 @@ func TestMissingBinariesErrorNamesTheCommandToRun(t *testing.T) {
 			if tt.explicit {
 				opts.BinaryAssetsDirectory = t.TempDir()
 			} else {
-				t.Setenv(AssetsEnvVar, tt.assets)
+				t.Setenv(assetsEnvVar, tt.assets)
 			}
 
 			err := New(opts).Start()

@@ -18,10 +18,11 @@ package testenv
 
 import (
 	"context"
-	"testing"
+	"maps"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -32,15 +33,41 @@ import (
 // run in parallel and would fight over ports), no leader election, and controller-name validation
 // off so several tests may register controllers with the same name. Fields set in opts win.
 //
+// With namespaces, the manager's cache holds only the namespaced objects of those namespaces,
+// such as the test's own from [Environment.Namespace]: tests that run in parallel, each with a
+// manager of its own, then never see each other's objects, and their controllers never reconcile
+// them. The namespaces are added to opts.Cache.DefaultNamespaces (opts is not modified).
+// Cluster-scoped objects are still cached whole, as controller-runtime does for a cache limited
+// to namespaces; a read through the manager's client of a namespaced object elsewhere fails
+// with the cache's error, not NotFound. Without namespaces, the cache holds every namespace;
+// an empty namespace among them fails t.
+//
 // Register controllers on it, then start it with [StartManager].
-func (e *Environment) NewManager(t testing.TB, opts manager.Options) manager.Manager {
+func (e *Environment) NewManager(t TB, opts manager.Options, namespaces ...string) manager.Manager {
 	t.Helper()
-	return e.newManager(t, e.Config(), opts)
+	return e.newManager(t, e.Config(), opts, namespaces)
 }
 
 // newManager returns a manager configured for tests that acts with cfg's credentials.
-func (e *Environment) newManager(t testing.TB, cfg *rest.Config, opts manager.Options) manager.Manager {
+func (e *Environment) newManager(t TB, cfg *rest.Config, opts manager.Options, namespaces []string) manager.Manager {
 	t.Helper()
+	if len(namespaces) > 0 {
+		scoped := maps.Clone(opts.Cache.DefaultNamespaces)
+		if scoped == nil {
+			scoped = make(map[string]cache.Config, len(namespaces))
+		}
+		for _, ns := range namespaces {
+			if ns == "" {
+				t.Fatalf("testenv: failed to create a manager: an empty namespace would cache every namespace; " +
+					"give no namespaces for that")
+				return nil
+			}
+			if _, ok := scoped[ns]; !ok {
+				scoped[ns] = cache.Config{}
+			}
+		}
+		opts.Cache.DefaultNamespaces = scoped
+	}
 	if opts.Scheme == nil {
 		opts.Scheme = e.opts.Scheme
 	}
@@ -68,7 +95,7 @@ func withSkipNameValidation(c config.Controller) config.Controller {
 // StartManager starts mgr in the background and waits until its caches have synced. When the
 // test ends, the manager is stopped and StartManager's cleanup waits until it has returned, so no
 // reconcile of this test runs into the next one; an error the manager returns fails the test.
-func StartManager(t testing.TB, mgr manager.Manager) {
+func StartManager(t TB, mgr manager.Manager) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -80,6 +107,6 @@ func StartManager(t testing.TB, mgr manager.Manager) {
 		}
 	})
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		t.Fatal("testenv: the manager's cache did not sync")
+		t.Fatalf("testenv: the manager's cache did not sync")
 	}
 }

@@ -19,7 +19,6 @@ package testenv
 import (
 	"context"
 	"strings"
-	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,13 +34,13 @@ import (
 // is never removed keeps it in Terminating, as on a real cluster. Without the collector the
 // namespace stays Terminating until the environment stops, which does no harm since names are
 // never reused.
-func (e *Environment) Namespace(t testing.TB) string {
+func (e *Environment) Namespace(t TB) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
 		GenerateName: namespacePrefix(t.Name()),
 		Labels:       map[string]string{"tenon.dev/test": "true"},
 	}}
-	if err := e.client.Create(context.Background(), ns); err != nil {
+	if err := e.client.Create(t.Context(), ns); err != nil {
 		t.Fatalf("testenv: failed to create a namespace for %s: %v", t.Name(), err)
 	}
 	t.Cleanup(func() {

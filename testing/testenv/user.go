@@ -25,7 +25,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"testing"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -40,45 +39,39 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
-// UserOptions says which permissions [Environment.NewUser] grants. The zero value grants
-// none beyond what every authenticated user has (discovery, access reviews of oneself).
-type UserOptions struct {
-	// RoleFiles are YAML files of ClusterRoles and Roles, such as the config/rbac/role.yaml that
-	// controller-gen generates from an operator's RBAC markers. Several documents per file are
-	// allowed; any kind other than ClusterRole and Role is an error.
-	RoleFiles []string
-
-	// Roles are ClusterRoles and Roles (*rbacv1.ClusterRole, *rbacv1.Role) to grant in addition.
-	Roles []client.Object
-
-	// RoleNamespace, when set, is where every Role is created, whatever namespace its manifest
-	// names: a test's namespace instead of the operator's. When empty, each Role needs a
-	// namespace of its own, which must exist.
-	RoleNamespace string
+// userOptions says which permissions [Environment.NewUser] grants. The zero value grants none
+// beyond what every authenticated user has (discovery, access reviews of oneself).
+type userOptions struct {
+	roleFiles     []string
+	roles         []client.Object
+	roleNamespace string
 }
 
-// UserOption configures [Environment.NewUser].
+// UserOption says which permissions [Environment.NewUser] grants: [RoleFiles], [Roles] and
+// [RoleNamespace].
 type UserOption interface {
-	ApplyToUser(*UserOptions)
+	applyToUser(*userOptions)
 }
 
-// RoleFiles grants the ClusterRoles and Roles of these YAML files; see [UserOptions.RoleFiles].
+// RoleFiles grants the ClusterRoles and Roles of these YAML files, such as the
+// config/rbac/role.yaml that controller-gen generates from an operator's RBAC markers. Several
+// documents per file are allowed; any kind other than ClusterRole and Role is an error.
 type RoleFiles []string
 
-// ApplyToUser adds the files.
-func (f RoleFiles) ApplyToUser(o *UserOptions) { o.RoleFiles = append(o.RoleFiles, f...) }
+func (f RoleFiles) applyToUser(o *userOptions) { o.roleFiles = append(o.roleFiles, f...) }
 
-// Roles grants these ClusterRoles and Roles; see [UserOptions.Roles].
+// Roles grants these ClusterRoles and Roles (*rbacv1.ClusterRole, *rbacv1.Role), in addition to
+// those of [RoleFiles].
 type Roles []client.Object
 
-// ApplyToUser adds the roles.
-func (r Roles) ApplyToUser(o *UserOptions) { o.Roles = append(o.Roles, r...) }
+func (r Roles) applyToUser(o *userOptions) { o.roles = append(o.roles, r...) }
 
-// RoleNamespace creates every Role in this namespace; see [UserOptions.RoleNamespace].
+// RoleNamespace creates every Role in this namespace, whatever namespace its manifest names: a
+// test's namespace instead of the operator's. Without it, each Role needs a namespace of its
+// own, which must exist.
 type RoleNamespace string
 
-// ApplyToUser sets the namespace.
-func (n RoleNamespace) ApplyToUser(o *UserOptions) { o.RoleNamespace = string(n) }
+func (n RoleNamespace) applyToUser(o *userOptions) { o.roleNamespace = string(n) }
 
 var (
 	_ UserOption = RoleFiles(nil)
@@ -106,10 +99,12 @@ func (u *User) Config() *rest.Config { return rest.CopyConfig(u.config) }
 func (u *User) Client() client.Client { return u.client }
 
 // NewManager is [Environment.NewManager] for a manager that acts as the user, so that its
-// controllers run with the user's permissions and no more.
-func (u *User) NewManager(t testing.TB, opts manager.Options) manager.Manager {
+// controllers run with the user's permissions and no more. A user whose Roles grant list and
+// watch only in some namespaces needs a manager scoped to them: a cache of every namespace
+// cannot start without cluster-wide list and watch permissions.
+func (u *User) NewManager(t TB, opts manager.Options, namespaces ...string) manager.Manager {
 	t.Helper()
-	return u.env.newManager(t, u.Config(), opts)
+	return u.env.newManager(t, u.Config(), opts, namespaces)
 }
 
 // addUserMu serializes envtest's AddUser, which is not documented as safe for concurrent use.
@@ -132,14 +127,14 @@ var addUserMu sync.Mutex
 //
 // A ClusterRole with an aggregationRule gets no rules: the controller that aggregates them does
 // not run in the environment.
-func (e *Environment) NewUser(t testing.TB, name string, opts ...UserOption) *User {
+func (e *Environment) NewUser(t TB, name string, opts ...UserOption) *User {
 	t.Helper()
-	var o UserOptions
+	var o userOptions
 	for _, opt := range opts {
-		opt.ApplyToUser(&o)
+		opt.applyToUser(&o)
 	}
-	roles := slices.Clone(o.Roles)
-	for _, path := range o.RoleFiles {
+	roles := slices.Clone(o.roles)
+	for _, path := range o.roleFiles {
 		fromFile, err := readRoles(path)
 		if err != nil {
 			t.Fatalf("testenv: %v", err)
@@ -170,9 +165,9 @@ func (e *Environment) NewUser(t testing.TB, name string, opts ...UserOption) *Us
 			}
 		}
 	})
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, role := range roles {
-		objs, probe, err := u.grant(role, o.RoleNamespace)
+		objs, probe, err := u.grant(role, o.roleNamespace)
 		if err != nil {
 			t.Fatalf("testenv: failed to grant user %s a role: %v", u.name, err)
 			return nil

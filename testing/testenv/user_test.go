@@ -96,11 +96,12 @@ func (r *configReconciler) err() error {
 	return r.lastErr
 }
 
-// runAs starts configReconciler in a manager that acts as u, and creates a Widget for it.
-func runAs(t *testing.T, u *User, ns string) (*configReconciler, *testtypes.Widget) {
+// runAs starts configReconciler in a manager that acts as u, with a cache of the given
+// namespaces (or of all), and creates a Widget for it in ns.
+func runAs(t *testing.T, u *User, ns string, cached ...string) (*configReconciler, *testtypes.Widget) {
 	t.Helper()
 	g := NewWithT(t)
-	mgr := u.NewManager(t, ctrl.Options{})
+	mgr := u.NewManager(t, ctrl.Options{}, cached...)
 	r := &configReconciler{client: mgr.GetClient(), apiReader: mgr.GetAPIReader(), namespace: ns}
 	g.Expect(ctrl.NewControllerManagedBy(mgr).For(&testtypes.Widget{}).Named("config").Complete(r)).To(Succeed())
 	StartManager(t, mgr)
@@ -132,6 +133,36 @@ func TestAControllerWorksAsAUserWithTheRolesItsMarkersGenerate(t *testing.T) {
 	err = u.Client().Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w-config"}})
 	g.Expect(err).To(MatchError(`configmaps "w-config" is forbidden: User "` + u.Name() +
 		`" cannot delete resource "configmaps" in API group "" in the namespace "` + ns + `"`))
+}
+
+func TestAUserWithRolesInOneNamespaceRunsAControllerWithACacheOfThatNamespace(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := env.Namespace(t)
+	roles, err := readRoles(roleFile)
+	g.Expect(err).NotTo(HaveOccurred())
+	// Everything the controller may do, granted in its namespace only: it may not list or watch
+	// anything cluster-wide, so a cache of every namespace could never sync.
+	var rules []rbacv1.PolicyRule
+	for _, r := range roles {
+		switch r := r.(type) {
+		case *rbacv1.ClusterRole:
+			rules = append(rules, r.Rules...)
+		case *rbacv1.Role:
+			rules = append(rules, r.Rules...)
+		}
+	}
+	u := env.NewUser(t, "operator", Roles{&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "manager-role"}, Rules: rules}}, RoleNamespace(ns))
+	err = u.Client().List(ctx, &testtypes.WidgetList{})
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "the user cannot list Widgets cluster-wide: %v", err)
+
+	r, w := runAs(t, u, ns, ns)
+
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), w)).To(Succeed())
+		g.Expect(w.Status.Phase).To(Equal("Configured"))
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+	g.Expect(r.err()).NotTo(HaveOccurred())
 }
 
 func TestAControllerWithAVerbMissingFromItsRoleGetsForbidden(t *testing.T) {
