@@ -35,6 +35,7 @@ import (
 	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/internal/testtypes"
 	"github.com/tenon-dev/tenon/requeue"
+	"github.com/tenon-dev/tenon/testing/matchers"
 )
 
 // The dependents the lifecycle's reconciler summarises into Ready.
@@ -45,9 +46,10 @@ const (
 
 // lifecycleVerdicts is what the tools and tenon say about the object in one phase.
 type lifecycleVerdicts struct {
-	KStatus string // cli-utils kstatus on the object as read from the API server
-	Message string // kstatus's message
-	Ready   bool   // `kubectl wait --for=condition=Ready`, checked once
+	KStatus   string // cli-utils kstatus on the object as read from the API server
+	Message   string // kstatus's message
+	Ready     bool   // `kubectl wait --for=condition=Ready`, checked once
+	Compliant bool   // matchers.BeCompliant
 }
 
 // TestLifecycleVerdictsAgreeWithKstatusAndKubectlWait drives a Widget through every phase of its
@@ -104,14 +106,14 @@ func TestLifecycleVerdictsAgreeWithKstatusAndKubectlWait(t *testing.T) {
 					dependent(dnsReady, "False", "Propagating", "waiting for the record to propagate"),
 					ctrl.Result{RequeueAfter: time.Second}, nil)
 			},
-			want: lifecycleVerdicts{KStatus: "InProgress", Message: "DNSReady: waiting for the record to propagate"},
+			want: lifecycleVerdicts{KStatus: "InProgress", Message: "DNSReady: waiting for the record to propagate", Compliant: true},
 		},
 		{
 			name: "ready",
 			enter: func(g Gomega) {
 				reconcile(g, nil, dependent(dnsReady, "True", "Propagated", "record served"), ctrl.Result{}, nil)
 			},
-			want: lifecycleVerdicts{KStatus: "Current", Message: "Resource is Ready", Ready: true},
+			want: lifecycleVerdicts{KStatus: "Current", Message: "Resource is Ready", Ready: true, Compliant: true},
 		},
 		{
 			name: "generation bumped",
@@ -121,7 +123,7 @@ func TestLifecycleVerdictsAgreeWithKstatusAndKubectlWait(t *testing.T) {
 				g.Expect(w.Generation).To(BeEquivalentTo(2))
 			},
 			// Ready is still True, for generation 1: neither tool trusts it.
-			want: lifecycleVerdicts{KStatus: "InProgress", Message: "Widget generation is 2, but latest observed generation is 1"},
+			want: lifecycleVerdicts{KStatus: "InProgress", Message: "Widget generation is 2, but latest observed generation is 1", Compliant: true},
 		},
 		{
 			name: "transient error",
@@ -131,7 +133,7 @@ func TestLifecycleVerdictsAgreeWithKstatusAndKubectlWait(t *testing.T) {
 				reconcile(g, dependent(configReady, "True", "Applied", "config map written"), nil,
 					ctrl.Result{}, errors.New("dns api: dial tcp 10.0.0.53:443: connection refused"))
 			},
-			want: lifecycleVerdicts{KStatus: "InProgress", Message: "Widget generation is 2, but latest observed generation is 1"},
+			want: lifecycleVerdicts{KStatus: "InProgress", Message: "Widget generation is 2, but latest observed generation is 1", Compliant: true},
 		},
 		{
 			name: "terminal error",
@@ -139,7 +141,7 @@ func TestLifecycleVerdictsAgreeWithKstatusAndKubectlWait(t *testing.T) {
 				_, err := requeue.Terminal("TokenRefused", errors.New("dns api: token refused"))
 				reconcile(g, nil, dependent(dnsReady, "False", "TokenRefused", "dns api: token refused"), ctrl.Result{}, err)
 			},
-			want: lifecycleVerdicts{KStatus: "Failed", Message: "dns api: token refused"},
+			want: lifecycleVerdicts{KStatus: "Failed", Message: "dns api: token refused", Compliant: true},
 		},
 		{
 			name: "recovered",
@@ -147,7 +149,7 @@ func TestLifecycleVerdictsAgreeWithKstatusAndKubectlWait(t *testing.T) {
 				// The token is fixed: no spec change, the same generation reconciles.
 				reconcile(g, nil, dependent(dnsReady, "True", "Propagated", "record served"), ctrl.Result{}, nil)
 			},
-			want: lifecycleVerdicts{KStatus: "Current", Message: "Resource is Ready", Ready: true},
+			want: lifecycleVerdicts{KStatus: "Current", Message: "Resource is Ready", Ready: true, Compliant: true},
 		},
 		{
 			name: "deleting",
@@ -161,7 +163,7 @@ func TestLifecycleVerdictsAgreeWithKstatusAndKubectlWait(t *testing.T) {
 			},
 			// Setting deletionTimestamp bumps metadata.generation: Ready describes the generation
 			// before it.
-			want: lifecycleVerdicts{KStatus: "Terminating", Message: "Resource scheduled for deletion"},
+			want: lifecycleVerdicts{KStatus: "Terminating", Message: "Resource scheduled for deletion", Compliant: true},
 		},
 	}
 	for _, phase := range phases {
@@ -183,7 +185,9 @@ func TestLifecycleVerdictsAgreeWithKstatusAndKubectlWait(t *testing.T) {
 			if !kubectlReady {
 				g.Expect(string(out)).To(ContainSubstring("condition not met"), "kubectl wait checks once with --timeout=0s")
 			}
-			got := lifecycleVerdicts{KStatus: string(ref.Status), Message: ref.Message, Ready: kubectlReady}
+			compliant, err := matchers.BeCompliant().Match(&typed)
+			g.Expect(err).NotTo(HaveOccurred())
+			got := lifecycleVerdicts{KStatus: string(ref.Status), Message: ref.Message, Ready: kubectlReady, Compliant: compliant}
 			g.Expect(cmp.Diff(phase.want, got)).To(BeEmpty(), "what the tools say (-want +got)")
 
 			// tenon agrees with them, on the typed and on the unstructured object.

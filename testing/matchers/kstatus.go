@@ -54,8 +54,7 @@ func HaveKStatus(status conditions.Status) types.GomegaMatcher {
 
 // kstatusOf returns obj's kstatus state and message, by [conditions.Compute].
 func kstatusOf(obj runtime.Object) (conditions.Status, string, error) {
-	res, err := conditions.Compute(obj)
-	return res.Status, res.Message, err
+	return conditions.Compute(obj)
 }
 
 // BeCompliant succeeds when the actual object's status follows the condition convention that
