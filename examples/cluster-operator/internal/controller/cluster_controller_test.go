@@ -18,9 +18,9 @@ package controller_test
 
 import (
 	"encoding/json"
-	"testing"
 	"time"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -46,7 +46,7 @@ import (
 // eventuallyReady waits until the API server has cluster converged: Ready for its current
 // generation, with a status that follows the convention (in particular, not Reconciling after a
 // failed attempt that is being retried), and leaves cluster as read last.
-func eventuallyReady(t *testing.T, cluster *appsv1alpha1.Cluster) {
+func eventuallyReady(t tb, cluster *appsv1alpha1.Cluster) {
 	t.Helper()
 	NewWithT(t).Eventually(func(g Gomega) {
 		g.Expect(env.Client().Get(t.Context(), client.ObjectKeyFromObject(cluster), cluster)).To(Succeed())
@@ -55,310 +55,305 @@ func eventuallyReady(t *testing.T, cluster *appsv1alpha1.Cluster) {
 	}).WithTimeout(timeout).WithPolling(interval).Should(Succeed())
 }
 
-func TestACreatedClusterBecomesReadyWithItsChildrenAndDNSRecord(t *testing.T) {
-	t.Parallel()
-	g := NewWithT(t)
-	ctx := t.Context()
-	op := startOperator(t, operatorOptions{})
-	cluster := op.newCluster("alpha")
+var _ = Describe("The Cluster controller", func() {
+	It("a created cluster becomes ready with its children and d n s record", func() {
+		t := GinkgoT()
+		ctx := t.Context()
+		op := startOperator(t, operatorOptions{})
+		cluster := op.newCluster("alpha")
 
-	op.create(t, cluster)
-	eventuallyReady(t, cluster)
+		op.create(t, cluster)
+		eventuallyReady(t, cluster)
 
-	// The status follows the kstatus convention: tools and `kubectl wait` read it right.
-	g.Expect(cluster).To(matchers.BeCompliant())
-	g.Expect(cluster).To(matchers.BeCurrent())
-	g.Expect(cluster).To(matchers.HaveFinalizer(controller.FinalizerName))
-	for _, c := range []conditions.Type{appsv1alpha1.ConfigReady, appsv1alpha1.WorkloadReady, appsv1alpha1.DNSReady} {
-		g.Expect(cluster).To(matchers.HaveCondition(c, metav1.ConditionTrue, matchers.CurrentGeneration{}))
-	}
-	g.Expect(conditions.Has(cluster, conditions.Reconciling)).To(BeFalse())
-	g.Expect(conditions.Has(cluster, conditions.Stalled)).To(BeFalse())
-	g.Expect(cluster.Status.ObservedGeneration).To(Equal(cluster.Generation))
-	g.Expect(cluster.Status.ReadyReplicas).To(Equal(int32(3)))
-	g.Expect(cluster.Status.Endpoint).To(Equal("alpha.clusters.example.com"))
-	out, err := env.Kubectl(ctx, "wait", "--for=condition=Ready", "--timeout=30s", "-n", cluster.Namespace, "clusters.apps.tenon.dev/alpha")
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(string(out)).To(ContainSubstring("condition met"))
-
-	// Children in the Cluster's namespace are controlled by owner references.
-	config := &corev1.ConfigMap{}
-	g.Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: op.namespace, Name: "alpha-config"}, config)).To(Succeed())
-	g.Expect(config).To(matchers.BeControlledBy(cluster))
-	g.Expect(config.Data).To(Equal(map[string]string{"version": "1.4.2", "replicas": "3", "log-level": "info"}))
-	svc := &corev1.Service{}
-	g.Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: op.namespace, Name: "alpha"}, svc)).To(Succeed())
-	g.Expect(svc).To(matchers.BeControlledBy(cluster))
-	g.Expect(svc.Spec.ClusterIP).NotTo(BeEmpty())
-	peers := &corev1.Service{}
-	g.Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: op.namespace, Name: "alpha-peers"}, peers)).To(Succeed())
-	g.Expect(peers).To(matchers.BeControlledBy(cluster))
-	g.Expect(peers.Spec.ClusterIP).To(Equal(corev1.ClusterIPNone))
-	sts := &appsv1.StatefulSet{}
-	g.Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: op.namespace, Name: "alpha"}, sts)).To(Succeed())
-	g.Expect(sts).To(matchers.BeControlledBy(cluster))
-	g.Expect(*sts.Spec.Replicas).To(Equal(int32(3)))
-	g.Expect(sts.Spec.Template.Spec.Containers[0].Image).To(Equal("registry.example.com/cluster:1.4.2"))
-
-	// The directory entry is in another namespace, where no owner reference can point back: it
-	// is tracked with ownership's labels and annotations instead.
-	entry := &corev1.ConfigMap{}
-	g.Expect(env.Client().Get(ctx, op.directoryEntry(cluster), entry)).To(Succeed())
-	g.Expect(entry.OwnerReferences).To(BeEmpty())
-	g.Expect(entry.Labels).To(HaveKeyWithValue(ownership.LabelOwnerUID, string(cluster.UID)))
-	g.Expect(entry.Annotations).To(HaveKeyWithValue(ownership.AnnotationOwnerName, "alpha"))
-	g.Expect(ownership.Owns(cluster, entry)).To(BeTrue())
-	g.Expect(entry.Data).To(HaveKeyWithValue("dnsName", "alpha.clusters.example.com"))
-
-	// The DNS record points at the Service, and says who owns it.
-	record, ok := op.record("alpha.clusters.example.com")
-	g.Expect(ok).To(BeTrue(), "records: %v", op.dns.Records())
-	g.Expect(record.Status).To(Equal(clouddns.StatusInSync))
-	g.Expect(record.Value).To(Equal(svc.Spec.ClusterIP))
-	g.Expect(record.Owner).To(Equal(string(cluster.UID)))
-
-	// Condition transitions are recorded as Events on the Cluster.
-	g.Eventually(func(g Gomega) {
-		var events eventsv1.EventList
-		g.Expect(env.Client().List(ctx, &events, client.InNamespace(op.namespace))).To(Succeed())
-		var notes []string
-		for _, e := range events.Items {
-			if e.Regarding.Name == "alpha" && e.Regarding.Kind == "Cluster" {
-				notes = append(notes, e.Note)
-			}
+		// The status follows the kstatus convention: tools and `kubectl wait` read it right.
+		Expect(cluster).To(matchers.BeCompliant())
+		Expect(cluster).To(matchers.HaveKStatus(conditions.StatusCurrent))
+		Expect(cluster).To(matchers.HaveFinalizer(controller.FinalizerName))
+		for _, c := range []conditions.Type{appsv1alpha1.ConfigReady, appsv1alpha1.WorkloadReady, appsv1alpha1.DNSReady} {
+			Expect(cluster).To(matchers.HaveCondition(c, metav1.ConditionTrue, matchers.CurrentGeneration{}))
 		}
-		g.Expect(notes).To(ContainElement(ContainSubstring("Ready changed")))
-	}).WithTimeout(timeout).WithPolling(interval).Should(Succeed())
-}
+		Expect(conditions.Get(cluster, conditions.Reconciling)).To(BeNil())
+		Expect(conditions.Get(cluster, conditions.Stalled)).To(BeNil())
+		Expect(cluster.Status.ObservedGeneration).To(Equal(cluster.Generation))
+		Expect(cluster.Status.ReadyReplicas).To(Equal(int32(3)))
+		Expect(cluster.Status.Endpoint).To(Equal("alpha.clusters.example.com"))
+		out, err := env.Kubectl(ctx, "wait", "--for=condition=Ready", "--timeout=30s", "-n", cluster.Namespace, "clusters.apps.tenon.dev/alpha")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(out)).To(ContainSubstring("condition met"))
 
-func TestScalingAClusterCatchesUpObservedGeneration(t *testing.T) {
-	t.Parallel()
-	g := NewWithT(t)
-	ctx := t.Context()
-	op := startOperator(t, operatorOptions{kubeletDelay: 2 * time.Second})
-	cluster := op.newCluster("scaled")
-	op.create(t, cluster)
-	eventuallyReady(t, cluster)
-	g.Expect(cluster.Status.ObservedGeneration).To(Equal(int64(1)))
+		// Children in the Cluster's namespace are controlled by owner references.
+		config := &corev1.ConfigMap{}
+		Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: op.namespace, Name: "alpha-config"}, config)).To(Succeed())
+		Expect(config).To(matchers.BeControlledBy(cluster))
+		Expect(config.Data).To(Equal(map[string]string{"version": "1.4.2", "replicas": "3", "log-level": "info"}))
+		svc := &corev1.Service{}
+		Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: op.namespace, Name: "alpha"}, svc)).To(Succeed())
+		Expect(svc).To(matchers.BeControlledBy(cluster))
+		Expect(svc.Spec.ClusterIP).NotTo(BeEmpty())
+		peers := &corev1.Service{}
+		Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: op.namespace, Name: "alpha-peers"}, peers)).To(Succeed())
+		Expect(peers).To(matchers.BeControlledBy(cluster))
+		Expect(peers.Spec.ClusterIP).To(Equal(corev1.ClusterIPNone))
+		sts := &appsv1.StatefulSet{}
+		Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: op.namespace, Name: "alpha"}, sts)).To(Succeed())
+		Expect(sts).To(matchers.BeControlledBy(cluster))
+		Expect(*sts.Spec.Replicas).To(Equal(int32(3)))
+		Expect(sts.Spec.Template.Spec.Containers[0].Image).To(Equal("registry.example.com/cluster:1.4.2"))
 
-	generation := scale(t, cluster, 5)
-	g.Expect(generation).To(Equal(int64(2)))
+		// The directory entry is in another namespace, where no owner reference can point back: it
+		// is tracked with ownership's labels and annotations instead.
+		entry := &corev1.ConfigMap{}
+		Expect(env.Client().Get(ctx, op.directoryEntry(cluster), entry)).To(Succeed())
+		Expect(entry.OwnerReferences).To(BeEmpty())
+		Expect(entry.Labels).To(HaveKeyWithValue(ownership.LabelOwnerUID, string(cluster.UID)))
+		Expect(entry.Annotations).To(HaveKeyWithValue(ownership.AnnotationOwnerName, "alpha"))
+		Expect(ownership.Owns(cluster, entry)).To(BeTrue())
+		Expect(entry.Data).To(HaveKeyWithValue("dnsName", "alpha.clusters.example.com"))
 
-	// The new replicas become ready one every two seconds: meanwhile the Cluster says it is
-	// rolling out, for the generation it was asked for, and kstatus reports it InProgress.
-	g.Eventually(func(g Gomega) {
-		g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(cluster), cluster)).To(Succeed())
-		g.Expect(cluster).To(matchers.HaveCondition(appsv1alpha1.WorkloadReady, metav1.ConditionFalse,
-			matchers.Reason(controller.ReasonRollingOut), matchers.CurrentGeneration{}))
-		g.Expect(cluster).To(matchers.HaveCondition(conditions.Ready, metav1.ConditionFalse, matchers.CurrentGeneration{}))
-		g.Expect(cluster).To(matchers.HaveKStatus(conditions.StatusInProgress))
-		g.Expect(cluster).To(matchers.BeCompliant())
-	}).WithTimeout(timeout).WithPolling(interval).Should(Succeed())
+		// The DNS record points at the Service, and says who owns it.
+		record, ok := op.record("alpha.clusters.example.com")
+		Expect(ok).To(BeTrue(), "records: %v", op.dns.Records())
+		Expect(record.Status).To(Equal(clouddns.StatusInSync))
+		Expect(record.Value).To(Equal(svc.Spec.ClusterIP))
+		Expect(record.Owner).To(Equal(string(cluster.UID)))
 
-	eventuallyReady(t, cluster)
-	g.Expect(cluster.Status.ObservedGeneration).To(Equal(generation))
-	g.Expect(cluster.Status.ReadyReplicas).To(Equal(int32(5)))
-	g.Expect(cluster).To(matchers.BeCurrent())
-	sts := &appsv1.StatefulSet{}
-	g.Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: op.namespace, Name: "scaled"}, sts)).To(Succeed())
-	g.Expect(*sts.Spec.Replicas).To(Equal(int32(5)))
-	config := &corev1.ConfigMap{}
-	g.Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: op.namespace, Name: "scaled-config"}, config)).To(Succeed())
-	g.Expect(config.Data).To(HaveKeyWithValue("replicas", "5"))
-}
+		// Condition transitions are recorded as Events on the Cluster.
+		Eventually(func(g Gomega) {
+			var events eventsv1.EventList
+			g.Expect(env.Client().List(ctx, &events, client.InNamespace(op.namespace))).To(Succeed())
+			var notes []string
+			for _, e := range events.Items {
+				if e.Regarding.Name == "alpha" && e.Regarding.Kind == "Cluster" {
+					notes = append(notes, e.Note)
+				}
+			}
+			g.Expect(notes).To(ContainElement(ContainSubstring("Ready changed")))
+		}).WithTimeout(timeout).WithPolling(interval).Should(Succeed())
+	})
 
-func TestTheReconcileAfterAStableOneWritesNothing(t *testing.T) {
-	t.Parallel()
-	g := NewWithT(t)
-	op := startOperator(t, operatorOptions{manual: true})
-	cluster := op.newCluster("steady")
-	op.create(t, cluster)
-	// The reconciler reads through the manager's cache and writes to the API server, as in
-	// production; the harness waits for the cache after each reconcile.
-	h := &reconciletest.Harness{Reconciler: op.reconciler, Client: op.client, Cache: op.mgr.GetCache(), Reader: env.Client(), MaxSteps: 20}
-	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(cluster)}
+	It("scaling a cluster catches up observed generation", func() {
+		t := GinkgoT()
+		ctx := t.Context()
+		op := startOperator(t, operatorOptions{kubeletDelay: 2 * time.Second})
+		cluster := op.newCluster("scaled")
+		op.create(t, cluster)
+		eventuallyReady(t, cluster)
+		Expect(cluster.Status.ObservedGeneration).To(Equal(int64(1)))
 
-	// The kubelet reports the replicas ready in the background; in a running controller, the
-	// StatefulSet's status change would trigger the next reconcile.
-	g.Eventually(func(g Gomega) {
-		g.Expect(h.Reconcile(t, req).Err).NotTo(HaveOccurred())
-		g.Expect(env.Client().Get(t.Context(), req.NamespacedName, cluster)).To(Succeed())
-		g.Expect(cluster).To(matchers.BeReady())
-	}).WithTimeout(timeout).WithPolling(interval).Should(Succeed())
+		generation := scale(t, cluster, 5)
+		Expect(generation).To(Equal(int64(2)))
 
-	h.AssertIdempotent(t, req)
-
-	g.Expect(op.client.Count(faults.Writes, faults.Failed)).To(BeZero(), "no write failed: %v", op.client.Calls(faults.Failed))
-	last := h.Steps()[len(h.Steps())-1]
-	g.Expect(last.Writes()).To(BeEmpty())
-	g.Expect(last.Calls).NotTo(BeEmpty(), "the last reconcile did read everything again")
-
-	// Another writer's change to a child (the StatefulSet controller's status, a person's
-	// annotation) touches no field the operator owns: the next reconcile still writes nothing.
-	ctx := t.Context()
-	sts := &appsv1.StatefulSet{}
-	g.Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: op.namespace, Name: "steady"}, sts)).To(Succeed())
-	sts.Annotations = map[string]string{"example.com/owner": "team-a"}
-	g.Expect(env.Client().Update(ctx, sts)).To(Succeed())
-	svc := &corev1.Service{}
-	g.Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: op.namespace, Name: "steady"}, svc)).To(Succeed())
-	svc.Annotations = map[string]string{"example.com/owner": "team-a"}
-	g.Expect(env.Client().Update(ctx, svc)).To(Succeed())
-	g.Expect(env.WaitUntilSeen(ctx, op.mgr.GetCache(), sts)).To(Succeed())
-	g.Expect(env.WaitUntilSeen(ctx, op.mgr.GetCache(), svc)).To(Succeed())
-
-	step := h.Reconcile(t, req)
-
-	g.Expect(step.Err).NotTo(HaveOccurred())
-	g.Expect(step.Writes()).To(BeEmpty(), "%s", step)
-}
-
-func TestAChildEditedByHandIsRestored(t *testing.T) {
-	t.Parallel()
-	g := NewWithT(t)
-	ctx := t.Context()
-	op := startOperator(t, operatorOptions{})
-	cluster := op.newCluster("restored")
-	op.create(t, cluster)
-	eventuallyReady(t, cluster)
-
-	config := &corev1.ConfigMap{}
-	g.Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: op.namespace, Name: "restored-config"}, config)).To(Succeed())
-	config.Data["version"] = "0.0.1"
-	g.Expect(env.Client().Update(ctx, config)).To(Succeed())
-	sts := &appsv1.StatefulSet{}
-	g.Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: op.namespace, Name: "restored"}, sts)).To(Succeed())
-	sts.Spec.Replicas = ptr.To(int32(1))
-	g.Expect(env.Client().Update(ctx, sts)).To(Succeed())
-	// The directory entry is in another namespace: only ownership.EnqueueOwner maps its events
-	// back to the Cluster.
-	entry := &corev1.ConfigMap{}
-	g.Expect(env.Client().Get(ctx, op.directoryEntry(cluster), entry)).To(Succeed())
-	entry.Data["dnsName"] = "hijacked.example.com"
-	g.Expect(env.Client().Update(ctx, entry)).To(Succeed())
-	svc := &corev1.Service{}
-	g.Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: op.namespace, Name: "restored"}, svc)).To(Succeed())
-	g.Expect(env.Client().Delete(ctx, svc)).To(Succeed())
-
-	g.Eventually(func(g Gomega) {
-		g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(config), config)).To(Succeed())
-		g.Expect(config.Data).To(HaveKeyWithValue("version", "1.4.2"))
-		g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(sts), sts)).To(Succeed())
-		g.Expect(*sts.Spec.Replicas).To(Equal(int32(3)))
-		g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(entry), entry)).To(Succeed())
-		g.Expect(entry.Data).To(HaveKeyWithValue("dnsName", "restored.clusters.example.com"))
-		recreated := &corev1.Service{}
-		g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(svc), recreated)).To(Succeed())
-		g.Expect(recreated.UID).NotTo(Equal(svc.UID))
-		g.Expect(recreated).To(matchers.BeControlledBy(cluster))
-		// The new Service has a new address: the DNS record follows it.
-		record, ok := op.record("restored.clusters.example.com")
-		g.Expect(ok).To(BeTrue())
-		g.Expect(record.Value).To(Equal(recreated.Spec.ClusterIP))
-		g.Expect(record.Status).To(Equal(clouddns.StatusInSync))
-		g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(cluster), cluster)).To(Succeed())
-		g.Expect(cluster).To(matchers.BeReady())
-		g.Expect(cluster).To(matchers.HaveCondition(appsv1alpha1.DNSReady, metav1.ConditionTrue,
-			matchers.MessageContaining(recreated.Spec.ClusterIP)))
-	}).WithTimeout(timeout).WithPolling(interval).Should(Succeed())
-}
-
-func TestDeletingAClusterCleansUpEverything(t *testing.T) {
-	t.Parallel()
-	g := NewWithT(t)
-	ctx := t.Context()
-	op := startOperator(t, operatorOptions{})
-	cluster := op.newCluster("doomed")
-	op.create(t, cluster)
-	eventuallyReady(t, cluster)
-	children := []client.Object{
-		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: op.namespace, Name: "doomed-config"}},
-		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: op.namespace, Name: "doomed"}},
-		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: op.namespace, Name: "doomed-peers"}},
-		&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: op.namespace, Name: "doomed"}},
-	}
-	entry := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: op.directory, Name: op.directoryEntry(cluster).Name}}
-	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(entry), entry)).To(Succeed())
-	_, ok := op.record("doomed.clusters.example.com")
-	g.Expect(ok).To(BeTrue())
-
-	g.Expect(env.Client().Delete(ctx, cluster)).To(Succeed())
-
-	g.Eventually(cluster).WithTimeout(timeout).WithPolling(interval).Should(matchers.BeGone(env.Client()))
-	g.Expect(op.dns.Records()).To(BeEmpty(), "the finalizer deleted the DNS record")
-	g.Expect(entry).To(matchers.BeGone(env.Client()), "the finalizer deleted the tracked directory entry")
-	// The garbage collector deletes the children that have owner references.
-	for _, child := range children {
-		g.Eventually(child).WithTimeout(timeout).WithPolling(interval).Should(matchers.BeGone(env.Client()))
-	}
-}
-
-func TestDeletionWaitsForTheDNSAPIAndSaysWhy(t *testing.T) {
-	t.Parallel()
-	g := NewWithT(t)
-	ctx := t.Context()
-	op := startOperator(t, operatorOptions{})
-	cluster := op.newCluster("patient")
-	op.create(t, cluster)
-	eventuallyReady(t, cluster)
-
-	op.dns.SetFaults(clouddns.Faults{Down: true})
-	g.Expect(env.Client().Delete(ctx, cluster)).To(Succeed())
-
-	g.Eventually(func(g Gomega) {
-		g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(cluster), cluster)).To(Succeed())
-		g.Expect(cluster).To(matchers.HaveDeletingCondition(matchers.Reason(finalizer.ReasonCleanupFailed),
-			matchers.MessageContaining("step dns-record failed"), matchers.MessageContaining("503 service unavailable")))
-		g.Expect(cluster).To(matchers.HaveKStatus(conditions.StatusTerminating))
-	}).WithTimeout(timeout).WithPolling(interval).Should(Succeed())
-	// While the API is down, nothing is released: the record (which cannot be deleted) and the
-	// directory entry (whose step comes after the record's) stay, and so does the Cluster.
-	g.Consistently(func(g Gomega) {
-		g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(cluster), cluster)).To(Succeed())
-		g.Expect(cluster).To(matchers.HaveFinalizer(controller.FinalizerName))
-		g.Expect(env.Client().Get(ctx, op.directoryEntry(cluster), &corev1.ConfigMap{})).To(Succeed())
-		g.Expect(op.dns.Records()).To(HaveLen(1))
-	}).WithTimeout(3 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
-
-	op.dns.SetFaults(clouddns.Faults{})
-
-	g.Eventually(cluster).WithTimeout(2 * timeout).WithPolling(interval).Should(matchers.BeGone(env.Client()))
-	g.Expect(op.dns.Records()).To(BeEmpty())
-	g.Expect(env.Client().Get(ctx, op.directoryEntry(cluster), &corev1.ConfigMap{})).To(Satisfy(apierrors.IsNotFound))
-}
-
-func TestBadDNSCredentialsStallTheClusterUntilTheSecretIsFixed(t *testing.T) {
-	t.Parallel()
-	g := NewWithT(t)
-	ctx := t.Context()
-	op := startOperator(t, operatorOptions{noSecret: true})
-	cluster := op.newCluster("locked")
-	op.create(t, cluster)
-	stalled := func(message string) {
-		t.Helper()
-		g.Eventually(func(g Gomega) {
+		// The new replicas become ready one every two seconds: meanwhile the Cluster says it is
+		// rolling out, for the generation it was asked for, and kstatus reports it InProgress.
+		Eventually(func(g Gomega) {
 			g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(cluster), cluster)).To(Succeed())
-			g.Expect(cluster).To(matchers.HaveCondition(conditions.Stalled, metav1.ConditionTrue,
-				matchers.Reason(controller.ReasonInvalidDNSCreds), matchers.MessageContaining(message), matchers.CurrentGeneration{}))
-			g.Expect(cluster).To(matchers.HaveCondition(appsv1alpha1.DNSReady, metav1.ConditionFalse,
-				matchers.Reason(controller.ReasonInvalidDNSCreds), matchers.MessageContaining(message)))
+			g.Expect(cluster).To(matchers.HaveCondition(appsv1alpha1.WorkloadReady, metav1.ConditionFalse,
+				matchers.WithReason(controller.ReasonRollingOut), matchers.CurrentGeneration{}))
 			g.Expect(cluster).To(matchers.HaveCondition(conditions.Ready, metav1.ConditionFalse, matchers.CurrentGeneration{}))
-			g.Expect(cluster).To(matchers.HaveKStatus(conditions.StatusFailed))
+			g.Expect(cluster).To(matchers.HaveKStatus(conditions.StatusInProgress))
 			g.Expect(cluster).To(matchers.BeCompliant())
 		}).WithTimeout(timeout).WithPolling(interval).Should(Succeed())
-	}
 
-	stalled("secret " + op.secret.String() + " does not exist")
+		eventuallyReady(t, cluster)
+		Expect(cluster.Status.ObservedGeneration).To(Equal(generation))
+		Expect(cluster.Status.ReadyReplicas).To(Equal(int32(5)))
+		Expect(cluster).To(matchers.HaveKStatus(conditions.StatusCurrent))
+		sts := &appsv1.StatefulSet{}
+		Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: op.namespace, Name: "scaled"}, sts)).To(Succeed())
+		Expect(*sts.Spec.Replicas).To(Equal(int32(5)))
+		config := &corev1.ConfigMap{}
+		Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: op.namespace, Name: "scaled-config"}, config)).To(Succeed())
+		Expect(config.Data).To(HaveKeyWithValue("replicas", "5"))
+	})
 
-	op.writeToken(t, "not-the-token")
-	stalled("the DNS provider refused the token in secret " + op.secret.String())
-	status, err := json.Marshal(cluster.Status)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(string(status)).NotTo(ContainSubstring("not-the-token"), "a token never appears in the status")
+	It("the reconcile after a stable one writes nothing", func() {
+		t := GinkgoT()
+		op := startOperator(t, operatorOptions{manual: true})
+		cluster := op.newCluster("steady")
+		op.create(t, cluster)
+		// The reconciler reads through the manager's cache and writes to the API server, as in
+		// production; the harness waits for the cache after each reconcile.
+		h := &reconciletest.Harness{Reconciler: op.reconciler, Client: op.client, Cache: op.mgr.GetCache(), Reader: env.Client(), MaxSteps: 20}
+		req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(cluster)}
 
-	op.writeToken(t, op.token)
-	eventuallyReady(t, cluster)
-	g.Expect(conditions.Has(cluster, conditions.Stalled)).To(BeFalse())
-	g.Expect(cluster).To(matchers.BeCurrent())
-	g.Expect(op.dns.Records()).To(HaveLen(1))
-}
+		// The kubelet reports the replicas ready in the background; in a running controller, the
+		// StatefulSet's status change would trigger the next reconcile.
+		Eventually(func(g Gomega) {
+			g.Expect(h.Reconcile(t, req).Err).NotTo(HaveOccurred())
+			g.Expect(env.Client().Get(t.Context(), req.NamespacedName, cluster)).To(Succeed())
+			g.Expect(cluster).To(matchers.BeReady())
+		}).WithTimeout(timeout).WithPolling(interval).Should(Succeed())
+
+		h.AssertIdempotent(t, req)
+
+		Expect(op.client.Count(faults.Writes, faults.Failed)).To(BeZero(), "no write failed: %v", op.client.Calls(faults.Failed))
+		last := h.Steps()[len(h.Steps())-1]
+		Expect(last.Writes()).To(BeEmpty())
+		Expect(last.Calls).NotTo(BeEmpty(), "the last reconcile did read everything again")
+
+		// Another writer's change to a child (the StatefulSet controller's status, a person's
+		// annotation) touches no field the operator owns: the next reconcile still writes nothing.
+		ctx := t.Context()
+		sts := &appsv1.StatefulSet{}
+		Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: op.namespace, Name: "steady"}, sts)).To(Succeed())
+		sts.Annotations = map[string]string{"example.com/owner": "team-a"}
+		Expect(env.Client().Update(ctx, sts)).To(Succeed())
+		svc := &corev1.Service{}
+		Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: op.namespace, Name: "steady"}, svc)).To(Succeed())
+		svc.Annotations = map[string]string{"example.com/owner": "team-a"}
+		Expect(env.Client().Update(ctx, svc)).To(Succeed())
+		Expect(env.WaitUntilSeen(ctx, op.mgr.GetCache(), sts)).To(Succeed())
+		Expect(env.WaitUntilSeen(ctx, op.mgr.GetCache(), svc)).To(Succeed())
+
+		step := h.Reconcile(t, req)
+
+		Expect(step.Err).NotTo(HaveOccurred())
+		Expect(step.Writes()).To(BeEmpty(), "%s", step)
+	})
+
+	It("a child edited by hand is restored", func() {
+		t := GinkgoT()
+		ctx := t.Context()
+		op := startOperator(t, operatorOptions{})
+		cluster := op.newCluster("restored")
+		op.create(t, cluster)
+		eventuallyReady(t, cluster)
+
+		config := &corev1.ConfigMap{}
+		Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: op.namespace, Name: "restored-config"}, config)).To(Succeed())
+		config.Data["version"] = "0.0.1"
+		Expect(env.Client().Update(ctx, config)).To(Succeed())
+		sts := &appsv1.StatefulSet{}
+		Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: op.namespace, Name: "restored"}, sts)).To(Succeed())
+		sts.Spec.Replicas = ptr.To(int32(1))
+		Expect(env.Client().Update(ctx, sts)).To(Succeed())
+		// The directory entry is in another namespace: only ownership.EnqueueOwner maps its events
+		// back to the Cluster.
+		entry := &corev1.ConfigMap{}
+		Expect(env.Client().Get(ctx, op.directoryEntry(cluster), entry)).To(Succeed())
+		entry.Data["dnsName"] = "hijacked.example.com"
+		Expect(env.Client().Update(ctx, entry)).To(Succeed())
+		svc := &corev1.Service{}
+		Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: op.namespace, Name: "restored"}, svc)).To(Succeed())
+		Expect(env.Client().Delete(ctx, svc)).To(Succeed())
+
+		Eventually(func(g Gomega) {
+			g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(config), config)).To(Succeed())
+			g.Expect(config.Data).To(HaveKeyWithValue("version", "1.4.2"))
+			g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(sts), sts)).To(Succeed())
+			g.Expect(*sts.Spec.Replicas).To(Equal(int32(3)))
+			g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(entry), entry)).To(Succeed())
+			g.Expect(entry.Data).To(HaveKeyWithValue("dnsName", "restored.clusters.example.com"))
+			recreated := &corev1.Service{}
+			g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(svc), recreated)).To(Succeed())
+			g.Expect(recreated.UID).NotTo(Equal(svc.UID))
+			g.Expect(recreated).To(matchers.BeControlledBy(cluster))
+			// The new Service has a new address: the DNS record follows it.
+			record, ok := op.record("restored.clusters.example.com")
+			g.Expect(ok).To(BeTrue())
+			g.Expect(record.Value).To(Equal(recreated.Spec.ClusterIP))
+			g.Expect(record.Status).To(Equal(clouddns.StatusInSync))
+			g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(cluster), cluster)).To(Succeed())
+			g.Expect(cluster).To(matchers.BeReady())
+			g.Expect(cluster).To(matchers.HaveCondition(appsv1alpha1.DNSReady, metav1.ConditionTrue,
+				matchers.WithMessage(recreated.Spec.ClusterIP)))
+		}).WithTimeout(timeout).WithPolling(interval).Should(Succeed())
+	})
+
+	It("deleting a cluster cleans up everything", func() {
+		t := GinkgoT()
+		ctx := t.Context()
+		op := startOperator(t, operatorOptions{})
+		cluster := op.newCluster("doomed")
+		op.create(t, cluster)
+		eventuallyReady(t, cluster)
+		children := []client.Object{
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: op.namespace, Name: "doomed-config"}},
+			&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: op.namespace, Name: "doomed"}},
+			&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: op.namespace, Name: "doomed-peers"}},
+			&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: op.namespace, Name: "doomed"}},
+		}
+		entry := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: op.directory, Name: op.directoryEntry(cluster).Name}}
+		Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(entry), entry)).To(Succeed())
+		_, ok := op.record("doomed.clusters.example.com")
+		Expect(ok).To(BeTrue())
+
+		Expect(env.Client().Delete(ctx, cluster)).To(Succeed())
+
+		Eventually(cluster).WithTimeout(timeout).WithPolling(interval).Should(matchers.BeGone(env.Client()))
+		Expect(op.dns.Records()).To(BeEmpty(), "the finalizer deleted the DNS record")
+		Expect(entry).To(matchers.BeGone(env.Client()), "the finalizer deleted the tracked directory entry")
+		// The garbage collector deletes the children that have owner references.
+		for _, child := range children {
+			Eventually(child).WithTimeout(timeout).WithPolling(interval).Should(matchers.BeGone(env.Client()))
+		}
+	})
+
+	It("deletion waits for the d n s a p i and says why", func() {
+		t := GinkgoT()
+		ctx := t.Context()
+		op := startOperator(t, operatorOptions{})
+		cluster := op.newCluster("patient")
+		op.create(t, cluster)
+		eventuallyReady(t, cluster)
+
+		op.dns.SetFaults(clouddns.Faults{Down: true})
+		Expect(env.Client().Delete(ctx, cluster)).To(Succeed())
+
+		Eventually(func(g Gomega) {
+			g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(cluster), cluster)).To(Succeed())
+			g.Expect(cluster).To(matchers.HaveCondition(conditions.Deleting, metav1.ConditionTrue, matchers.WithReason(finalizer.ReasonCleanupFailed),
+				matchers.WithMessage("step dns-record failed"), matchers.WithMessage("503 service unavailable")))
+			g.Expect(cluster).To(matchers.HaveKStatus(conditions.StatusTerminating))
+		}).WithTimeout(timeout).WithPolling(interval).Should(Succeed())
+		// While the API is down, nothing is released: the record (which cannot be deleted) and the
+		// directory entry (whose step comes after the record's) stay, and so does the Cluster.
+		Consistently(func(g Gomega) {
+			g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(cluster), cluster)).To(Succeed())
+			g.Expect(cluster).To(matchers.HaveFinalizer(controller.FinalizerName))
+			g.Expect(env.Client().Get(ctx, op.directoryEntry(cluster), &corev1.ConfigMap{})).To(Succeed())
+			g.Expect(op.dns.Records()).To(HaveLen(1))
+		}).WithTimeout(3 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
+
+		op.dns.SetFaults(clouddns.Faults{})
+
+		Eventually(cluster).WithTimeout(2 * timeout).WithPolling(interval).Should(matchers.BeGone(env.Client()))
+		Expect(op.dns.Records()).To(BeEmpty())
+		Expect(env.Client().Get(ctx, op.directoryEntry(cluster), &corev1.ConfigMap{})).To(Satisfy(apierrors.IsNotFound))
+	})
+
+	It("bad d n s credentials stall the cluster until the secret is fixed", func() {
+		t := GinkgoT()
+		ctx := t.Context()
+		op := startOperator(t, operatorOptions{noSecret: true})
+		cluster := op.newCluster("locked")
+		op.create(t, cluster)
+		stalled := func(message string) {
+			t.Helper()
+			Eventually(func(g Gomega) {
+				g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(cluster), cluster)).To(Succeed())
+				g.Expect(cluster).To(matchers.HaveCondition(conditions.Stalled, metav1.ConditionTrue,
+					matchers.WithReason(controller.ReasonInvalidDNSCreds), matchers.WithMessage(message), matchers.CurrentGeneration{}))
+				g.Expect(cluster).To(matchers.HaveCondition(appsv1alpha1.DNSReady, metav1.ConditionFalse,
+					matchers.WithReason(controller.ReasonInvalidDNSCreds), matchers.WithMessage(message)))
+				g.Expect(cluster).To(matchers.HaveCondition(conditions.Ready, metav1.ConditionFalse, matchers.CurrentGeneration{}))
+				g.Expect(cluster).To(matchers.HaveKStatus(conditions.StatusFailed))
+				g.Expect(cluster).To(matchers.BeCompliant())
+			}).WithTimeout(timeout).WithPolling(interval).Should(Succeed())
+		}
+
+		stalled("secret " + op.secret.String() + " does not exist")
+
+		op.writeToken(t, "not-the-token")
+		stalled("the DNS provider refused the token in secret " + op.secret.String())
+		status, err := json.Marshal(cluster.Status)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(status)).NotTo(ContainSubstring("not-the-token"), "a token never appears in the status")
+
+		op.writeToken(t, op.token)
+		eventuallyReady(t, cluster)
+		Expect(conditions.Get(cluster, conditions.Stalled)).To(BeNil())
+		Expect(cluster).To(matchers.HaveKStatus(conditions.StatusCurrent))
+		Expect(op.dns.Records()).To(HaveLen(1))
+	})
+})

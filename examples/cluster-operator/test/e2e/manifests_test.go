@@ -69,7 +69,9 @@ func TestTheKustomizeTreeBuildsAndTheAPIServerAcceptsIt(t *testing.T) {
 }
 
 // The namespace the manager publishes directory entries in (its --directory-namespace flag) is
-// created by the kustomize tree itself, so `make deploy` needs no step by hand.
+// one the kustomize tree creates, so `make deploy` needs no step by hand: the manager's own
+// namespace. (A second Namespace in the tree would be renamed by kustomize's namespace
+// transformer, which makes every Namespace object the one of config/default.)
 func TestTheKustomizeTreeCreatesTheDirectoryNamespace(t *testing.T) {
 	g := NewWithT(t)
 	built, err := env.Kubectl(t.Context(), "kustomize", filepath.Join(moduleDir, "config", "default"))

@@ -46,6 +46,7 @@ import (
 	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/clouddns"
 	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/controller"
 
+	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/testing/matchers"
 	"github.com/tenon-dev/tenon/testing/testenv"
 )
@@ -104,7 +105,7 @@ func TestTheManagerRunsWithOnlyTheGeneratedRBAC(t *testing.T) {
 		g.Expect(cluster).To(matchers.BeReady())
 	}).WithTimeout(timeout).WithPolling(interval).Should(Succeed(), "manager output:\n%s", output)
 	g.Expect(cluster).To(matchers.BeCompliant())
-	g.Expect(cluster).To(matchers.BeCurrent())
+	g.Expect(cluster).To(matchers.HaveKStatus(conditions.StatusCurrent))
 	g.Expect(dns.Records()).To(HaveLen(1))
 	entry := &corev1.ConfigMap{}
 	g.Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: directory, Name: namespace + "." + cluster.Name}, entry)).To(Succeed())
