@@ -120,11 +120,11 @@ fuzz-patch: envtest ## Check patch.Helper against its model with 20,000 random c
 		go test $(GO_TEST_FLAGS) -timeout 3h -run '^TestDifferentialPatchAgreesWithTheModel$$' ./patch/
 
 .PHONY: test
-test: envtest ## Run every test (unit and envtest) of the library and the example operator, with -race.
+test: envtest ## Run every test (unit and envtest) of the library, the example operator and the benchmark harness, with -race.
 	go test $(GO_TEST_FLAGS) ./...
 	@# go test shows a passing package's output only with -v: print the size of the kstatus matrix.
 	@go test -count=1 -run '^TestComputeAgreesWithKstatusOnEveryCombination$$' -v ./conditions/ | grep '^kstatus matrix:'
-	@for m in $(EXAMPLE_MODULES); do echo "go test $(GO_TEST_FLAGS) ./... in $$(dirname $$m)"; \
+	@for m in $(EXAMPLE_MODULES) hack/bench/go.mod; do echo "go test $(GO_TEST_FLAGS) ./... in $$(dirname $$m)"; \
 		(cd $$(dirname $$m) && go test $(GO_TEST_FLAGS) ./...); done
 
 ##@ Tools

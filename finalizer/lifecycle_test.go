@@ -422,7 +422,8 @@ func TestAPermanentlyFailingStepHoldsTheObjectAndSaysWhy(t *testing.T) {
 	g.Expect(namespace.Status.Phase).To(Equal(corev1.NamespaceTerminating))
 }
 
-// reconcileErrors returns controller_runtime_reconcile_errors_total for a controller.
+// reconcileErrors returns controller_runtime_reconcile_errors_total for a controller; a controller
+// without the counter (controller-runtime sets it to 0 when the controller starts) fails the test.
 func reconcileErrors(t *testing.T, controller string) float64 {
 	t.Helper()
 	families, err := metrics.Registry.(prometheus.Gatherer).Gather()
@@ -441,6 +442,7 @@ func reconcileErrors(t *testing.T, controller string) float64 {
 			}
 		}
 	}
+	t.Fatalf("no controller_runtime_reconcile_errors_total for controller %s", controller)
 	return 0
 }
 

@@ -185,7 +185,8 @@ func TestWithBackoffKeepsAConflictJoinedWithAnotherErrorLoud(t *testing.T) {
 }
 
 // counter returns the value of the counter with exactly the given labels from
-// controller-runtime's registry, or 0 when it has not been recorded.
+// controller-runtime's registry; a counter that was never recorded fails the test, rather than
+// read as 0.
 func counter(t *testing.T, name string, labels map[string]string) float64 {
 	t.Helper()
 	families, err := metrics.Registry.(prometheus.Gatherer).Gather()
@@ -202,6 +203,7 @@ func counter(t *testing.T, name string, labels map[string]string) float64 {
 			}
 		}
 	}
+	t.Fatalf("no counter %s with labels %v", name, labels)
 	return 0
 }
 

@@ -20,6 +20,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -33,7 +35,10 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -74,15 +79,19 @@ func TestTheManagerRunsWithOnlyTheGeneratedRBAC(t *testing.T) {
 	t.Cleanup(dnsServer.Close)
 
 	namespace, directory := env.Namespace(t), env.Namespace(t)
-	user := env.NewUser(t, "cluster-operator", testenv.RoleFiles{filepath.Join(moduleDir, "config", "rbac", "role.yaml")})
+	user := env.NewUser(t, "cluster-operator", testenv.RoleFiles{
+		filepath.Join(moduleDir, "config", "rbac", "role.yaml"),
+		// What the metrics endpoint's authentication and authorization need.
+		filepath.Join(moduleDir, "config", "rbac", "metrics_auth_role.yaml"),
+	})
 	kubeconfig := writeKubeconfig(t, user.Config())
 	startKubelet(t, namespace)
 
-	probeAddress := freeAddress(t)
+	probeAddress, metricsAddress := freeAddress(t), freeAddress(t)
 	output := runManager(t, buildManager(t),
 		"--kubeconfig="+kubeconfig,
 		"--leader-elect=false",
-		"--metrics-bind-address=0",
+		"--metrics-bind-address="+metricsAddress, // served over HTTPS, with authentication and authorization (--metrics-secure)
 		"--health-probe-bind-address="+probeAddress,
 		"--dns-endpoint="+dnsServer.URL,
 		"--dns-credentials="+systemNamespace+"/dns-credentials",
@@ -107,6 +116,7 @@ func TestTheManagerRunsWithOnlyTheGeneratedRBAC(t *testing.T) {
 	g.Expect(cluster).To(matchers.BeCompliant())
 	g.Expect(cluster).To(matchers.HaveKStatus(conditions.StatusCurrent))
 	g.Expect(dns.Records()).To(HaveLen(1))
+	checkMetricsEndpoint(t, metricsAddress, probeAddress)
 	entry := &corev1.ConfigMap{}
 	g.Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: directory, Name: namespace + "." + cluster.Name}, entry)).To(Succeed())
 
@@ -120,6 +130,81 @@ func TestTheManagerRunsWithOnlyTheGeneratedRBAC(t *testing.T) {
 	g.Expect(log).To(ContainSubstring(`"msg":"starting manager"`), "the output was captured")
 	g.Expect(strings.ToLower(log)).NotTo(ContainSubstring("forbidden"), "no request was denied")
 	g.Expect(log).NotTo(ContainSubstring(token), "the DNS token never appears in the logs")
+}
+
+// checkMetricsEndpoint checks the manager's metrics endpoint as it ships: HTTPS, a bearer token
+// the manager checks with a TokenReview, and a SubjectAccessReview for "get /metrics", which
+// config/rbac/metrics_reader_role.yaml grants. And its liveness probe.
+func checkMetricsEndpoint(t *testing.T, metricsAddress, probeAddress string) {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := env.Namespace(t)
+	token := func(name string, reader bool) string {
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+		g.Expect(env.Client().Create(ctx, sa)).To(Succeed())
+		if reader {
+			binding := &rbacv1.ClusterRoleBinding{
+				ObjectMeta: metav1.ObjectMeta{GenerateName: "metrics-reader-"},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "metrics-reader"},
+				Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: ns}},
+			}
+			g.Expect(env.Client().Create(ctx, binding)).To(Succeed())
+			t.Cleanup(func() { _ = env.Client().Delete(context.Background(), binding) })
+		}
+		request := &authenticationv1.TokenRequest{}
+		g.Expect(env.Client().SubResource("token").Create(ctx, sa, request)).To(Succeed())
+		return request.Status.Token
+	}
+	reader := readRBAC(t, filepath.Join(moduleDir, "config", "rbac", "metrics_reader_role.yaml"))
+	g.Expect(env.Client().Create(ctx, reader)).To(Or(Succeed(), Satisfy(apierrors.IsAlreadyExists)))
+	scraper, stranger := token("prometheus", true), token("stranger", false)
+
+	// The manager's certificate is self-signed, as controller-runtime makes it without one given.
+	httpClient := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // self-signed
+	scrape := func(token string) (int, string) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+metricsAddress+"/metrics", nil)
+		g.Expect(err).NotTo(HaveOccurred())
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := httpClient.Do(req)
+		g.Expect(err).NotTo(HaveOccurred())
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		g.Expect(err).NotTo(HaveOccurred())
+		return resp.StatusCode, string(body)
+	}
+
+	g.Eventually(func(g Gomega) {
+		code, body := scrape(scraper)
+		g.Expect(code).To(Equal(http.StatusOK), body)
+		g.Expect(body).To(ContainSubstring(`tenon_condition{kind="Cluster"`))
+		g.Expect(body).To(ContainSubstring(`controller_runtime_reconcile_total{controller="cluster-controller"`))
+	}).WithTimeout(timeout).WithPolling(interval).Should(Succeed(), "an authorized scrape")
+	code, _ := scrape("")
+	g.Expect(code).To(Equal(http.StatusUnauthorized), "no token")
+	code, _ = scrape(stranger)
+	g.Expect(code).To(Equal(http.StatusForbidden), "a token without get /metrics")
+
+	resp, err := http.Get("http://" + probeAddress + "/healthz")
+	g.Expect(err).NotTo(HaveOccurred())
+	defer resp.Body.Close()
+	g.Expect(resp.StatusCode).To(Equal(http.StatusOK), "the liveness probe")
+}
+
+// readRBAC reads the one ClusterRole of a file of config/rbac.
+func readRBAC(t *testing.T, path string) *rbacv1.ClusterRole {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("failed to read %s: %v", path, err)
+	}
+	role := &rbacv1.ClusterRole{}
+	if err := yaml.UnmarshalStrict(data, role); err != nil {
+		t.Fatalf("failed to decode %s: %v", path, err)
+	}
+	return role
 }
 
 // buildManager builds the manager binary, as `make build` does, into a temporary directory.
