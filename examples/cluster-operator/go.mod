@@ -6,7 +6,7 @@ require (
 	github.com/go-logr/logr v1.4.3
 	github.com/onsi/ginkgo/v2 v2.32.0
 	github.com/onsi/gomega v1.44.0
-	github.com/tenon-dev/tenon v0.0.0-00010101000000-000000000000
+	github.com/tenon-dev/tenon v0.1.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
@@ -108,6 +108,6 @@ require (
 )
 
 // This example lives in the tenon repository and builds against the library next to it.
-// Copying the example into your own repository? Delete this replace directive and require a
-// released version of github.com/tenon-dev/tenon instead.
+// In this repository the example builds against the library next to it. Copying the example into
+// your own repository? Delete this replace directive: the require above pins the release v0.1.0.
 replace github.com/tenon-dev/tenon => ../..
