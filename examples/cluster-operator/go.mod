@@ -107,7 +107,6 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 )
 
-// This example lives in the tenon repository and builds against the library next to it.
 // In this repository the example builds against the library next to it. Copying the example into
 // your own repository? Delete this replace directive: the require above pins the release v0.1.0.
 replace github.com/tenon-dev/tenon => ../..
