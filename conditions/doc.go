@@ -40,41 +40,40 @@ limitations under the License.
 //
 // # Reading conditions
 //
-// [Get], [Has], [IsTrue], [IsFalse] and [IsUnknown] read a condition. [IsCurrent] and [IsReady]
+// [Get], [IsTrue], [IsFalse] and [IsUnknown] read a condition. [IsCurrent] and [IsReady]
 // also check that the condition was computed for the current generation: a Ready condition that
 // lags behind metadata.generation describes an older spec and must not be trusted.
 //
 // # Summaries
 //
-// [Summarize] computes Ready (or any type) from dependent conditions, aware of polarity:
+// [Summary] computes Ready (or any type) from dependent conditions, aware of polarity:
 // Degraded, Stalled, Reconciling and Deleting are healthy when False, and so is a summary into
 // one of them, so summaries chain. [Mirror] copies a condition from another object, [Aggregate]
-// combines one condition across many objects.
-// [Track] removes conditions a reconcile did not set, for controllers that own a changing set.
+// combines one condition across many objects. All three compute a condition; [Set] sets it:
+//
+//	conditions.Set(cluster, conditions.Summary(cluster, conditions.Ready, []conditions.Type{ConfigReady, DNSReady}))
+//
+// A condition a reconcile no longer sets (a feature switched off) is removed with [Delete].
 //
 // # The kstatus convention
 //
 // Tools built on kstatus (Flux, kpt, Config Sync, cli-utils) read an object's state from
 // status.observedGeneration, the Reconciling and Stalled conditions, and Ready when neither is
 // True; `kubectl wait --for=condition=Ready` reads Ready and the generation it was observed at.
-// [MarkReconciling] while work is in progress, [MarkStalled] when it cannot progress,
-// [MarkReconciled] when done, and [SetObservedGeneration] at the end of each reconcile.
-// [Compute] returns the state kstatus reports (Current, InProgress, Failed, Terminating), tested
-// to agree with kstatus itself, and [Check] lists how an object breaks the convention, for
-// tests.
-//
-// # Several writers
-//
-// [NewPatch] and [Patch.Apply] carry one controller's condition changes onto the latest version
-// of an object without losing conditions others set meanwhile; the patch package uses them to
-// resolve conflicts. [Transitions], [RecordEvents] and [Metrics] turn changes into Events and
-// Prometheus series.
+// requeue.Report keeps Reconciling, Stalled and status.observedGeneration from what a reconcile
+// returns; [MarkReconciling], [MarkStalled], [MarkReconciled] and [SetObservedGeneration] are
+// the pieces it is made of, for controllers that record the outcome their own way. [Compute]
+// returns the state kstatus reports (Current, InProgress, Failed, Terminating), tested to agree
+// with kstatus itself on every combination of those conditions; testing/matchers' BeCompliant
+// lists how an object breaks the convention, for tests.
 //
 // # What this package does not do
 //
-// It never talks to the API server: write the object with the patch package or your client.
-// It does not sort lists it did not build (see [Sort]); and it cannot stop another controller
-// from writing invalid conditions.
+// It never talks to the API server: write the object with the patch package (whose Helper
+// merges conditions by type with other writers' changes) or your client. It does not reorder
+// lists it did not build, and it cannot stop another controller from writing invalid
+// conditions. It imports apimachinery only, so that API types can use its interfaces; Events and
+// metrics of conditions are in conditions/observe.
 //
 // The [conditions guide] explains observedGeneration, `kubectl wait`, the kstatus convention and
 // summaries, with examples.

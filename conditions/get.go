@@ -67,11 +67,12 @@ func IsCurrent(obj Getter, t Type) bool {
 //
 //   - Ready has no observedGeneration: IsReady cannot tell which spec it describes;
 //   - Ready's observedGeneration is current but status.observedGeneration lags: the controller
-//     has not finished the generation, kstatus reports the object InProgress, and [Check]
+//     has not finished the generation, kstatus reports the object InProgress, and the
+//     BeCompliant matcher of testing/matchers
 //     flags it.
 //
 // For an object whose Ready condition has an observedGeneration (as [Set] writes it) and that
-// follows [Check], IsReady and kubectl wait agree.
+// follows the convention BeCompliant checks, IsReady and kubectl wait agree.
 func IsReady(obj Getter) bool {
 	if !IsTrue(obj, Ready) || !IsCurrent(obj, Ready) {
 		return false

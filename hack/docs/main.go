@@ -18,9 +18,9 @@ limitations under the License.
 // block preceded by a snippet directive is the text of a declaration in a Go file of the
 // repository:
 //
-//	<!-- snippet: conditions/example_test.go ExampleSummarize body -->
+//	<!-- snippet: conditions/example_test.go ExampleSummary body -->
 //	```go
-//	...replaced by the body of ExampleSummarize...
+//	...replaced by the body of ExampleSummary...
 //	```
 //
 // The directive names a file relative to the repository root, optionally a declaration in it (a

@@ -39,7 +39,7 @@ limitations under the License.
 //   - none requeues periodically: reconciles come from watch events and from the benchmark's
 //     resync source.
 //
-// Where a library offers a summary function (tenon Summarize, Flux SetSummary, cluster-api's
+// Where a library offers a summary function (tenon Summary, Flux SetSummary, cluster-api's
 // summary), it is not used: each computes its own reason and message, which would make the
 // statuses differ between contenders. The micro-benchmarks measure the libraries' Set functions.
 package contender

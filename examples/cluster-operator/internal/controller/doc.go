@@ -22,11 +22,12 @@ limitations under the License.
 //
 // Each reconcile runs the finalizer first (tenon's finalizer.Lifecycle), so that nothing
 // external exists without a finalizer to clean it up; applies the children with server-side
-// apply (patch.Applier), owned through owner references or, for the directory entry in another
-// namespace, tracking labels (ownership); creates the DNS record only if absent and polls it until
-// it is in sync (requeue.Poll); summarises the outcome in conditions (conditions.Summarize, the
-// kstatus convention) and writes the status in one guarded patch, none when nothing changed
-// (patch.Helper, requeue.Report). requeue.WithBackoff makes conflicts quiet requeues.
+// apply, each owned in the same call (patch.Applier with patch.OwnedBy): through an owner
+// reference or, for the directory entry in another namespace, tracking labels (ownership);
+// creates the DNS record only if absent and polls it until it is in sync (requeue.Poll);
+// summarises the outcome in conditions (conditions.Summary) and records it the kstatus way
+// (requeue.Report), then writes the status in one guarded patch, none when nothing changed
+// (patch.Helper). requeue.WithBackoff makes conflicts quiet requeues.
 //
 // # Running it
 //
