@@ -429,13 +429,14 @@ func lastProgress(obj client.Object) string {
 }
 
 // releasedBy returns the field manager that set the release annotation (such as
-// kubectl-annotate), as obj's managedFields record it, and reports whether it set it at or after the deletionTimestamp: an annotation that
-// was there before the deletion (copied from a template, say) releases nothing.
+// kubectl-annotate), as obj's managedFields record it, and reports whether it set it at or after
+// the deletionTimestamp: an annotation that was there before the deletion (copied from a
+// template, say) releases nothing.
 func releasedBy(obj client.Object) (string, bool) {
 	field := []byte(`"f:` + ReleaseAnnotation + `"`)
 	deleted := obj.GetDeletionTimestamp()
 	for _, e := range obj.GetManagedFields() {
-		if e.FieldsV1 == nil || !bytes.Contains(e.FieldsV1.Raw, field) || e.Time == nil {
+		if e.FieldsV1 == nil || !bytes.Contains(e.FieldsV1.GetRawBytes(), field) || e.Time == nil {
 			continue
 		}
 		if deleted != nil && !e.Time.Before(deleted) {

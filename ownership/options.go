@@ -146,7 +146,7 @@ func newChildrenOptions(opts []ChildrenOption) childrenOptions {
 	return o
 }
 
-// UseIndex, when true, lists children with one query on the field index [IndexField], which must
+// UseIndex set to true lists children with one query on the field index [IndexField], which must
 // be registered for the kind on the reader's cache (see [Index]). The API server has no such
 // field: use it only with a cache-backed reader. Without it a label selector finds tracked
 // children, and a listing of the owner's namespace (all namespaces for a cluster-scoped owner)

@@ -104,11 +104,6 @@ func (r reference) String() string {
 	return name
 }
 
-// owner returns the owner r names, recorded by mechanism m.
-func (r reference) owner(m Mechanism) Owner {
-	return Owner{Group: r.Group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, UID: r.UID, Mechanism: m}
-}
-
 // referenceTo returns obj's reference, with its kind from scheme (or obj's TypeMeta).
 func referenceTo(obj client.Object, scheme *runtime.Scheme) (reference, error) {
 	gvk, err := apiutil.GVKForObject(obj, scheme)

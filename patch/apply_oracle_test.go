@@ -401,13 +401,13 @@ func (c *oracleCase) run(ctx context.Context) (caseResultForApply, error) {
 	case isRefused && !elsewhere:
 		return caseResultForApply{}, fmt.Errorf("OwnedBy refused an object no other owner controls: %w", err)
 	case !isRefused && elsewhere:
-		return caseResultForApply{}, fmt.Errorf("OwnedBy did not refuse an object another owner controls (err %v, %d writes)", err, sent)
+		return caseResultForApply{}, fmt.Errorf("OwnedBy did not refuse an object another owner controls (%d writes): %w", sent, err)
 	case isRefused && sent != 0:
 		return caseResultForApply{}, fmt.Errorf("OwnedBy refused the object but sent %d writes: %w", sent, err)
 	case isRefused:
 		// The same again: refused again, nothing sent.
 		if _, err := c.apply(ctx, applier, desired, force); !errors.As(err, &refused) {
-			return caseResultForApply{}, fmt.Errorf("the repeated apply was not refused: %v", err)
+			return caseResultForApply{}, fmt.Errorf("the repeated apply was not refused: %w", err)
 		}
 		if got := cc.take(); writes(got) != 0 {
 			return caseResultForApply{}, fmt.Errorf("the repeated refused apply was sent: %v", got)

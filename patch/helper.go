@@ -333,7 +333,7 @@ func (p *patcher) statusInMain() bool {
 			return false
 		}
 		var fields map[string]any
-		if e.FieldsV1 == nil || json.Unmarshal(e.FieldsV1.Raw, &fields) != nil {
+		if e.FieldsV1 == nil || json.Unmarshal(e.FieldsV1.GetRawBytes(), &fields) != nil {
 			continue
 		}
 		if status, ok := fields["f:status"].(map[string]any); ok && len(status) > 0 {

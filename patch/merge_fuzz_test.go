@@ -113,7 +113,8 @@ func applyJSONPatch(doc map[string]any, ops []op) (map[string]any, error) {
 		return nil, err
 	}
 	var out map[string]any
-	return out, json.Unmarshal(d, &out)
+	err = json.Unmarshal(d, &out)
+	return out, err
 }
 
 // writtenParts returns the parts of an object the helper writes, with conditions decoded so that

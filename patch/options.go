@@ -73,7 +73,7 @@ func (c OwnedConditions) applyToApply(o *applyOptions) {
 	o.ownedConditions = append(o.ownedConditions, c...)
 }
 
-// ForceOwnership, when true, takes over the fields in the request that another field manager
+// ForceOwnership set to true takes over the fields in the request that another field manager
 // owns, instead of failing with a 409 Conflict. A controller that is the authority over the
 // objects it applies usually sets it. Default: false.
 type ForceOwnership bool

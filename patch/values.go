@@ -206,19 +206,3 @@ func escape(token string) string {
 	}
 	return pointerEscaper.Replace(token)
 }
-
-var pointerUnescaper = strings.NewReplacer("~1", "/", "~0", "~")
-
-// splitPointer returns the unescaped tokens of a JSON pointer.
-func splitPointer(p string) []string {
-	if p == "" {
-		return nil
-	}
-	tokens := strings.Split(strings.TrimPrefix(p, "/"), "/")
-	for i, t := range tokens {
-		if strings.Contains(t, "~") {
-			tokens[i] = pointerUnescaper.Replace(t)
-		}
-	}
-	return tokens
-}

@@ -96,7 +96,7 @@ func (c Class) String() string {
 // the first that is not quiet (a conflict, already exists, gone, throttled or a [Retry]) decides:
 // a conflict must not hide a 403 it was joined with.
 func Classify(err error) Class {
-	if r, ok := err.(*retryableError); ok {
+	if r := (*retryableError)(nil); errors.As(err, &r) {
 		// Joined errors of which some are not terminal: those decide, since they are retried.
 		var retried []error
 		if joined, ok := r.err.(interface{ Unwrap() []error }); ok {

@@ -13,6 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
+
 package requeue
 
 import (
@@ -47,17 +48,19 @@ func registerMetrics(reg prometheus.Registerer) (*reconcileMetrics, error) {
 		}, []string{"controller", "reason"}),
 	}
 	for _, c := range []**prometheus.CounterVec{&m.quietConflicts, &m.terminalErrors, &m.requeues} {
-		if err := reg.Register(*c); err != nil {
-			var already prometheus.AlreadyRegisteredError
-			if !errors.As(err, &already) {
-				return m, err
-			}
-			existing, ok := already.ExistingCollector.(*prometheus.CounterVec)
-			if !ok {
-				return m, err
-			}
-			*c = existing
+		err := reg.Register(*c)
+		if err == nil {
+			continue
 		}
+		var already prometheus.AlreadyRegisteredError
+		if !errors.As(err, &already) {
+			return m, err
+		}
+		existing, ok := already.ExistingCollector.(*prometheus.CounterVec)
+		if !ok {
+			return m, err
+		}
+		*c = existing
 	}
 	return m, nil
 }

@@ -163,7 +163,7 @@ func checkMetricsEndpoint(t *testing.T, metricsAddress, probeAddress string) {
 	// The manager's certificate is self-signed, as controller-runtime makes it without one given.
 	httpClient := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // self-signed
 	scrape := func(token string) (int, string) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+metricsAddress+"/metrics", nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+metricsAddress+"/metrics", http.NoBody)
 		g.Expect(err).NotTo(HaveOccurred())
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
