@@ -127,6 +127,23 @@ limitations under the License.
 // let the test go on; nothing else differs. Under `ginkgo -p`, each process starts an
 // environment of its own.
 //
+// # Counting requests as the API server saw them
+//
+// A counter inside a client sees only that client's requests. With [Options.AuditLog],
+// kube-apiserver records every request it answers (who sent it, the verb, the object and the
+// status code) and [Environment.AuditLog] reads the record: the witness for a test that claims an
+// operator sends no writes at steady state, or a benchmark that counts them, including the
+// requests of client-go's event broadcaster and retries no client-side counter sees. Take a
+// [AuditMark] before and after what is measured:
+//
+//	before, _ := env.AuditLog().Mark(ctx)
+//	// ... let the operator settle ...
+//	events, _ := env.AuditLog().Since(before)
+//	g.Expect(events.ByUser(u.Name()).Writes()).To(BeEmpty())
+//
+// Give the operator a user of its own ([Environment.NewUser]) to tell its requests apart from the
+// test's and the API server's own.
+//
 // # Restarting the API server
 //
 // An operator must survive its API server going away: upgrades and control-plane failures restart

@@ -81,6 +81,11 @@ type Options struct {
 	// namespace deletion) when their context has no deadline. Defaults to 30 seconds.
 	WaitTimeout time.Duration
 
+	// AuditLog runs kube-apiserver with an audit policy that records every request, and makes
+	// the record available as [Environment.AuditLog]: the API server's own count of what the
+	// tests' clients and controllers sent. It costs a write to a local file per request.
+	AuditLog bool
+
 	// StartTimeout bounds the start of each control-plane process, and each restart of
 	// kube-apiserver by [Environment.StartAPIServer]. Defaults to 60 seconds.
 	StartTimeout time.Duration
@@ -103,6 +108,7 @@ type Environment struct {
 	workDir    string
 	reaper     *reaper
 	collector  *controllerManager
+	audit      *AuditLog
 
 	// apiMu serializes StopAPIServer, StartAPIServer and Stop, and guards the fields below.
 	apiMu sync.Mutex
@@ -233,6 +239,14 @@ func (e *Environment) Start() (err error) {
 		apiServer.Out, apiServer.Err = output, output
 		e.env.ControlPlane.Etcd.Out, e.env.ControlPlane.Etcd.Err = output, output
 	}
+	if e.opts.AuditLog {
+		e.audit, err = configureAuditLog(filepath.Join(e.workDir, "audit"), func(flag, value string) {
+			apiServer.Configure().Set(flag, value)
+		})
+		if err != nil {
+			return err
+		}
+	}
 	for _, dir := range []string{apiServer.CertDir, e.env.ControlPlane.Etcd.DataDir} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return fmt.Errorf("failed to create %s: %w", dir, err)
@@ -258,6 +272,9 @@ func (e *Environment) Start() (err error) {
 	e.client, err = client.New(cfg, client.Options{Scheme: e.opts.Scheme})
 	if err != nil {
 		return fmt.Errorf("failed to create a client: %w", err)
+	}
+	if e.audit != nil {
+		e.audit.client, e.audit.wait = e.client, e.opts.WaitTimeout
 	}
 
 	if e.opts.GarbageCollector {

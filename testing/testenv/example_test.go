@@ -193,3 +193,36 @@ func ExampleEnvironment_RestartAPIServer() {
 	// Output:
 	// the cache saw after-restart
 }
+
+// With an audit log, a test counts requests as the API server saw them: here, that a second
+// identical update is still a request (the API server answers it without a new resourceVersion).
+func ExampleEnvironment_AuditLog() {
+	e := testenv.New(testenv.Options{AuditLog: true})
+	if err := e.Start(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer func() { _ = e.Stop() }()
+	ctx := context.Background()
+	c := e.Client()
+
+	before, err := e.AuditLog().Mark(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "default"}}
+	_ = c.Create(ctx, cm)
+	_ = c.Update(ctx, cm)
+	_ = c.Update(ctx, cm)
+	events, err := e.AuditLog().Since(before)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// The API server writes too (its own leases, every few seconds): count ConfigMaps only.
+	configMaps := events.Filter(func(ev testenv.AuditEvent) bool { return ev.Resource == "configmaps" })
+	writes := configMaps.Writes().Count(func(ev testenv.AuditEvent) string { return fmt.Sprintf("%s %d", ev.Verb, ev.Code) })
+	fmt.Println(writes)
+	// Output: map[create 201:1 update 200:2]
+}
