@@ -55,7 +55,7 @@ limitations under the License.
 //	}
 //
 // Steps run again on every reconcile until all are done, so each must be idempotent and cheap
-// once its work is done (check before deleting; report Done when already gone).
+// once its work is done (check before deleting; report [Finished] when already gone).
 //
 // One controller should own one finalizer: controller-runtime's registry of several finalizers
 // per controller runs them in map order and cannot express that one cleanup must wait for

@@ -103,7 +103,7 @@ type Step[T client.Object] struct {
 	// Run performs or checks the cleanup. It runs again on every reconcile of the deleted object
 	// until every step is done, including after it reported done, so it must be idempotent and
 	// cheap once done: check whether the external resource still exists before deleting it, and
-	// report Done when it does not.
+	// report [Finished] when it does not.
 	Run func(ctx context.Context, obj T) (Progress, error)
 }
 

@@ -35,9 +35,11 @@ import (
 //     references under [AdoptIfUnowned]. Owner is nil.
 //
 // Branch on it with errors.As. Retrying at once does not help: nothing changes until the other
-// owner lets go or a person deletes or releases the child. Report it in a condition and come
-// back after a long delay; no event reaches this owner when the child is freed, since the
-// child's events go to its owner.
+// owner lets go or a person deletes or releases the child, and no event reaches this owner when
+// that happens, since the child's events go to its controller. Either report it as a failure a
+// person must act on (requeue.Terminal makes the owner Stalled; whoever frees the child then
+// touches the owner, an annotation will do, to have it reconciled) or keep coming back: return
+// the error and let the controller's backoff retry it, ever more slowly.
 type AdoptionError struct {
 	// Owner is the owner that controls the child, or nil when nobody does. For an owner
 	// reference, Owner.Namespace is the child's namespace (see [OwnerOf]).

@@ -181,7 +181,8 @@ func (r *ClusterReconciler) reconcileWorkload(ctx context.Context, cluster *apps
 
 // applyOwned makes cluster the owner of child and applies child with server-side apply, in one
 // call. A child another object controls is not taken: the condition t says so, and the reconcile
-// stops with a terminal error (the Cluster is Stalled) until a person resolves the clash.
+// stops with a terminal error (the Cluster is Stalled) until a person resolves the clash and
+// touches the Cluster (no event reaches it when the other owner lets go of the child).
 func (r *ClusterReconciler) applyOwned(ctx context.Context, cluster *appsv1alpha1.Cluster, child client.Object, t conditions.Type) (ctrl.Result, error) {
 	_, err := r.Applier.Apply(ctx, child, patch.OwnedBy(cluster), patch.ForceOwnership(true))
 	if refused := (*ownership.AdoptionError)(nil); errors.As(err, &refused) {

@@ -120,8 +120,9 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		return res, err
 	}
 
-	// Everything below changes cluster in memory; one deferred Patch writes what changed: at most
-	// one request, none when nothing did.
+	// Everything below changes cluster in memory; one deferred Patch writes what changed: one
+	// request for the status (and one for the rest of the object, which only the finalizer step
+	// above changes), none when nothing did.
 	helper, err := patch.NewHelper(cluster, r.Client)
 	if err != nil {
 		return ctrl.Result{}, err
