@@ -32,8 +32,8 @@ import (
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -340,6 +340,7 @@ type rawAuditUser struct {
 // microTime decodes the API server's RFC 3339 timestamps with microseconds.
 type microTime struct{ time.Time }
 
+// UnmarshalJSON reads a quoted RFC 3339 timestamp (with or without fractional seconds).
 func (t *microTime) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil || s == "" {
