@@ -74,6 +74,7 @@ verify: generate manifests ## Regenerate, tidy and fail if anything changed.
 	go mod tidy
 	@for m in $(EXAMPLE_MODULES) $(TOOL_MODULES); do (cd $$(dirname $$m) && go mod tidy); done
 	@cd hack/docs && go run . -root ../.. -check
+	@cd hack/docs && go run . -root ../.. -compile
 	@cd hack/docs && go run ./apilist -root ../.. -out ../../api/exported.txt -check
 	@$(MAKE) --no-print-directory mermaid-check
 	@if [ -n "$$(git status --porcelain -- . ':!bin')" ]; then \
@@ -94,6 +95,10 @@ mermaid-check: mermaid-cli ## Render every Mermaid diagram of docs/, README.md a
 .PHONY: docs
 docs: ## Rewrite the code snippets in the Markdown guides from their Go sources.
 	@cd hack/docs && go run . -root ../..
+
+.PHONY: docs-compile
+docs-compile: ## Compile every Go block of the guides outside tenon, with its exported API only (hack/docs/compile.go).
+	@cd hack/docs && go run . -root ../.. -compile
 
 ##@ Test
 
