@@ -75,6 +75,7 @@ verify: generate manifests ## Regenerate, tidy and fail if anything changed.
 	@for m in $(EXAMPLE_MODULES) $(TOOL_MODULES); do (cd $$(dirname $$m) && go mod tidy); done
 	@cd hack/docs && go run . -root ../.. -check
 	@cd hack/docs && go run . -root ../.. -compile
+	@cd hack/docs && go run . -root ../.. -doclinks
 	@cd hack/docs && go run ./apilist -root ../.. -out ../../api/exported.txt -check
 	@$(MAKE) --no-print-directory mermaid-check
 	@if [ -n "$$(git status --porcelain -- . ':!bin')" ]; then \

@@ -32,6 +32,7 @@ limitations under the License.
 //	go run . -root ../.. -check   # report blocks that differ from their sources; exit 1 if any
 //	go run . -root ../..          # rewrite the blocks from their sources
 //	go run . -root ../.. -compile # compile every Go block of the guides outside tenon
+//	go run . -root ../.. -doclinks # report doc links of the library that do not resolve
 package main
 
 import (
@@ -53,7 +54,15 @@ func main() {
 	root := flag.String("root", ".", "repository root")
 	check := flag.Bool("check", false, "only report blocks that differ from their sources")
 	compile := flag.Bool("compile", false, "compile every Go block of the guides outside tenon (see compile.go)")
+	doclinks := flag.Bool("doclinks", false, "report doc links of the library that do not render as links (see doclinks.go)")
 	flag.Parse()
+	if *doclinks {
+		if err := checkDocLinks(*root); err != nil {
+			fmt.Fprintln(os.Stderr, "docs:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *compile {
 		if err := compileAll(*root); err != nil {
 			fmt.Fprintln(os.Stderr, "docs:", err)
