@@ -166,6 +166,7 @@ func (h *Helper) Patch(ctx context.Context, obj client.Object, opts ...Option) e
 		after:    after,
 		exact:    unstructuredObj,
 		deleting: h.before.GetDeletionTimestamp() != nil || obj.GetDeletionTimestamp() != nil,
+		recorded: o.history.newer(h.before),
 	}
 	if orderer, ok := obj.(conditions.Orderer); ok {
 		p.order = orderer.ConditionOrder()
@@ -182,6 +183,8 @@ type patcher struct {
 	exact         bool
 	order         []conditions.Type
 	deleting      bool
+	// recorded is the History's object, newer than the snapshot, to merge onto; nil without one.
+	recorded client.Object
 }
 
 // maxRequests bounds the requests of one Patch besides conflict retries: the main request, the
@@ -195,6 +198,15 @@ func (p *patcher) run(ctx context.Context) error {
 	base := p.before
 	statusInMain := p.statusInMain()
 	var latest client.Object // the newest object the server returned
+	if p.recorded != nil {
+		// The controller's own last write is newer than the snapshot: merge onto it, as onto an
+		// object read after a conflict.
+		m, err := toMap(p.recorded)
+		if err != nil {
+			return err
+		}
+		latest, base = p.recorded, m
+	}
 	var mainDone, mainWritten, probing, lock bool
 	var refused []op // the last request the server refused because a guard failed
 	conflicts, requests := 0, 0
@@ -254,6 +266,7 @@ func (p *patcher) run(ctx context.Context) error {
 		}
 		switch {
 		case err == nil:
+			p.opts.history.record(resp)
 			latest = resp
 			if base, err = toMap(resp); err != nil {
 				return err
