@@ -133,7 +133,9 @@ func NewHelper(obj client.Object, c client.Client) (*Helper, error) {
 // the server cannot show what changed since, so a condition the server has but the snapshot lacks
 // is not removed by a Patch that does not set it. For the object a controller reconciles, read it
 // with controller-runtime's read-your-writes consistency on (client.CacheOptions) or from the API
-// reader; see the cache guide.
+// reader; see the cache guide. When what the cache lacks is this controller's own last write,
+// a [*History] among opts makes Patch merge onto that write instead, and send nothing when it
+// already holds the changes: see the package documentation.
 //
 // obj must be the object given to [NewHelper] (same type, name and namespace), or a copy of it.
 func (h *Helper) Patch(ctx context.Context, obj client.Object, opts ...Option) error {
