@@ -149,17 +149,17 @@ func (r *caseRun) firstPatch(ctx context.Context, snapshot client.Object) error 
 
 // freshSnapshot reads the object again and makes the case's Helper from it: a snapshot as new
 // as or newer than the History's entry.
-func (r *caseRun) freshSnapshot(ctx context.Context) (client.Object, error) {
+func (r *caseRun) freshSnapshot(ctx context.Context) error {
 	obj := newObject(r.dc.kind, r.dc.typed)
 	if err := env.Client().Get(ctx, r.key, obj); err != nil {
-		return nil, fmt.Errorf("failed to read S0 again: %w", err)
+		return fmt.Errorf("failed to read S0 again: %w", err)
 	}
 	r.s0 = toJSON(obj)
 	var err error
 	if r.h, err = patch.NewHelper(obj, r.fc); err != nil {
-		return nil, fmt.Errorf("failed to create the Helper: %w", err)
+		return fmt.Errorf("failed to create the Helper: %w", err)
 	}
-	return obj, nil
+	return nil
 }
 
 // staleOracle replaces the prediction of a staleSnapshot case when the outcome is not the one

@@ -269,7 +269,7 @@ func (r *caseRun) prepare(ctx context.Context) error {
 		return err
 	}
 	if dc.stale == staleOlderEntry {
-		if obj, err = r.freshSnapshot(ctx); err != nil {
+		if err := r.freshSnapshot(ctx); err != nil {
 			return err
 		}
 	}
