@@ -455,7 +455,11 @@ func (r *caseRun) divergences() []string {
 	case pred.Unchanged:
 		// Nothing to send, so Patch cannot know F: obj may stay as it was, become A with the
 		// options applied (which equals S0), or the server's object.
-		if !unchanged && !equal(content(after), content(r.s0)) && !isServer {
+		// With the History's entry newer than the snapshot, obj becomes the entry (L1): the
+		// object the Patch merged onto. (An object that equals the snapshot exactly is returned
+		// at once, unchanged.)
+		isL1 := r.dc.stale == staleSnapshot && r.l1Obj != nil && equal(withoutTypeMeta(after), withoutTypeMeta(toJSON(r.l1Obj)))
+		if !unchanged && !equal(content(after), content(r.s0)) && !isServer && !isL1 {
 			out = append(out, "obj: changed by a Patch that had nothing to send")
 		}
 	case r.server != nil && !isServer && (!pred.UnchangedButTimes || !unchanged):
