@@ -64,7 +64,7 @@ const (
 //     is dropped: the cache caught up. Resource versions are compared as integers, as every API
 //     server backed by etcd makes them; an entry or a snapshot whose resourceVersion is not one
 //     is never used.
-//   - Entries expire after TTL, and at most about 2×MaxEntries are kept, so that deleted objects do
+//   - Entries expire after TTL, and at most about MaxEntries are kept, so that deleted objects do
 //     not stay; a Patch without an entry does what it does without a History.
 //
 // Why skipping is safe: the recorded object was the server's state at a moment after the
