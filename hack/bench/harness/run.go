@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -166,8 +167,8 @@ func (e *Env) Run(ctx context.Context, c contender.Contender, p Params, run, pos
 	runtime.GC()
 
 	s := &runState{env: e, params: p, name: c.Name, counter: NewCounter(), run: run, ryw: result.ReadYourWrites,
-		namespace: fmt.Sprintf("bench-%s-%d", c.Name, run),
-		ctrlName:  fmt.Sprintf("widget-%s-%d", c.Name, run),
+		namespace: fmt.Sprintf("bench-%s-%d", slug(c.Name), run),
+		ctrlName:  fmt.Sprintf("widget-%s-%d", slug(c.Name), run),
 		events:    make(chan event.GenericEvent, p.Objects)}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: s.namespace + "-"}}
 	if err := e.direct.Create(ctx, ns); err != nil {
@@ -288,7 +289,7 @@ func (s *runState) setupManager(c contender.Contender) error {
 		return fmt.Errorf("failed to create manager: %w", err)
 	}
 	s.mgr = mgr
-	s.inst = NewInstrument(c.New(mgr.GetClient(), "bench-"+c.Name))
+	s.inst = NewInstrument(c.New(mgr.GetClient(), "bench-"+slug(c.Name)))
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named(s.ctrlName).
 		For(&benchv1.Widget{}).
@@ -447,4 +448,24 @@ func allConverged(n int) func([]benchv1.Widget) (bool, string) {
 		}
 		return true, ""
 	}
+}
+
+// slug returns name fit for Kubernetes names and field managers: lower case, every run of other
+// characters than letters and digits one "-", none at the ends ("tenon (default manager)":
+// "tenon-default-manager").
+func slug(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(name) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+			continue
+		}
+		dash = true
+	}
+	return b.String()
 }

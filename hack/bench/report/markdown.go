@@ -105,7 +105,7 @@ func (r *Report) writeHeadline(b *strings.Builder) {
 			fmtRatio(r.Ratio(c, harness.Contention, WallSeconds)))
 	}
 	b.WriteString("\n")
-	for _, t := range []string{"tenon", "tenon-ssa"} {
+	for _, t := range []string{contender.TenonName, "tenon-ssa"} {
 		if !r.has(t) {
 			continue
 		}

@@ -354,4 +354,4 @@ func (r *Report) Check() []string {
 }
 
 // isTenon reports whether the contender is one of tenon's, whose claims Check verifies.
-func isTenon(name string) bool { return name == "tenon" || name == "tenon-ssa" }
+func isTenon(name string) bool { return name == contender.TenonName || name == "tenon-ssa" }
