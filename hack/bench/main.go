@@ -22,8 +22,9 @@ limitations under the License.
 // controller-runtime manager. For every run and contender, in an order that alternates between
 // runs, the benchmark creates N Widgets in a fresh namespace and measures four workloads on them
 // (see package harness): converge, steady-state resync, contention with concurrent writers, and
-// delete. It counts every request the manager sends with a counting transport, checks the
-// final state field by field, and reports medians, spreads and ratios to the floor.
+// delete. It counts every request the manager sends with a counting transport, checks those
+// counts against the API server's audit log, checks the final state field by field, and reports
+// medians, spreads and ratios to the floor.
 //
 // Then, once, it measures the example operator (examples/cluster-operator) at N Clusters with
 // that module's own scale test (see harness.RunClusterOperator): time until all are Ready,

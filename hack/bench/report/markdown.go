@@ -130,8 +130,8 @@ func (r *Report) writeHeadline(b *strings.Builder) {
 	} else {
 		b.WriteString("Invariants checked in every run (`make bench-smoke` fails CI when one does not hold): every " +
 			"workload of every contender, and the [example operator's](#the-example-operator-at-n-clusters) when it ran, " +
-			"finished in its expected state; tenon and tenon-ssa sent no write at " +
-			"steady state, and under contention surfaced no reconcile error and lost no update. All held.\n\n")
+			"finished in its expected state, with the same request counts in the API server's audit log as in the client's counter; tenon and tenon-ssa sent no write at " +
+			"steady state (none in the audit log either), and under contention surfaced no reconcile error and lost no update. All held.\n\n")
 	}
 }
 
@@ -486,6 +486,7 @@ func (r *Report) writeMethod(b *strings.Builder) {
 		"*New versions* are the resourceVersions of Widgets the manager's informer saw change: writes that " +
 		"changed an object (a request that changes nothing creates none); not measured under contention, where " +
 		"the writers create versions too.\n\n")
+	r.writeWitness(b)
 	fmt.Fprintf(b, "**End of a workload.** The system is quiet when every Widget read from the API server is in its "+
 		"expected state, the manager's cache holds the same resourceVersions, no reconcile is running, queued "+
 		"(controller-runtime's `workqueue_depth`) or scheduled (a requeue or a retry after an error), and all "+
@@ -515,6 +516,71 @@ func (r *Report) writeMethod(b *strings.Builder) {
 		"`docs/benchmarks/results.json` with every measurement) or `make bench-smoke` (N = 100, one run, fails " +
 		"when an invariant does not hold). `go run . -from ../../docs/benchmarks/results.json -out ...` in " +
 		"`hack/bench` renders the report again from saved measurements without measuring.\n")
+}
+
+// writeWitness describes how the counts are checked against the API server's audit log, and
+// shows, per contender, both counts over every run and workload.
+func (r *Report) writeWitness(b *strings.Builder) {
+	b.WriteString("**Witness.** The request counts come from two places: the counting transport inside the " +
+		"manager, and kube-apiserver's own audit log (testenv's `Options.AuditLog`), which records every " +
+		"request it answered. Each manager sends a User-Agent of its own (`tenon-bench/controller (<contender>; " +
+		"run <n>)`; the writers and the benchmark's checks send others), and each workload is bracketed by two " +
+		"marks in the log. For every workload of every contender, the number of requests of each verb, resource " +
+		"and subresource and the number of 409 responses must be the same in both (a server-side apply is a " +
+		"`patch` in the audit log, which does not record the patch type), or the run fails (`-strict`, so " +
+		"`make bench-smoke` fails). Left out, because only one side can see them: watches (the transport counts " +
+		"one when it starts, the audit log when it ends, minutes later or when the manager stops) and requests " +
+		"that failed in the transport without a response (they may never have reached the API server).\n\n")
+	type sums struct {
+		workloads, disagree                int
+		client, audit, client409, audit409 int
+		steadyWrites                       int
+	}
+	var rows []string
+	for _, c := range r.names() {
+		var s sums
+		for i := range r.in.Runs {
+			run := &r.in.Runs[i]
+			if run.Contender != c {
+				continue
+			}
+			for j := range run.Workloads {
+				w := &run.Workloads[j]
+				if w.Audit == nil {
+					continue
+				}
+				s.workloads++
+				if len(w.Audit.Disagreements) > 0 {
+					s.disagree++
+				}
+				notWatch := func(k harness.RequestKey) bool { return k.Verb != "watch" }
+				ct, at := w.Requests.Sum(notWatch), w.Audit.Requests.Sum(notWatch)
+				s.client += ct.Requests - ct.TransportErrors
+				s.audit += at.Requests
+				s.client409 += ct.Conflicts
+				s.audit409 += at.Conflicts
+				if w.Workload == harness.Steady {
+					s.steadyWrites += w.Audit.Requests.Writes().Requests
+				}
+			}
+		}
+		if s.workloads == 0 {
+			continue
+		}
+		verdict := "agree"
+		if s.disagree > 0 {
+			verdict = fmt.Sprintf("**disagree in %d**", s.disagree)
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %d | %d | %d | %d / %d | %d | %s |", bold(c), s.workloads, s.client, s.audit,
+			s.client409, s.audit409, s.steadyWrites, verdict))
+	}
+	if len(rows) == 0 {
+		b.WriteString("These measurements have no audit-log counts (they predate the witness).\n\n")
+		return
+	}
+	b.WriteString("| contender | workloads | requests, client | requests, audit log | 409s, client / audit log | steady-state writes, audit log | counts |\n" +
+		"|---|--:|--:|--:|--:|--:|---|\n")
+	b.WriteString(strings.Join(rows, "\n") + "\n\n")
 }
 
 // fmtStat formats a Stat as "median [min–max]", or "median" when every run gave the same value.

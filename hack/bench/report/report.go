@@ -314,9 +314,15 @@ func ClusterOperatorLine(co harness.ClusterOperatorResult) string {
 // mib converts bytes to MiB.
 func mib(bytes int64) float64 { return float64(bytes) / (1 << 20) }
 
-// Check returns the invariants that do not hold: every workload of every contender finished,
-// and so did the example-operator workload when it ran; and for tenon and tenon-ssa, in every run, a steady-state resync sent no write, and the
-// contention workload lost no update and surfaced no reconcile error.
+// Check returns the invariants that do not hold:
+//
+//   - every workload of every contender finished, and so did the example-operator workload when
+//     it ran;
+//   - for every workload of every contender, the API server's audit log and the counting
+//     transport agree on the number of requests of each kind and of 409 responses (see
+//     harness.CompareAudit);
+//   - for tenon and tenon-ssa, in every run, a steady-state resync sent no write by either count,
+//     and the contention workload lost no update and surfaced no reconcile error.
 func (r *Report) Check() []string {
 	var problems []string
 	if co := r.in.ClusterOperator; co != nil && co.Failure != "" {
@@ -329,6 +335,13 @@ func (r *Report) Check() []string {
 			if w.Failure != "" {
 				problems = append(problems, fmt.Sprintf("%s run %d: %s failed: %s", run.Contender, run.Run, w.Workload, w.Failure))
 			}
+			if w.Audit == nil && w.Failure == "" && r.in.RenderedFrom == "" {
+				problems = append(problems, fmt.Sprintf("%s run %d: %s: no counts from the audit log", run.Contender, run.Run, w.Workload))
+			}
+			if w.Audit != nil && len(w.Audit.Disagreements) > 0 {
+				problems = append(problems, fmt.Sprintf("%s run %d: %s: the audit log and the client's counter disagree: %s",
+					run.Contender, run.Run, w.Workload, strings.Join(w.Audit.Disagreements, "; ")))
+			}
 		}
 		if len(run.Workloads) < len(harness.Workloads) && (len(run.Workloads) == 0 || run.Workloads[len(run.Workloads)-1].Failure == "") {
 			problems = append(problems, fmt.Sprintf("%s run %d: only %d of %d workloads ran", run.Contender, run.Run, len(run.Workloads), len(harness.Workloads)))
@@ -339,6 +352,11 @@ func (r *Report) Check() []string {
 		if w := run.Workload(harness.Steady); w != nil && w.Failure == "" {
 			if n := w.Requests.Writes().Requests; n != 0 {
 				problems = append(problems, fmt.Sprintf("%s run %d: steady-state resync sent %d writes, want 0", run.Contender, run.Run, n))
+			}
+			if w.Audit != nil {
+				if n := w.Audit.Requests.Writes().Requests; n != 0 {
+					problems = append(problems, fmt.Sprintf("%s run %d: the audit log has %d writes of the steady-state resync, want 0", run.Contender, run.Run, n))
+				}
 			}
 		}
 		if w := run.Workload(harness.Contention); w != nil && w.Failure == "" {
