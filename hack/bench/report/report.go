@@ -322,11 +322,14 @@ func mib(bytes int64) float64 { return float64(bytes) / (1 << 20) }
 //     transport agree on the number of requests of each kind and of 409 responses (see
 //     harness.CompareAudit);
 //   - for tenon and tenon-ssa, in every run, a steady-state resync sent no write by either count,
-//     and the contention workload lost no update and surfaced no reconcile error.
+//     and the contention workload lost no update and surfaced no reconcile error;
+//   - the example operator's proxy and the audit log agree on its writes, and (unless its run
+//     had -operator-require-quiet=false) the audit log has no write of it at steady state,
+//     Events included, and no duplicate Event.
 func (r *Report) Check() []string {
 	var problems []string
-	if co := r.in.ClusterOperator; co != nil && co.Failure != "" {
-		problems = append(problems, fmt.Sprintf("example operator at %d Clusters failed: %s", co.Clusters, co.Failure))
+	if co := r.in.ClusterOperator; co != nil {
+		problems = append(problems, r.checkClusterOperator(co)...)
 	}
 	for i := range r.in.Runs {
 		run := &r.in.Runs[i]
@@ -367,6 +370,36 @@ func (r *Report) Check() []string {
 				problems = append(problems, fmt.Sprintf("%s run %d: %d reconcile errors under contention, want 0: %s", run.Contender, run.Run, w.Reconcile.Errors, strings.Join(w.ErrorSamples, "; ")))
 			}
 		}
+	}
+	return problems
+}
+
+// checkClusterOperator returns the example operator's invariants that do not hold.
+func (r *Report) checkClusterOperator(co *harness.ClusterOperatorResult) []string {
+	var problems []string
+	if co.Failure != "" {
+		problems = append(problems, fmt.Sprintf("example operator at %d Clusters failed: %s", co.Clusters, co.Failure))
+	}
+	a := co.Audit
+	if a == nil {
+		if co.Failure == "" && r.in.RenderedFrom == "" {
+			problems = append(problems, fmt.Sprintf("example operator at %d Clusters: no counts from the audit log", co.Clusters))
+		}
+		return problems
+	}
+	if len(a.Disagreements) > 0 {
+		problems = append(problems, fmt.Sprintf("example operator at %d Clusters: the proxy and the audit log disagree: %s", co.Clusters, strings.Join(a.Disagreements, "; ")))
+	}
+	if !a.QuietRequired {
+		return problems
+	}
+	if n := a.SteadyWriteCount(); n > 0 {
+		problems = append(problems, fmt.Sprintf("example operator at %d Clusters: %d writes in %s of steady state, want 0: %s",
+			co.Clusters, n, a.Steady.Round(time.Second), strings.Join(a.SteadyWriteSamples, "; ")))
+	}
+	if a.DuplicateEvents > 0 {
+		problems = append(problems, fmt.Sprintf("example operator at %d Clusters: %d Events sent twice, want 0: %s",
+			co.Clusters, a.DuplicateEvents, strings.Join(a.DuplicateEventSamples, ", ")))
 	}
 	return problems
 }

@@ -86,6 +86,7 @@ func TestMain(m *testing.M) {
 		CRDDirectoryPaths: []string{filepath.Join(moduleDir, "config", "crd", "bases")},
 		Scheme:            scheme,
 		GarbageCollector:  true,
+		AuditLog:          true,
 	})
 	os.Exit(env.Run(m))
 }
