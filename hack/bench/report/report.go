@@ -273,6 +273,9 @@ func Line(r harness.RunResult) string {
 		if w.Workload == harness.Contention {
 			fmt.Fprintf(&b, " %d lost", w.LostUpdates)
 		}
+		if w.Audit != nil && len(w.Audit.Disagreements) > 0 {
+			fmt.Fprintf(&b, " AUDIT LOG DISAGREES (%d kinds)", len(w.Audit.Disagreements))
+		}
 		if w.Failure != "" {
 			fmt.Fprintf(&b, " FAILED: %s", w.Failure)
 		}
@@ -307,8 +310,13 @@ func ClusterOperatorLine(co harness.ClusterOperatorResult) string {
 		first, _, _ := strings.Cut(co.Failure, "\n")
 		return fmt.Sprintf("example operator, %d Clusters: FAILED: %s", co.Clusters, first)
 	}
-	return fmt.Sprintf("example operator, %d Clusters: all Ready in %.1fs, %.2f writes per Cluster, deleted in %.1fs, manager peak RSS %s MiB",
+	line := fmt.Sprintf("example operator, %d Clusters: all Ready in %.1fs, %.2f writes per Cluster, deleted in %.1fs, manager peak RSS %s MiB",
 		co.Clusters, co.Ready.Seconds(), co.WritesPerCluster, co.Delete.Seconds(), fmtNum(mib(co.PeakRSS), 0))
+	if a := co.Audit; a != nil {
+		line += fmt.Sprintf("; audit log: %d writes, %.2f Events and %.2f GETs per Cluster, %d duplicate Events, %d writes in %s of steady state",
+			a.Writes, a.EventsPerCluster, a.GetsPerCluster, a.DuplicateEvents, a.SteadyWriteCount(), a.Steady.Round(time.Second))
+	}
+	return line
 }
 
 // mib converts bytes to MiB.

@@ -116,7 +116,7 @@ func TestScale(t *testing.T) {
 
 	start := w.mark(t)
 	log := &writes{}
-	p := newProxy(t, "scale", w.user.Config(), log)
+	p := w.newProxy(t, "scale", w.user.Config(), log)
 	started := time.Now()
 	proc := w.startOperator(t, "scale", p)
 	w.waitConverged(t, ns)

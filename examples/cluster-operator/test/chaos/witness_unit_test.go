@@ -84,9 +84,25 @@ func TestCompareWritesCountsByMethodAndResource(t *testing.T) {
 			audited: testenv.AuditEvents{audited("patch", "clusters", "status", status+"?fieldManager=x"), audited("get", "clusters", "", "/apis/apps.tenon.dev/v1alpha1/namespaces/ns/clusters/c")},
 		},
 		{
-			name:    "a write the proxy answered itself with 502 never reached the API server",
+			name:    "a write the proxy answered itself with 502 may never have reached the API server",
 			proxied: []write{{Method: "PATCH", Path: status, Status: 200}, {Method: "PATCH", Path: status, Status: 502}},
 			audited: testenv.AuditEvents{audited("patch", "clusters", "status", status)},
+		},
+		{
+			name:    "a write the proxy answered 502 may or may not be in the audit log",
+			proxied: []write{{Method: "PATCH", Path: status, Status: 502}, {Method: "PATCH", Path: status, Status: 502}},
+			audited: testenv.AuditEvents{audited("patch", "clusters", "status", status)},
+		},
+		{
+			name:    "more audited writes than the proxy forwarded at all is a disagreement",
+			proxied: []write{{Method: "PATCH", Path: status, Status: 502}},
+			audited: testenv.AuditEvents{audited("patch", "clusters", "status", status), audited("patch", "clusters", "status", status)},
+			want:    []string{"PATCH clusters/status: proxy 0 (and 1 it answered 502), audit log 2"},
+		},
+		{
+			name:    "a write the proxy saw answered that the audit log lacks is a disagreement",
+			proxied: []write{{Method: "PATCH", Path: status, Status: 409}},
+			want:    []string{"PATCH clusters/status: proxy 1, audit log 0"},
 		},
 		{
 			name:    "a write only the audit log has is a disagreement",
