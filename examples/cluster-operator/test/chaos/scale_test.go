@@ -104,7 +104,12 @@ type ScaleResult struct {
 }
 
 // TestScale is the example-operator workload of the benchmarks (hack/bench): the manager binary,
-// as the generated RBAC's user, converges N Clusters created before it starts.
+// as the generated RBAC's user, converges N Clusters created before it starts. The proxy counts
+// its requests and the API server's audit log witnesses them; the test fails when the two
+// disagree on the writes. After convergence, once the operator has sent no write for 5 seconds,
+// a steady state of -chaos.quiet follows in which it must send none, Events included; and no
+// Event may have been sent twice (both with -chaos.require-quiet, on by default). The result is
+// written before those checks, so that a failed run still has its figures.
 func TestScale(t *testing.T) {
 	if *mode != "scale" {
 		t.Skip("run with -chaos=scale")
