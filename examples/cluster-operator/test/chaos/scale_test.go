@@ -148,10 +148,7 @@ func TestScale(t *testing.T) {
 	steady := w.operatorRequests(t, steadyFrom, steadyTo).Writes()
 	disagreements := compareWrites(writesUntil(log.list(), steadyTo.Time()), all)
 
-	w.deleteAll(t, ns)
-	deletion := w.waitGone(t, ns)
-
-	res := ScaleResult{Clusters: n, ReadySeconds: ready.Seconds(), DeleteSeconds: deletion.Seconds(), Requests: requests,
+	res := ScaleResult{Clusters: n, ReadySeconds: ready.Seconds(), Requests: requests,
 		Writes: writes, WritesPerCluster: float64(writes) / float64(n), PeakRSSBytes: rss,
 		AuditRequests: untilReady.Count(func(e testenv.AuditEvent) string { return e.Verb + " " + kindOf(e) }),
 		AuditWrites:   len(untilReady.Writes()), WritesPerClusterByResource: map[string]float64{},
@@ -172,10 +169,16 @@ func TestScale(t *testing.T) {
 		}
 		res.SteadyWriteSamples = append(res.SteadyWriteSamples, describe(e))
 	}
+	// Logged before the deletion, so that a run that fails there still shows them.
+	t.Logf("audit log until Ready, per Cluster: writes by resource %v, %.2f Events, %.2f GETs; %d duplicate Events %v; after Ready %v; %d writes in %s of steady state %v",
+		res.WritesPerClusterByResource, res.EventsPerCluster, res.GetsPerCluster, res.DuplicateEvents, res.DuplicateEventSamples, res.TrailingWrites,
+		len(steady), secs(steadyTo.Time().Sub(steadyFrom.Time())), res.SteadyWriteSamples)
+
+	w.deleteAll(t, ns)
+	deletion := w.waitGone(t, ns)
+	res.DeleteSeconds = deletion.Seconds()
 	t.Logf("%d Clusters Ready in %s, %d writes (%.2f per Cluster; audit log: %d), deleted in %s, manager peak RSS %d MiB",
 		n, secs(ready), writes, res.WritesPerCluster, res.AuditWrites, secs(deletion), rss>>20)
-	t.Logf("audit log until Ready, per Cluster: writes by resource %v, %.2f Events, %.2f GETs; %d duplicate Events; after Ready %v; %d writes in %s of steady state",
-		res.WritesPerClusterByResource, res.EventsPerCluster, res.GetsPerCluster, res.DuplicateEvents, res.TrailingWrites, len(steady), secs(steadyTo.Time().Sub(steadyFrom.Time())))
 	if *scaleJSON != "" {
 		data, err := json.MarshalIndent(res, "", "  ")
 		if err != nil {
