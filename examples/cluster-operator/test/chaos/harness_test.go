@@ -86,6 +86,8 @@ type world struct {
 
 	user    *testenv.User
 	manager string
+	// proxied records the writes of every proxy of the run, for the audit log's check.
+	proxied writes
 	// logs collects the output of every operator process of the run.
 	logs *output
 
