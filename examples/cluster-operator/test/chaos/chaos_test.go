@@ -190,7 +190,7 @@ func TestChaos(t *testing.T) {
 		after := w.mark(t)
 		audited := w.operatorRequests(t, before, after)
 		r.AuditWrites = len(audited.Writes())
-		r.Witness = compareWrites(writesUntil(w.proxied.list()[proxiedBefore:], after.Time()), audited)
+		r.Witness = compareWrites(writesUntil(w.proxied.list()[proxiedBefore:], after.Time()), audited, w.sentDuringRestart)
 		results = append(results, r)
 		t.Logf("\n%s", r.text())
 	}

@@ -111,6 +111,19 @@ func (w *world) restarting(start, end time.Time) {
 	w.restarts = append(w.restarts, [2]time.Time{start, end})
 }
 
+// sentDuringRestart reports whether the write was sent or answered while kube-apiserver was
+// stopping or starting, give or take a second.
+func (w *world) sentDuringRestart(wr write) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range w.restarts {
+		if !wr.End.Before(r[0].Add(-time.Second)) && !wr.Start.After(r[1].Add(time.Second)) {
+			return true
+		}
+	}
+	return false
+}
+
 // duringRestart reports whether a JSON log line of the operator was written while kube-apiserver
 // was restarting, give or take the second its timestamp is rounded to.
 func (w *world) duringRestart(line string) bool {

@@ -146,7 +146,7 @@ func TestScale(t *testing.T) {
 	untilReady := w.operatorRequests(t, start, readyMark)
 	all := w.operatorRequests(t, start, steadyTo)
 	steady := w.operatorRequests(t, steadyFrom, steadyTo).Writes()
-	disagreements := compareWrites(writesUntil(log.list(), steadyTo.Time()), all)
+	disagreements := compareWrites(writesUntil(log.list(), steadyTo.Time()), all, nil)
 
 	res := ScaleResult{Clusters: n, ReadySeconds: ready.Seconds(), Requests: requests,
 		Writes: writes, WritesPerCluster: float64(writes) / float64(n), PeakRSSBytes: rss,
