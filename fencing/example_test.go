@@ -25,11 +25,9 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
-	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/leaderelection"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/tenon-dev/tenon/fencing"
 	"github.com/tenon-dev/tenon/requeue"
@@ -105,7 +103,7 @@ func ExampleLock_WrapTransport() {
 		{http.MethodPost, "/api/v1/namespaces/demo/events"},
 		{http.MethodPut, "/apis/coordination.k8s.io/v1/namespaces/operators/leases/cluster-operator"},
 	} {
-		req, _ := http.NewRequest(r.method, "https://api.example.com"+r.path, nil)
+		req, _ := http.NewRequest(r.method, "https://api.example.com"+r.path, http.NoBody)
 		resp, err := client.Do(req)
 		if err != nil {
 			fmt.Println(r.method, r.path, "refused:", requeue.Classify(err))
@@ -125,13 +123,17 @@ func ExampleLock_WrapTransport() {
 // it, wrapped, given to the manager, and every client built from the config is fenced.
 func ExampleNewLock() {
 	cfg := ctrl.GetConfigOrDie()
+	hostname, err := os.Hostname()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	// The lock's own client may share the fenced config: the fence lets its Lease through.
-	inner, err := leaderelection.NewResourceLock(cfg, noEvents{}, leaderelection.Options{
-		LeaderElection:          true,
-		LeaderElectionID:        "cluster-operator.apps.tenon.dev",
-		LeaderElectionNamespace: "operators",
-		RenewDeadline:           10 * time.Second,
-	})
+	// NewFromKubeconfig gives it a timeout of half the renew deadline, as controller-runtime does.
+	inner, err := resourcelock.NewFromKubeconfig(resourcelock.LeasesResourceLock,
+		"operators", "cluster-operator.apps.tenon.dev",
+		resourcelock.ResourceLockConfig{Identity: hostname + "_" + string(uuid.NewUUID())},
+		cfg, 10*time.Second)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -153,12 +155,3 @@ func ExampleNewLock() {
 	}
 	_ = mgr // register controllers, then mgr.Start(ctx)
 }
-
-// noEvents is a recorder.Provider for the lock's "became leader" Events; a real main passes
-// one built from the manager's broadcaster, or accepts that the lock records none.
-type noEvents struct{}
-
-var _ recorder.Provider = noEvents{}
-
-func (noEvents) GetEventRecorderFor(string) record.EventRecorder { return nil }
-func (noEvents) GetEventRecorder(string) recorder.EventRecorder  { return nil }
