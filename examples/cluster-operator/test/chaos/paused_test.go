@@ -60,6 +60,8 @@ type pauseRun struct {
 func pausedLeader(t *testing.T, w *world) *result {
 	fenced := w.pauses(t, true, w.sizes.Pauses)
 	unfenced := w.pauses(t, false, w.sizes.UnfencedPauses)
+	t.Logf("paused leader: writes received after the lease passed on: fenced %d in %d pauses, unfenced %d in %d %v",
+		fenced.late, len(fenced.pauses), unfenced.late, len(unfenced.pauses), unfenced.examples)
 	if fenced.late > 0 {
 		t.Errorf("%d writes of a fenced replica reached the API server after its lease passed on: %v", fenced.late, fenced.examples)
 	}
@@ -158,7 +160,7 @@ func (w *world) pauses(t *testing.T, fenced bool, n int) pauseRun {
 		// Whatever happens next, the process must not stay stopped.
 		t.Cleanup(func() { _ = stopped.cmd.Process.Signal(syscall.SIGCONT) })
 		// Work for the new leader, and events the old one will see when it resumes.
-		scaled := int32(2 + i%2)
+		scaled := int32(3 + 2*(i%2))
 		w.setReplicas(t, run.ns, earlier, scaled)
 		for _, name := range earlier {
 			run.want[name] = scaled
