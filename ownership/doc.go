@@ -22,10 +22,10 @@ limitations under the License.
 // # What the garbage collector does
 //
 // An owner reference in a child's metadata.ownerReferences names its owner by kind, name and
-// UID. Once no object with that UID exists, kube-controller-manager's garbage collector deletes
-// the child: in the background after the owner is gone (the default), before the owner with
-// foreground deletion, or not at all with orphan deletion, which removes the references
-// instead. The UID matters: an owner deleted and recreated under the same name does not keep
+// UID. Once none of a child's owners exists (a child may have several references; one owner
+// left keeps it), kube-controller-manager's garbage collector deletes the child: in the
+// background after the owner is gone (the default), before the owner with foreground deletion,
+// or not at all with orphan deletion, which removes the references instead. The UID matters: an owner deleted and recreated under the same name does not keep
 // its predecessor's children. controller-runtime's builder.Owns uses the same references to
 // reconcile the owner when a child changes.
 //

@@ -264,35 +264,39 @@ func (r *Report) causeText(key string) string {
 		v := r.readYourWrites()
 		ryw := ""
 		if r.in.Params.ReadYourWritesRuns > 0 {
-			ryw = fmt.Sprintf(" With read-your-writes on for every contender ([experiment](#experiment-every-contender-reads-its-own-writes)) "+
+			ryw = fmt.Sprintf(" With read-your-writes on for every contender ([experiment](#experiment-every-contender-reads-its-own-writes)), "+
 				"tenon sends %s writes per object to converge, the floor's %s.",
 				fmtNum(v.Stat("tenon", harness.Converge, WritesPerObject).Median, 2),
 				fmtNum(v.Stat(floor, harness.Converge, WritesPerObject).Median, 2))
 		}
 		return fmt.Sprintf("The floor reads its own writes; tenon, like every other contender, reads the informer cache "+
-			"as controller-runtime sets it up by default. Its finalizer patch produces a watch event that requeues "+
-			"the object, and controller-runtime's priority queue serves that event before the rest of the initial "+
-			"list, so the next reconcile of the object often runs before the informer has delivered the status "+
-			"written by the previous one. It sees no status and writes it again: tenon's guarded status patch is "+
-			"refused with a 409 (%s per run), re-read, found done, and nothing else is sent; no error, no extra "+
-			"version in etcd (%s new versions per object, the floor %s). So the excess is wasted requests, not "+
-			"extra writes to storage. Every contender that reads the cache pays it, as 409s or as requests that "+
-			"change nothing (compare its writes with the experiment's).%s "+
-			"Remedy outside tenon's write path: turn on `EnableReadYourWritesConsistency`, or have the patch "+
+			"as controller-runtime sets it up by default.\n\n"+
+			"- **What happens.** Its finalizer patch produces a watch event that requeues the object, and "+
+			"controller-runtime's priority queue serves that event before the rest of the initial list, so the next "+
+			"reconcile of the object often runs before the informer has delivered the status written by the "+
+			"previous one. It sees no status and writes it again.\n"+
+			"- **What it costs.** tenon's guarded status patch is refused with a 409 (%s per run), re-read, found "+
+			"done, and nothing else is sent: no error, no extra version in etcd (%s new versions per object, the "+
+			"floor %s). The excess is wasted requests, not extra writes to storage.\n"+
+			"- **Who pays it.** Every contender that reads the cache, as 409s or as requests that change nothing "+
+			"(compare its writes with the experiment's).%s\n"+
+			"- **Remedy**, outside tenon's write path: turn on `EnableReadYourWritesConsistency`, or have the patch "+
 			"helper skip a write when the object it read is older than its own last write.",
 			fmtNum(r.Stat("tenon", harness.Converge, Conflicts409).Median, 0),
 			fmtNum(r.Stat("tenon", harness.Converge, VersionsPerObject).Median, 2),
 			fmtNum(r.Stat(floor, harness.Converge, VersionsPerObject).Median, 2), ryw)
 	case causeApplySkip:
-		return fmt.Sprintf("`patch.Applier.ApplyStatus` skips an apply when it applied the same status and the live object "+
-			"has not changed since (its resourceVersion is the one the apply left, or older: a cache that has not "+
-			"caught up), or when every desired field already has its value and its field manager owns exactly "+
-			"those fields. Under contention the writers change the object between reconciles, so the first test "+
-			"fails, and they add conditions of their own to `status.conditions`, so the second does too: it "+
-			"compares lists element by element, and a list another manager added to is not proved unchanged. "+
-			"The Applier then applies, and the API server finds nothing to change: wasted requests, not conflicts "+
-			"or lost data (0 of either). To converge, with no other writer, it sends %s writes per object, the "+
-			"floor %s. Remedy for the patch package: compare lists of type map (such as conditions) by key.",
+		return fmt.Sprintf("`patch.Applier.ApplyStatus` skips an apply in two cases:\n\n"+
+			"- it applied the same status and the live object has not changed since (its resourceVersion is the one "+
+			"the apply left, or older: a cache that has not caught up);\n"+
+			"- every desired field already has its value and its field manager owns exactly those fields.\n\n"+
+			"Under contention neither holds. The writers change the object between reconciles, so the first test "+
+			"fails. They add conditions of their own to `status.conditions`, so the second does too: it compares "+
+			"lists element by element, and a list another manager added to is not proved unchanged. The Applier "+
+			"then applies, and the API server finds nothing to change: wasted requests, not conflicts or lost data "+
+			"(0 of either).\n\n"+
+			"To converge, with no other writer, it sends %s writes per object, the floor %s. Remedy for the patch "+
+			"package: compare lists of type map (such as conditions) by key.",
 			fmtNum(r.Stat("tenon-ssa", harness.Converge, WritesPerObject).Median, 2),
 			fmtNum(r.Stat(floor, harness.Converge, WritesPerObject).Median, 2))
 	case causeNoLock:
