@@ -9,6 +9,9 @@ ENVTEST_K8S_VERSION    ?= 1.37.2
 CONTROLLER_GEN_VERSION ?= v0.23.0
 GOLANGCI_LINT_VERSION  ?= v2.15.0
 SETUP_ENVTEST_VERSION  ?= v0.25.1
+# mermaid-cli and its puppeteer are pinned exactly in hack/mermaid/package.json and package-lock.json;
+# this version names the directory in bin/ they are installed into.
+MERMAID_CLI_VERSION    ?= 11.9.0
 
 # ENVTEST_SOURCE=build (default) builds etcd, kube-apiserver, kube-controller-manager and kubectl
 # from Go modules, which needs only a Go module proxy. ENVTEST_SOURCE=download uses setup-envtest
@@ -21,6 +24,10 @@ LOCALBIN ?= $(CURDIR)/bin
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 GOLANGCI_LINT  ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 SETUP_ENVTEST  ?= $(LOCALBIN)/setup-envtest-$(SETUP_ENVTEST_VERSION)
+MERMAID_CLI    ?= $(LOCALBIN)/mermaid-cli-$(MERMAID_CLI_VERSION)
+# CHROMIUM is the browser mermaid-cli renders in: a chromium on PATH, or else Debian's package
+# unpacked into bin/chromium by hack/mermaid/chromium.sh.
+CHROMIUM_DIR   ?= $(LOCALBIN)/chromium
 
 # Go modules in this repository, other than the library itself, that have tests or must build.
 EXAMPLE_MODULES := $(wildcard examples/*/go.mod)
@@ -67,7 +74,10 @@ verify: generate manifests ## Regenerate, tidy and fail if anything changed.
 	go mod tidy
 	@for m in $(EXAMPLE_MODULES) $(TOOL_MODULES); do (cd $$(dirname $$m) && go mod tidy); done
 	@cd hack/docs && go run . -root ../.. -check
+	@cd hack/docs && go run . -root ../.. -compile
+	@cd hack/docs && go run . -root ../.. -doclinks
 	@cd hack/docs && go run ./apilist -root ../.. -out ../../api/exported.txt -check
+	@$(MAKE) --no-print-directory mermaid-check
 	@if [ -n "$$(git status --porcelain -- . ':!bin')" ]; then \
 		echo "verify: generated files or go.mod/go.sum are out of date; run make generate manifests and go mod tidy:"; \
 		git status --porcelain -- . ':!bin'; git --no-pager diff --stat; exit 1; \
@@ -78,9 +88,18 @@ verify: generate manifests ## Regenerate, tidy and fail if anything changed.
 api: ## Write the listing of the exported API (api/exported.txt), which make verify compares.
 	@cd hack/docs && go run ./apilist -root ../.. -out ../../api/exported.txt
 
+.PHONY: mermaid-check
+mermaid-check: mermaid-cli ## Render every Mermaid diagram of docs/, README.md and examples/*/README.md; fail naming the block that does not.
+	@chromium=$$(hack/mermaid/chromium.sh $(CHROMIUM_DIR)) && \
+		node hack/mermaid/check.mjs $(MERMAID_CLI)/node_modules "$$chromium" $(CURDIR)
+
 .PHONY: docs
 docs: ## Rewrite the code snippets in the Markdown guides from their Go sources.
 	@cd hack/docs && go run . -root ../..
+
+.PHONY: docs-compile
+docs-compile: ## Compile every Go block of the guides outside tenon, with its exported API only (hack/docs/compile.go).
+	@cd hack/docs && go run . -root ../.. -compile
 
 ##@ Test
 
@@ -143,6 +162,14 @@ $(GOLANGCI_LINT): $(LOCALBIN)
 setup-envtest: $(SETUP_ENVTEST) ## Install setup-envtest into bin/ (only for ENVTEST_SOURCE=download).
 $(SETUP_ENVTEST): $(LOCALBIN)
 	$(call go-install-tool,$(SETUP_ENVTEST),sigs.k8s.io/controller-runtime/tools/setup-envtest,$(SETUP_ENVTEST_VERSION))
+
+.PHONY: mermaid-cli
+mermaid-cli: $(MERMAID_CLI)/node_modules/.package-lock.json ## Install mermaid-cli (hack/mermaid/package-lock.json) into bin/.
+$(MERMAID_CLI)/node_modules/.package-lock.json: hack/mermaid/package.json hack/mermaid/package-lock.json | $(LOCALBIN)
+	@echo "Installing @mermaid-js/mermaid-cli@$(MERMAID_CLI_VERSION) into $(MERMAID_CLI)"
+	@mkdir -p $(MERMAID_CLI) && cp hack/mermaid/package.json hack/mermaid/package-lock.json $(MERMAID_CLI)/
+	@# No browser download: the check uses Debian's chromium (CHROMIUM_DIR).
+	@cd $(MERMAID_CLI) && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 
 $(LOCALBIN):
 	mkdir -p $(LOCALBIN)

@@ -38,7 +38,8 @@ const trackedChildrenInterval = 2 * time.Second
 //		Finalizer: "apps.example.com/cleanup",
 //		Client:    mgr.GetClient(),
 //		Steps: []finalizer.Step[*v1alpha1.Cluster]{
-//			finalizer.TrackedChildren[*v1alpha1.Cluster](mgr.GetClient(), []client.ObjectList{&corev1.ConfigMapList{}}),
+//			finalizer.TrackedChildren[*v1alpha1.Cluster](mgr.GetClient(), []client.ObjectList{&corev1.ConfigMapList{}},
+//				ownership.APIReader(mgr.GetAPIReader())),
 //		},
 //	}
 //
@@ -51,7 +52,9 @@ const trackedChildrenInterval = 2 * time.Second
 //     ownership.DeleteTracked: [ownership.UseIndex] with a cache that has the index registered,
 //     [ownership.Propagation] for the deletions.
 //   - The step is done only when a listing finds no tracked child left, including children
-//     already being deleted (waiting for finalizers of their own).
+//     already being deleted (waiting for finalizers of their own). With a cached client, pass
+//     [ownership.APIReader] as above: a cache that has not seen a child yet (one created moments
+//     ago, or while its watch was broken) would otherwise let the step finish and the child leak.
 //   - A failed deletion is returned as the step's error, so the Lifecycle retries it with backoff
 //     and records it in its Deleting condition.
 func TrackedChildren[T client.Object](c client.Client, lists []client.ObjectList, opts ...ownership.ChildrenOption) Step[T] {

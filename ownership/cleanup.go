@@ -42,18 +42,35 @@ import (
 //     this owner and are neither deleted nor counted.
 //   - A failed deletion does not stop the others; the errors are joined, and the child counts
 //     as remaining.
-//   - Children are found with the tracking label (or [UseIndex]); a child created moments ago
-//     that c's cache has not seen yet is missed, so stop creating children once the owner is
-//     being deleted.
+//   - Children are found with the tracking label (or [UseIndex]). A cache may not hold a child
+//     yet: one created moments ago, or while the cache's watch was broken (after an API server
+//     restart, informers can take a minute to catch up). Through a cached client, pass
+//     [APIReader] (the manager's GetAPIReader()): before it returns 0, DeleteTracked then lists
+//     the tracked children from the API server, with the tracking label, and deletes any the
+//     cache missed. Without it, 0 means none in c. Stop creating children once the owner is
+//     being deleted either way.
 //   - The owner's deletion propagation policy is not consulted: tracked children are deleted
 //     even when the owner is deleted with --cascade=orphan. [Release] a child to keep it.
 //
 // tenon's finalizer package has this cleanup as a step: finalizer.TrackedChildren.
 func DeleteTracked(ctx context.Context, c client.Client, owner client.Object, lists []client.ObjectList, opts ...ChildrenOption) (remaining int, err error) {
 	o := newChildrenOptions(opts)
-	var errs []error
+	remaining, errs := deleteTrackedFrom(ctx, c, c, owner, lists, &o)
+	if remaining == 0 && len(errs) == 0 && o.apiReader != nil {
+		// Nothing left, says c. A cache may not have seen a child yet (one created moments ago,
+		// or while its watch was broken): ask the API server before reporting none.
+		live := o
+		live.useIndex = false
+		remaining, errs = deleteTrackedFrom(ctx, o.apiReader, c, owner, lists, &live)
+	}
+	return remaining, errors.Join(errs...)
+}
+
+// deleteTrackedFrom deletes, through c, the tracked children of owner that reader lists, and
+// counts those that remain.
+func deleteTrackedFrom(ctx context.Context, reader client.Reader, c client.Client, owner client.Object, lists []client.ObjectList, o *childrenOptions) (remaining int, errs []error) {
 	for _, list := range lists {
-		children, err := listChildren(ctx, c, owner, list, &o, true)
+		children, err := listChildren(ctx, reader, owner, list, o, true)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("failed to delete tracked children: %w", err))
 			continue
@@ -63,7 +80,7 @@ func DeleteTracked(ctx context.Context, c client.Client, owner client.Object, li
 				remaining++
 				continue
 			}
-			gone, err := deleteChild(ctx, c, child, &o)
+			gone, err := deleteChild(ctx, c, child, o)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("failed to delete tracked children: %w", err))
 			}
@@ -75,5 +92,5 @@ func DeleteTracked(ctx context.Context, c client.Client, owner client.Object, li
 			}
 		}
 	}
-	return remaining, errors.Join(errs...)
+	return remaining, errs
 }

@@ -554,3 +554,37 @@ func TestServerSideApplyDoesNotStealAChild(t *testing.T) {
 	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: remote, Name: "own"}, &now)).To(Succeed())
 	g.Expect(ownership.Owns(owner, &now)).To(BeTrue())
 }
+
+func TestDeleteTrackedAsksTheAPIServerBeforeItReportsNoneLeft(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns, remote := env.Namespace(t), env.Namespace(t)
+	owner := widget(ns, "owner", "")
+	g.Expect(env.Client().Create(ctx, owner)).To(Succeed())
+	child := configMap(remote, "tracked", "")
+	g.Expect(createOwned(t, owner, child)).To(Equal(ownership.TrackingLabels))
+
+	// A cache that has not seen the child yet (created moments ago, or while its watch was
+	// broken) lists nothing.
+	direct, err := client.NewWithWatch(env.Config(), client.Options{Scheme: scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+	behind := interceptor.NewClient(direct, interceptor.Funcs{
+		List: func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption) error { return nil },
+	})
+	lists := []client.ObjectList{&corev1.ConfigMapList{}}
+
+	remaining, err := ownership.DeleteTracked(ctx, behind, owner, lists)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(remaining).To(BeZero(), "without APIReader, 0 means none in the cache")
+	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(child), &corev1.ConfigMap{})).To(Succeed(), "and the child would leak")
+
+	remaining, err = ownership.DeleteTracked(ctx, behind, owner, lists, ownership.UseIndex(true), ownership.APIReader(direct))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(remaining).To(Equal(1), "the API server has the child: it is deleted and counted")
+	g.Eventually(gone(ctx, child)).WithTimeout(30 * time.Second).Should(Succeed())
+
+	remaining, err = ownership.DeleteTracked(ctx, behind, owner, lists, ownership.APIReader(direct))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(remaining).To(BeZero(), "none left on the API server either")
+}

@@ -122,8 +122,8 @@ func (e Existing) applyToSet(opts *setOptions) {
 }
 
 // ChildrenOption configures [ListChildren], [Prune] and [DeleteTracked]: [UseIndex],
-// [MatchingLabels] or [Propagation]. Without options they list without an index, every child of
-// the kind, and delete in the background.
+// [MatchingLabels], [Propagation] or [APIReader]. Without options they list without an index,
+// every child of the kind, and delete in the background.
 type ChildrenOption interface {
 	applyToChildren(opts *childrenOptions)
 }
@@ -133,6 +133,7 @@ type childrenOptions struct {
 	useIndex       bool
 	matchingLabels map[string]string
 	propagation    metav1.DeletionPropagation
+	apiReader      client.Reader
 }
 
 // newChildrenOptions applies opts to the defaults.
@@ -178,6 +179,23 @@ type Propagation metav1.DeletionPropagation
 func (p Propagation) applyToChildren(opts *childrenOptions) {
 	if p != "" {
 		opts.propagation = metav1.DeletionPropagation(p)
+	}
+}
+
+// APIReader returns an option with which [DeleteTracked] confirms that no tracked child is left
+// by listing them from reader, which reads from the API server (a manager's GetAPIReader()),
+// before it reports 0: a cleanup that trusted a cache that has not seen a child yet would remove
+// its finalizer and leak the child. It costs one list request per kind, with the tracking
+// label, when the cache says none is left. [ListChildren] and [Prune] do not use it.
+func APIReader(reader client.Reader) ChildrenOption {
+	return apiReaderOption{reader: reader}
+}
+
+type apiReaderOption struct{ reader client.Reader }
+
+func (a apiReaderOption) applyToChildren(opts *childrenOptions) {
+	if a.reader != nil {
+		opts.apiReader = a.reader
 	}
 }
 

@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 // Package patch writes a reconcile's changes to the API server without losing anyone else's, in
-// two ways: a snapshot-and-diff [Helper] for the object a controller reconciles, and an [Applier]
+// two ways: a snapshot-and-diff Helper for the object a controller reconciles, and an Applier
 // that writes objects with server-side apply and skips every request it can prove would change
 // nothing.
 //

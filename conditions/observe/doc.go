@@ -15,8 +15,9 @@ limitations under the License.
 */
 
 // Package observe makes an object's conditions visible outside the object: Kubernetes Events
-// when a condition that matters to people changes its status ([RecordEvents]), and a Prometheus
-// gauge with every condition's status, for alerts and dashboards ([Metrics]).
+// when a condition that matters to people changes its status, and a Prometheus gauge with every
+// condition's status, for alerts and dashboards. [RecordEvents] records the Events and [Metrics]
+// exports the gauge.
 //
 // It is a package of its own so that the conditions package, which API types import for its
 // interfaces, depends on apimachinery only; this one brings client-go's events and Prometheus.

@@ -31,6 +31,8 @@ limitations under the License.
 //
 //	go run . -root ../.. -check   # report blocks that differ from their sources; exit 1 if any
 //	go run . -root ../..          # rewrite the blocks from their sources
+//	go run . -root ../.. -compile # compile every Go block of the guides outside tenon
+//	go run . -root ../.. -doclinks # report doc links of the library that do not resolve
 package main
 
 import (
@@ -51,7 +53,23 @@ var directive = regexp.MustCompile(`^<!-- snippet: (\S+)(?: (\S+))?(?: (body))? 
 func main() {
 	root := flag.String("root", ".", "repository root")
 	check := flag.Bool("check", false, "only report blocks that differ from their sources")
+	compile := flag.Bool("compile", false, "compile every Go block of the guides outside tenon (see compile.go)")
+	doclinks := flag.Bool("doclinks", false, "report doc links of the library that do not render as links (see doclinks.go)")
 	flag.Parse()
+	if *doclinks {
+		if err := checkDocLinks(*root); err != nil {
+			fmt.Fprintln(os.Stderr, "docs:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *compile {
+		if err := compileAll(*root); err != nil {
+			fmt.Fprintln(os.Stderr, "docs:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*root, *check); err != nil {
 		fmt.Fprintln(os.Stderr, "docs:", err)
 		os.Exit(1)
@@ -145,7 +163,9 @@ func process(root, path string, check bool) (int, bool, error) {
 }
 
 // extract returns the source of declaration name in file (the whole file when name is empty),
-// or only its body.
+// or only its body. name may list several declarations, separated by commas: their sources are
+// joined with a blank line, in the order given, so a guide can show the types its other blocks
+// use.
 func extract(file, name string, body bool) (string, error) {
 	src, err := os.ReadFile(file)
 	if err != nil {
@@ -161,26 +181,49 @@ func extract(file, name string, body bool) (string, error) {
 		start := fset.Position(f.Package).Offset
 		return strings.TrimRight(string(src[start:]), "\n"), nil
 	}
+	var parts []string
+	for _, n := range strings.Split(name, ",") {
+		decl := findDecl(f, n)
+		if decl == nil {
+			return "", fmt.Errorf("%s has no declaration %s", file, n)
+		}
+		if d, ok := decl.(*ast.FuncDecl); ok && body {
+			inner := string(src[fset.Position(d.Body.Lbrace).Offset+1 : fset.Position(d.Body.Rbrace).Offset])
+			parts = append(parts, dedent(strings.Trim(inner, "\n")))
+			continue
+		}
+		parts = append(parts, string(src[fset.Position(decl.Pos()).Offset:fset.Position(decl.End()).Offset]))
+	}
+	return strings.Join(parts, "\n\n"), nil
+}
+
+// findDecl returns the declaration of name in f: a function, a method as Type.Method, or the
+// type, const or var declaration that declares name.
+func findDecl(f *ast.File, name string) ast.Decl {
 	for _, decl := range f.Decls {
 		switch d := decl.(type) {
 		case *ast.FuncDecl:
-			if funcName(d) != name {
-				continue
+			if funcName(d) == name {
+				return d
 			}
-			if body {
-				inner := string(src[fset.Position(d.Body.Lbrace).Offset+1 : fset.Position(d.Body.Rbrace).Offset])
-				return dedent(strings.Trim(inner, "\n")), nil
-			}
-			return string(src[fset.Position(d.Pos()).Offset:fset.Position(d.End()).Offset]), nil
 		case *ast.GenDecl:
 			for _, spec := range d.Specs {
-				if ts, ok := spec.(*ast.TypeSpec); ok && ts.Name.Name == name {
-					return string(src[fset.Position(d.Pos()).Offset:fset.Position(d.End()).Offset]), nil
+				switch s := spec.(type) {
+				case *ast.TypeSpec:
+					if s.Name.Name == name {
+						return d
+					}
+				case *ast.ValueSpec:
+					for _, id := range s.Names {
+						if id.Name == name {
+							return d
+						}
+					}
 				}
 			}
 		}
 	}
-	return "", fmt.Errorf("%s has no declaration %s", file, name)
+	return nil
 }
 
 // funcName returns "Name" for a function and "Type.Name" for a method.

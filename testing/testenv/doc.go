@@ -165,6 +165,11 @@ limitations under the License.
 // generous timeout. The garbage collector reconnects the same way; StartAPIServer waits until it
 // works again.
 //
+// [Environment.CompactEtcd] compacts etcd's history, as kube-apiserver does every five minutes in
+// a real cluster; a restart after it makes every watch a client resumes from an older
+// resourceVersion fail with 410 Gone, so that its informers list again, as after a control-plane
+// upgrade or a long partition.
+//
 // Every test that uses the environment sees the restart. Restart in tests that do not run in
 // parallel with others, or give them an environment of their own (New, Start, and Stop in
 // t.Cleanup). Restarting needs /proc, which Linux has; elsewhere it fails with

@@ -37,6 +37,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -70,6 +71,7 @@ func main() {
 		directoryNamespace                        string
 		maxConcurrentReconciles                   int
 		leaseDuration, renewDeadline, retryPeriod time.Duration
+		reconcileTimeout                          time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0", "The address the metrics endpoint binds to. "+
 		"Use :8443 for HTTPS or :8080 for HTTP, or leave as 0 to disable the metrics service.")
@@ -98,6 +100,9 @@ func main() {
 	flag.StringVar(&directoryNamespace, "directory-namespace", "cluster-directory",
 		"Namespace where every Cluster publishes its directory entry.")
 	flag.IntVar(&maxConcurrentReconciles, "max-concurrent-reconciles", 4, "How many Clusters are reconciled at once.")
+	flag.DurationVar(&reconcileTimeout, "reconcile-timeout", time.Minute,
+		"How long one reconcile may take before its context is cancelled and it is retried; 0 for no limit. "+
+			"A request on a connection that went silent would otherwise hold a worker until the connection is found dead.")
 	opts := zap.Options{Development: false}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -108,7 +113,7 @@ func main() {
 		leaderElection: enableLeaderElection, fencedWrites: fencedWrites, leaderElectionNamespace: leaderElectionNamespace,
 		leaseDuration: leaseDuration, renewDeadline: renewDeadline, retryPeriod: retryPeriod,
 		dnsEndpoint: dnsEndpoint, dnsSecret: dnsSecret, directoryNamespace: directoryNamespace,
-		maxConcurrentReconciles: maxConcurrentReconciles,
+		maxConcurrentReconciles: maxConcurrentReconciles, reconcileTimeout: reconcileTimeout,
 	}); err != nil {
 		setupLog.Error(err, "manager exited with an error")
 		os.Exit(1)
@@ -127,6 +132,7 @@ type options struct {
 	dnsEndpoint, dnsSecret     string
 	directoryNamespace         string
 	maxConcurrentReconciles    int
+	reconcileTimeout           time.Duration
 }
 
 func run(o options) error {
@@ -175,6 +181,7 @@ func run(o options) error {
 		LeaderElectionResourceLockInterface: lock,
 		Cache:                               controller.CacheOptions(secretKey),
 		Client:                              controller.ClientOptions(),
+		Controller:                          config.Controller{ReconciliationTimeout: o.reconcileTimeout},
 	})
 	if err != nil {
 		return fmt.Errorf("failed to create the manager: %w", err)

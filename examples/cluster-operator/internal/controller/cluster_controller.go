@@ -216,7 +216,10 @@ func (r *ClusterReconciler) cleanup() *finalizer.Lifecycle[*appsv1alpha1.Cluster
 			Recorder:  r.Recorder,
 			Steps: []finalizer.Step[*appsv1alpha1.Cluster]{
 				{Name: "dns-record", Run: r.deleteDNSRecord},
-				finalizer.TrackedChildren[*appsv1alpha1.Cluster](r.Client, []client.ObjectList{&corev1.ConfigMapList{}}, ownership.UseIndex(true)),
+				// The cache finds the directory entries; the API reader confirms none is left
+				// (a cache that has not seen one yet must not let the Cluster go without it).
+				finalizer.TrackedChildren[*appsv1alpha1.Cluster](r.Client, []client.ObjectList{&corev1.ConfigMapList{}},
+					ownership.UseIndex(true), ownership.APIReader(r.APIReader)),
 			},
 			Timeout:      CleanupTimeout,
 			AllowRelease: true,

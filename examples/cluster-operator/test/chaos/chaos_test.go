@@ -18,7 +18,7 @@ limitations under the License.
 // nothing under the failures production brings: conflicts and server errors on a large share of
 // writes, a flaky DNS provider, the operator killed at random moments, kube-apiserver restarted,
 // the leader killed under leader election, a namespace deleted while the DNS provider is down,
-// hostile input, and a token that must never leak.
+// writes denied by admission policies, etcd's history compacted under the informers, the connections to the API server black-holed, hostile input, and a token that must never leak.
 //
 // The scenarios run against an envtest control plane with its garbage collector and namespace
 // controller, the simulated cloud DNS API and the simulated kubelet. The operator runs as the
@@ -114,6 +114,16 @@ type sizes struct {
 	PauseClusters int
 	// NamespaceClusters is how many Clusters the deleted namespace holds.
 	NamespaceClusters int
+	// AdmissionClusters is how many Clusters of each kind (allowed, denied child, denied status)
+	// the admission scenario creates.
+	AdmissionClusters int
+	// BlackHoleClusters is how many Clusters the black-hole scenario creates in each phase.
+	BlackHoleClusters int
+	// BlackHole is how long the black hole, and then the latency, lasts.
+	BlackHole time.Duration
+	// Compactions is how many times the compaction scenario compacts etcd and restarts
+	// kube-apiserver; CompactionClusters is how many Clusters each round creates.
+	Compactions, CompactionClusters int
 	// FuzzTime is the budget of each fuzz target.
 	FuzzTime time.Duration
 	// Timeout bounds each wait for convergence.
@@ -123,10 +133,10 @@ type sizes struct {
 func sizesFor(mode string) sizes {
 	if mode == "full" {
 		return sizes{StormClusters: 300, Crashes: 50, CrashBatch: 3, RestartClusters: 30, Downtime: 5 * time.Second,
-			Failovers: 4, FailoverClusters: 8, Pauses: 20, UnfencedPauses: 5, PauseClusters: 3, NamespaceClusters: 30, FuzzTime: time.Minute, Timeout: 10 * time.Minute}
+			Failovers: 4, FailoverClusters: 8, Pauses: 20, UnfencedPauses: 5, PauseClusters: 3, NamespaceClusters: 30, AdmissionClusters: 10, BlackHoleClusters: 10, BlackHole: 20 * time.Second, Compactions: 5, CompactionClusters: 8, FuzzTime: time.Minute, Timeout: 10 * time.Minute}
 	}
 	return sizes{StormClusters: 40, Crashes: 10, CrashBatch: 2, RestartClusters: 8, Downtime: 3 * time.Second,
-		Failovers: 2, FailoverClusters: 4, Pauses: 3, UnfencedPauses: 2, PauseClusters: 2, NamespaceClusters: 8, FuzzTime: 10 * time.Second, Timeout: 4 * time.Minute}
+		Failovers: 2, FailoverClusters: 4, Pauses: 3, UnfencedPauses: 2, PauseClusters: 2, NamespaceClusters: 8, AdmissionClusters: 3, BlackHoleClusters: 3, BlackHole: 10 * time.Second, Compactions: 2, CompactionClusters: 3, FuzzTime: 10 * time.Second, Timeout: 4 * time.Minute}
 }
 
 // TestChaos runs every scenario in turn, prints a table of what each did and found, and fails
@@ -158,6 +168,9 @@ func TestChaos(t *testing.T) {
 		{"leader failover", leaderFailover},
 		{"paused leader", pausedLeader},
 		{"namespace deletion", namespaceDeletion},
+		{"admission denials", admissionDenials},
+		{"black-holed API server", blackHole},
+		{"etcd compaction", etcdCompaction},
 		{"hostile input", hostileInput},
 		{"least privilege", leastPrivilege},
 	}

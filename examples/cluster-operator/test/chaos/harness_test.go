@@ -28,6 +28,7 @@ import (
 	mathrand "math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -639,8 +640,15 @@ type process struct {
 // p, with the usual flags and extra.
 func (w *world) startOperator(t *testing.T, name string, p *proxy, extra ...string) *process {
 	t.Helper()
+	return w.startOperatorWith(t, name, p.kubeconfig, nil, extra...)
+}
+
+// startOperatorWith starts the manager binary as replica name with kubeconfig, the environment
+// variables env added to the test's, the usual flags and extra.
+func (w *world) startOperatorWith(t *testing.T, name, kubeconfig string, env []string, extra ...string) *process {
+	t.Helper()
 	args := append([]string{
-		"--kubeconfig=" + p.kubeconfig,
+		"--kubeconfig=" + kubeconfig,
 		"--metrics-bind-address=0",
 		"--health-probe-bind-address=0",
 		"--dns-endpoint=" + w.dnsURL,
@@ -649,6 +657,9 @@ func (w *world) startOperator(t *testing.T, name string, p *proxy, extra ...stri
 		"--max-concurrent-reconciles=8",
 	}, extra...)
 	proc := &process{name: name, cmd: exec.Command(w.manager, args...), exited: make(chan struct{})}
+	if env != nil {
+		proc.cmd.Env = append(os.Environ(), env...)
+	}
 	out := w.logs.prefixed(name)
 	proc.cmd.Stdout, proc.cmd.Stderr = out, out
 	// Killed when the thread that started it exits, which normally means with the test process,

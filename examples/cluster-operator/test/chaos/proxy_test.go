@@ -17,6 +17,7 @@ limitations under the License.
 package chaos
 
 import (
+	"encoding/pem"
 	"io"
 	"log"
 	"maps"
@@ -150,7 +151,9 @@ func newProxy(t *testing.T, replica string, cfg *rest.Config, record *writes) *p
 		},
 	}
 	p := &proxy{replica: replica}
-	p.server = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+	// TLS and HTTP/2, as the operator talks to a real API server: one connection carries every
+	// request and watch, and client-go's health check pings it.
+	p.server = httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		record.count(r.Method, r.URL.Path)
 		switch r.Method {
 		case http.MethodGet, http.MethodHead, http.MethodOptions:
@@ -162,16 +165,26 @@ func newProxy(t *testing.T, replica string, cfg *rest.Config, record *writes) *p
 		rp.ServeHTTP(sw, r)
 		record.add(write{Replica: replica, Start: start, End: time.Now(), Method: r.Method, Path: r.URL.Path, Status: sw.status})
 	}))
+	p.server.EnableHTTP2 = true
+	p.server.StartTLS()
 	t.Cleanup(p.server.Close)
+	p.kubeconfig = p.kubeconfigVia(t, strings.TrimPrefix(p.server.URL, "https://"))
+	return p
+}
 
+// kubeconfigVia writes a kubeconfig for the replica that connects to the proxy at addr
+// (host:port: the proxy's own address, or a relay in front of it) and trusts its certificate.
+func (p *proxy) kubeconfigVia(t *testing.T, addr string) string {
+	t.Helper()
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: p.server.Certificate().Raw})
 	kc := clientcmdapi.NewConfig()
-	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: p.server.URL}
+	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: "https://" + addr, CertificateAuthorityData: ca}
 	kc.AuthInfos["operator"] = &clientcmdapi.AuthInfo{}
 	kc.Contexts["operator"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "operator"}
 	kc.CurrentContext = "operator"
-	p.kubeconfig = filepath.Join(t.TempDir(), replica+".kubeconfig")
-	if err := clientcmd.WriteToFile(*kc, p.kubeconfig); err != nil {
+	path := filepath.Join(t.TempDir(), p.replica+".kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
 		t.Fatalf("failed to write the kubeconfig: %v", err)
 	}
-	return p
+	return path
 }
