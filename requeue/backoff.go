@@ -81,6 +81,8 @@ type BackoffOptions struct {
 //     row.
 //   - Throttling (429, or a timeout that asks the client to wait): a quiet requeue after the
 //     server's Retry-After (1 second when it gives none).
+//   - A write refused by a leader election fence (see [ClassFenced]): a quiet requeue with
+//     the backoff of [Retry], never relabelled as a conflict.
 //   - A request the API server rejects as invalid (see [ClassInvalid]): a terminal error, since
 //     sending it again fails again.
 //   - Any other error is returned as it is, for controller-runtime to retry with its rate
@@ -138,7 +140,7 @@ func (b *backoff) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Re
 	if class != ClassConflict && class != ClassAlreadyExists && class != ClassGone {
 		b.opts.ConflictLimiter.Forget(req)
 	}
-	if class != ClassRetry && class != ClassOther && class != ClassTransient && class != ClassAuth && class != ClassNotFound {
+	if class != ClassRetry && class != ClassFenced && class != ClassOther && class != ClassTransient && class != ClassAuth && class != ClassNotFound {
 		// Done, a requeue, a conflict or a terminal error: no longer retrying.
 		b.opts.RetryLimiter.Forget(req)
 	}
@@ -149,8 +151,8 @@ func (b *backoff) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Re
 			b.metrics.requeues.WithLabelValues(name, "after").Inc()
 		}
 		return res, nil
-	case ClassRetry:
-		b.metrics.requeues.WithLabelValues(name, "retry").Inc()
+	case ClassRetry, ClassFenced:
+		b.metrics.requeues.WithLabelValues(name, class.String()).Inc()
 		return ctrl.Result{RequeueAfter: b.opts.RetryLimiter.When(req), Priority: res.Priority}, nil
 	case ClassConflict, ClassAlreadyExists, ClassGone:
 		inARow := b.opts.ConflictLimiter.NumRequeues(req)

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"testing"
 	"time"
 
@@ -34,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/tenon-dev/tenon/fencing"
 	"github.com/tenon-dev/tenon/requeue"
 )
 
@@ -90,6 +92,33 @@ func TestWithBackoffGrowsRetryDelaysPerObjectAndResetsWhenDone(t *testing.T) {
 	g.Expect(res.RequeueAfter).To(Equal(10*time.Millisecond), "reset after a reconcile that did not retry")
 
 	g.Expect(counter(t, "tenon_reconcile_requeues_total", map[string]string{"controller": "growth", "reason": "retry"})).To(BeEquivalentTo(6))
+}
+
+func TestWithBackoffMakesFencedWritesQuietRequeuesWithTheRetryBackoff(t *testing.T) {
+	g := NewWithT(t)
+	fenced := func(context.Context) (ctrl.Result, error) {
+		return ctrl.Result{}, fmt.Errorf("failed to patch Cluster demo/a: %w", &url.Error{Op: "Patch", URL: "https://api/x", Err: &fencing.RefusedError{Lease: "ns/lease"}})
+	}
+	inner := &scripted{steps: []func(context.Context) (ctrl.Result, error){fenced, fenced, fenced, done, fenced}}
+	r := requeue.WithBackoff(inner, requeue.BackoffOptions{
+		Name:         "fenced",
+		RetryLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](10*time.Millisecond, time.Second),
+	})
+	ctx := context.Background()
+
+	var delays []time.Duration
+	for range 3 {
+		res, err := r.Reconcile(ctx, request("a"))
+		g.Expect(err).NotTo(HaveOccurred(), "a fenced write is not an error")
+		delays = append(delays, res.RequeueAfter)
+	}
+	g.Expect(delays).To(Equal([]time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 40 * time.Millisecond}))
+	_, _ = r.Reconcile(ctx, request("a")) // done: the backoff is forgotten
+	res, err := r.Reconcile(ctx, request("a"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.RequeueAfter).To(Equal(10 * time.Millisecond))
+
+	g.Expect(counter(t, "tenon_reconcile_requeues_total", map[string]string{"controller": "fenced", "reason": "fenced"})).To(BeEquivalentTo(4))
 }
 
 func TestWithBackoffMakesReturnedConflictsQuiet(t *testing.T) {

@@ -79,9 +79,17 @@ const (
 	// ClassRetry is the error of [Retry]: not done yet. A quiet requeue with a per-object
 	// backoff, no error.
 	ClassRetry
+
+	// ClassFenced is a write that this replica refused to send because it cannot be sure it
+	// still holds its leader election lease (tenon's fencing.RefusedError, or any error with a
+	// Fenced() bool method that returns true). A quiet requeue with a per-object backoff, no
+	// error: either the next renewal reopens the fence, or another replica leads now and
+	// controller-runtime stops this one once it sees the lease lost. Not a conflict: the
+	// object did not change, and nothing was sent.
+	ClassFenced
 )
 
-var classNames = [...]string{"none", "conflict", "already_exists", "gone", "throttled", "not_found", "transient", "auth", "invalid", "terminal", "other", "retry"}
+var classNames = [...]string{"none", "conflict", "already_exists", "gone", "throttled", "not_found", "transient", "auth", "invalid", "terminal", "other", "retry", "fenced"}
 
 // String returns the class's name as used in metric labels, such as "conflict".
 func (c Class) String() string {
@@ -93,7 +101,7 @@ func (c Class) String() string {
 
 // Classify returns the class of err. It looks through wrapped errors (fmt.Errorf with %w), so
 // callers can add context freely. Of errors joined with errors.Join (as [Results.Merge] does),
-// the first that is not quiet (a conflict, already exists, gone, throttled or a [Retry]) decides:
+// the first that is not quiet (a conflict, already exists, gone, throttled, fenced or a [Retry]) decides:
 // a conflict must not hide a 403 it was joined with.
 func Classify(err error) Class {
 	if r := (*retryableError)(nil); errors.As(err, &r) {
@@ -132,6 +140,8 @@ func Classify(err error) Class {
 		return ClassRetry
 	case isTerminal(err):
 		return ClassTerminal
+	case isFenced(err):
+		return ClassFenced
 	case apierrors.IsConflict(err):
 		return ClassConflict
 	case apierrors.IsAlreadyExists(err):
@@ -162,10 +172,23 @@ func Classify(err error) Class {
 // quiet reports whether an error of the class is a requeue rather than a failure.
 func (c Class) quiet() bool {
 	switch c {
-	case ClassConflict, ClassAlreadyExists, ClassGone, ClassThrottled, ClassRetry:
+	case ClassConflict, ClassAlreadyExists, ClassGone, ClassThrottled, ClassRetry, ClassFenced:
 		return true
 	}
 	return false
+}
+
+// fenced is implemented by errors of writes refused because the replica may no longer hold its
+// leader election lease, such as tenon's fencing.RefusedError. It is an interface, not that
+// type, so that requeue does not depend on the fencing package.
+type fenced interface {
+	Fenced() bool
+}
+
+// isFenced reports whether err, or an error it wraps, is a fenced write.
+func isFenced(err error) bool {
+	var f fenced
+	return errors.As(err, &f) && f.Fenced()
 }
 
 // isConnectionError reports whether err is a refused, reset or cut connection, or a network

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"syscall"
 	"testing"
@@ -32,11 +33,18 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/tenon-dev/tenon/fencing"
 	"github.com/tenon-dev/tenon/patch"
 	"github.com/tenon-dev/tenon/requeue"
 )
 
 var widgets = schema.GroupResource{Group: "test.tenon.dev", Resource: "widgets"}
+
+// notFenced is an error with a Fenced method that reports false.
+type notFenced struct{}
+
+func (notFenced) Error() string { return "not fenced" }
+func (notFenced) Fenced() bool  { return false }
 
 func TestClassify(t *testing.T) {
 	tests := []struct {
@@ -68,6 +76,11 @@ func TestClassify(t *testing.T) {
 		{"a refused connection", &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, requeue.ClassTransient},
 		{"a terminal error", reconcile.TerminalError(errors.New("bad spec")), requeue.ClassTerminal},
 		{"a terminal conflict is terminal", reconcile.TerminalError(apierrors.NewConflict(widgets, "w", errors.New("x"))), requeue.ClassTerminal},
+		{"a write refused by the fence", &fencing.RefusedError{Lease: "ns/lease"}, requeue.ClassFenced},
+		{"a fenced write as the HTTP client returns it", &url.Error{Op: "Patch", URL: "https://api/x", Err: &fencing.RefusedError{Lease: "ns/lease"}}, requeue.ClassFenced},
+		{"a fenced write joined with a 403", errors.Join(&fencing.RefusedError{}, apierrors.NewForbidden(widgets, "w", errors.New("RBAC"))), requeue.ClassAuth},
+		{"a fenced write joined with a conflict", errors.Join(&fencing.RefusedError{}, apierrors.NewConflict(widgets, "w", errors.New("x"))), requeue.ClassFenced},
+		{"an error whose Fenced says false", notFenced{}, requeue.ClassOther},
 		{"anything else", errors.New("boom"), requeue.ClassOther},
 	}
 	for _, tt := range tests {

@@ -44,7 +44,7 @@ func registerMetrics(reg prometheus.Registerer) (*reconcileMetrics, error) {
 		}, []string{"controller"}),
 		requeues: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tenon_reconcile_requeues_total",
-			Help: "Reconciles that ended with a requeue after a delay, by controller and reason: retry, conflict, already_exists, gone, throttled or after.",
+			Help: "Reconciles that ended with a requeue after a delay, by controller and reason: retry, fenced, conflict, already_exists, gone, throttled or after.",
 		}, []string{"controller", "reason"}),
 	}
 	for _, c := range []**prometheus.CounterVec{&m.quietConflicts, &m.terminalErrors, &m.requeues} {

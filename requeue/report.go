@@ -54,8 +54,8 @@ const ReasonRetrying conditions.Reason = "RetryingAfterError"
 //     and the error as message; Reconciling is removed and status.observedGeneration set: the
 //     controller has done all it can for this generation, and kstatus reports Failed;
 //   - [Retry]: Reconciling True with reason [conditions.ReasonProgressing] and Retry's message;
-//   - a conflict, or throttling: nothing changes; it is retried at once and says nothing about
-//     the object;
+//   - a conflict, throttling, or a write refused by a leader election fence ([ClassFenced]):
+//     nothing changes; it is retried and says nothing about the object;
 //   - any other error: Reconciling True with reason [ReasonRetrying] and the error as message;
 //     Ready is left alone, so a transient failure does not flip it.
 //
@@ -71,7 +71,7 @@ func Report(obj conditions.Setter, err error) error {
 
 func record(obj conditions.Setter, err error) error {
 	switch Classify(err) {
-	case ClassConflict, ClassAlreadyExists, ClassGone, ClassThrottled:
+	case ClassConflict, ClassAlreadyExists, ClassGone, ClassThrottled, ClassFenced:
 		return nil
 	case ClassRetry:
 		var retry *retryError

@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/fencing"
 	"github.com/tenon-dev/tenon/internal/testtypes"
 	"github.com/tenon-dev/tenon/requeue"
 )
@@ -88,6 +89,14 @@ func TestReport(t *testing.T) {
 				_, _ = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
 			},
 			err:       apierrors.NewConflict(widgets, "w", errors.New("modified")),
+			wantTypes: map[conditions.Type]metav1.ConditionStatus{conditions.Ready: "True"},
+		},
+		{
+			name: "a write refused by a leader election fence changes nothing",
+			start: func(w *testtypes.Widget) {
+				_, _ = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
+			},
+			err:       &fencing.RefusedError{Lease: "ns/lease"},
 			wantTypes: map[conditions.Type]metav1.ConditionStatus{conditions.Ready: "True"},
 		},
 		{

@@ -30,8 +30,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	_ "k8s.io/client-go/plugin/pkg/client/auth" // for exec and OIDC credential plugins
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -45,6 +48,7 @@ import (
 	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/controller"
 
 	"github.com/tenon-dev/tenon/conditions/observe"
+	"github.com/tenon-dev/tenon/fencing"
 )
 
 var (
@@ -61,7 +65,7 @@ func main() {
 	var (
 		metricsAddr, probeAddr                    string
 		secureMetrics, enableHTTP2                bool
-		enableLeaderElection                      bool
+		enableLeaderElection, fencedWrites        bool
 		leaderElectionNamespace                   string
 		dnsEndpoint, dnsSecret                    string
 		directoryNamespace                        string
@@ -82,6 +86,8 @@ func main() {
 		"How long the leader keeps trying to renew its leadership before it gives it up (and exits); shorter than the lease duration.")
 	flag.DurationVar(&retryPeriod, "leader-elect-retry-period", 2*time.Second,
 		"How often replicas try to acquire or renew the leadership.")
+	flag.BoolVar(&fencedWrites, "fenced-writes", true,
+		"With --leader-elect, refuse every write unless this replica renewed the lease recently enough that no other replica can have taken it over (tenon's fencing package).")
 	flag.BoolVar(&secureMetrics, "metrics-secure", true,
 		"If set, the metrics endpoint is served securely via HTTPS, with authentication and authorization.")
 	flag.BoolVar(&enableHTTP2, "enable-http2", false,
@@ -104,7 +110,7 @@ func main() {
 
 	if err := run(options{
 		metricsAddr: metricsAddr, probeAddr: probeAddr, secureMetrics: secureMetrics, enableHTTP2: enableHTTP2,
-		leaderElection: enableLeaderElection, leaderElectionNamespace: leaderElectionNamespace,
+		leaderElection: enableLeaderElection, fencedWrites: fencedWrites, leaderElectionNamespace: leaderElectionNamespace,
 		leaseDuration: leaseDuration, renewDeadline: renewDeadline, retryPeriod: retryPeriod,
 		dnsEndpoint: dnsEndpoint, dnsSecret: dnsSecret, directoryNamespace: directoryNamespace,
 		maxConcurrentReconciles: maxConcurrentReconciles, reconcileTimeout: reconcileTimeout,
@@ -118,6 +124,7 @@ type options struct {
 	metricsAddr, probeAddr     string
 	secureMetrics, enableHTTP2 bool
 	leaderElection             bool
+	fencedWrites               bool
 	leaderElectionNamespace    string
 	leaseDuration              time.Duration
 	renewDeadline              time.Duration
@@ -147,21 +154,34 @@ func run(o options) error {
 		metricsOptions.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+	cfg := ctrl.GetConfigOrDie()
+	var lock resourcelock.Interface
+	if o.leaderElection && o.fencedWrites {
+		fence, err := fencedLock(cfg, o)
+		if err != nil {
+			return err
+		}
+		// Every client built from cfg is fenced: the manager's, the Event broadcaster's.
+		cfg.Wrap(fence.WrapTransport)
+		lock = fence
+	}
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Metrics:                 metricsOptions,
 		HealthProbeBindAddress:  o.probeAddr,
 		LeaderElection:          o.leaderElection,
-		LeaderElectionID:        "cluster-operator.apps.tenon.dev",
+		LeaderElectionID:        leaderElectionID,
 		LeaderElectionNamespace: o.leaderElectionNamespace,
 		LeaseDuration:           &o.leaseDuration,
 		RenewDeadline:           &o.renewDeadline,
 		RetryPeriod:             &o.retryPeriod,
 		// Step down promptly on SIGTERM, so a new leader takes over without waiting for the lease.
-		LeaderElectionReleaseOnCancel: true,
-		Cache:                         controller.CacheOptions(secretKey),
-		Client:                        controller.ClientOptions(),
-		Controller:                    config.Controller{ReconciliationTimeout: o.reconcileTimeout},
+		LeaderElectionReleaseOnCancel:       true,
+		LeaderElectionResourceLockInterface: lock,
+		Cache:                               controller.CacheOptions(secretKey),
+		Client:                              controller.ClientOptions(),
+		Controller:                          config.Controller{ReconciliationTimeout: o.reconcileTimeout},
 	})
 	if err != nil {
 		return fmt.Errorf("failed to create the manager: %w", err)
@@ -194,6 +214,33 @@ func run(o options) error {
 		return fmt.Errorf("failed to set up the ready check: %w", err)
 	}
 
-	setupLog.Info("starting manager", "dnsEndpoint", o.dnsEndpoint, "dnsCredentials", secretKey.String(), "directoryNamespace", o.directoryNamespace)
+	setupLog.Info("starting manager", "dnsEndpoint", o.dnsEndpoint, "dnsCredentials", secretKey.String(),
+		"directoryNamespace", o.directoryNamespace, "fencedWrites", lock != nil)
 	return mgr.Start(ctx)
+}
+
+// leaderElectionID names the leader election Lease.
+const leaderElectionID = "cluster-operator.apps.tenon.dev"
+
+// fencedLock builds the Lease lock controller-runtime would build, wrapped in a fence.
+func fencedLock(cfg *rest.Config, o options) (*fencing.Lock, error) {
+	namespace := o.leaderElectionNamespace
+	if namespace == "" {
+		inCluster, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+		if err != nil {
+			return nil, fmt.Errorf("failed to find the leader election namespace (set --leader-election-namespace): %w", err)
+		}
+		namespace = strings.TrimSpace(string(inCluster))
+	}
+	hostname, err := os.Hostname()
+	if err != nil {
+		return nil, fmt.Errorf("failed to name this replica: %w", err)
+	}
+	// Built before cfg is fenced; the fence would let the Lease's requests through anyway.
+	inner, err := resourcelock.NewFromKubeconfig(resourcelock.LeasesResourceLock, namespace, leaderElectionID,
+		resourcelock.ResourceLockConfig{Identity: hostname + "_" + string(uuid.NewUUID())}, cfg, o.renewDeadline)
+	if err != nil {
+		return nil, fmt.Errorf("failed to build the leader election lock: %w", err)
+	}
+	return fencing.NewLock(inner)
 }

@@ -281,7 +281,7 @@ func (w *world) denyWrites(t *testing.T, namespace string) {
 		t.Fatalf("failed to create the probe Cluster: %v", err)
 	}
 	defer func() {
-		if err := w.admin.Delete(ctx, probe); client.IgnoreNotFound(err) != nil {
+		if err := client.IgnoreNotFound(w.admin.Delete(ctx, probe)); err != nil {
 			t.Errorf("failed to delete the probe Cluster: %v", err)
 		}
 	}()
@@ -316,10 +316,10 @@ func (w *world) allowWrites(t *testing.T) {
 	t.Helper()
 	ctx := context.WithoutCancel(t.Context())
 	for _, name := range []string{denyLargePolicy, denyStatusPolicy} {
-		if err := w.admin.Delete(ctx, &admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: name}}); client.IgnoreNotFound(err) != nil {
+		if err := client.IgnoreNotFound(w.admin.Delete(ctx, &admissionv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: name}})); err != nil {
 			t.Errorf("failed to delete ValidatingAdmissionPolicyBinding %s: %v", name, err)
 		}
-		if err := w.admin.Delete(ctx, &admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: name}}); client.IgnoreNotFound(err) != nil {
+		if err := client.IgnoreNotFound(w.admin.Delete(ctx, &admissionv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: name}})); err != nil {
 			t.Errorf("failed to delete ValidatingAdmissionPolicy %s: %v", name, err)
 		}
 	}

@@ -107,6 +107,11 @@ type sizes struct {
 	Failovers int
 	// FailoverClusters is how many Clusters are created in each leadership term.
 	FailoverClusters int
+	// Pauses is how many times the paused-leader scenario stops a fenced leader, and
+	// UnfencedPauses an unfenced one, for comparison.
+	Pauses, UnfencedPauses int
+	// PauseClusters is how many Clusters are created before each pause.
+	PauseClusters int
 	// NamespaceClusters is how many Clusters the deleted namespace holds.
 	NamespaceClusters int
 	// AdmissionClusters is how many Clusters of each kind (allowed, denied child, denied status)
@@ -128,10 +133,10 @@ type sizes struct {
 func sizesFor(mode string) sizes {
 	if mode == "full" {
 		return sizes{StormClusters: 300, Crashes: 50, CrashBatch: 3, RestartClusters: 30, Downtime: 5 * time.Second,
-			Failovers: 4, FailoverClusters: 8, NamespaceClusters: 30, AdmissionClusters: 10, BlackHoleClusters: 10, BlackHole: 20 * time.Second, Compactions: 5, CompactionClusters: 8, FuzzTime: time.Minute, Timeout: 10 * time.Minute}
+			Failovers: 4, FailoverClusters: 8, Pauses: 20, UnfencedPauses: 5, PauseClusters: 3, NamespaceClusters: 30, AdmissionClusters: 10, BlackHoleClusters: 10, BlackHole: 20 * time.Second, Compactions: 5, CompactionClusters: 8, FuzzTime: time.Minute, Timeout: 10 * time.Minute}
 	}
 	return sizes{StormClusters: 40, Crashes: 10, CrashBatch: 2, RestartClusters: 8, Downtime: 3 * time.Second,
-		Failovers: 2, FailoverClusters: 4, NamespaceClusters: 8, AdmissionClusters: 3, BlackHoleClusters: 3, BlackHole: 10 * time.Second, Compactions: 2, CompactionClusters: 3, FuzzTime: 10 * time.Second, Timeout: 4 * time.Minute}
+		Failovers: 2, FailoverClusters: 4, Pauses: 3, UnfencedPauses: 2, PauseClusters: 2, NamespaceClusters: 8, AdmissionClusters: 3, BlackHoleClusters: 3, BlackHole: 10 * time.Second, Compactions: 2, CompactionClusters: 3, FuzzTime: 10 * time.Second, Timeout: 4 * time.Minute}
 }
 
 // TestChaos runs every scenario in turn, prints a table of what each did and found, and fails
@@ -161,6 +166,7 @@ func TestChaos(t *testing.T) {
 		{"crash loop", crashLoop},
 		{"API server restart", apiServerRestart},
 		{"leader failover", leaderFailover},
+		{"paused leader", pausedLeader},
 		{"namespace deletion", namespaceDeletion},
 		{"admission denials", admissionDenials},
 		{"black-holed API server", blackHole},

@@ -1,0 +1,136 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package fencing
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+)
+
+// recorder is an http.RoundTripper that counts the requests that reach it.
+type recorder struct{ sent int }
+
+func (r *recorder) RoundTrip(*http.Request) (*http.Response, error) {
+	r.sent++
+	return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader("{}"))}, nil
+}
+
+// body is a request body that records whether it was closed.
+type body struct {
+	io.Reader
+	closed bool
+}
+
+func (b *body) Close() error { b.closed = true; return nil }
+
+func TestWrapTransportRefusesWritesAndLetsReadsAndTheLeaseThrough(t *testing.T) {
+	tests := []struct {
+		name, method, path string
+		// sentClosed is whether the request reaches the wrapped transport with the fence
+		// closed.
+		sentClosed bool
+	}{
+		{"a get is a read", http.MethodGet, "/apis/apps.tenon.dev/v1alpha1/namespaces/demo/clusters/a", true},
+		{"a watch is a read", http.MethodGet, "/apis/apps.tenon.dev/v1alpha1/clusters", true},
+		{"a head is a read", http.MethodHead, "/api/v1/namespaces/demo/pods/p", true},
+		{"an options request is a read", http.MethodOptions, "/api", true},
+		{"a create is a write", http.MethodPost, "/apis/apps.tenon.dev/v1alpha1/namespaces/demo/clusters", false},
+		{"an update is a write", http.MethodPut, "/apis/apps.tenon.dev/v1alpha1/namespaces/demo/clusters/a/status", false},
+		{"a patch is a write", http.MethodPatch, "/apis/apps.tenon.dev/v1alpha1/namespaces/demo/clusters/a", false},
+		{"a delete is a write", http.MethodDelete, "/api/v1/namespaces/demo/configmaps/c", false},
+		{"an event is a write", http.MethodPost, "/api/v1/namespaces/demo/events", false},
+		{"an unknown method is a write", "PROPFIND", "/api/v1/namespaces/demo/configmaps/c", false},
+		{"the lock's lease update passes", http.MethodPut, "/apis/coordination.k8s.io/v1/namespaces/operators/leases/cluster-operator", true},
+		{"the lock's lease create passes", http.MethodPost, "/apis/coordination.k8s.io/v1/namespaces/operators/leases", true},
+		{"the lock's lease behind a path prefix passes", http.MethodPut, "/k8s/clusters/c-1/apis/coordination.k8s.io/v1/namespaces/operators/leases/cluster-operator", true},
+		{"another lease in the namespace is a write", http.MethodPut, "/apis/coordination.k8s.io/v1/namespaces/operators/leases/xcluster-operator", false},
+		{"the lease's name in another namespace is a write", http.MethodPut, "/apis/coordination.k8s.io/v1/namespaces/other/leases/cluster-operator", false},
+		{"a token review passes", http.MethodPost, "/apis/authentication.k8s.io/v1/tokenreviews", true},
+		{"a subject access review passes", http.MethodPost, "/apis/authorization.k8s.io/v1/subjectaccessreviews", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			l, _, _ := newTestLock(t)
+			next := &recorder{}
+			client := &http.Client{Transport: l.WrapTransport(next)}
+			do := func() error {
+				b := &body{Reader: strings.NewReader("{}")}
+				req, err := http.NewRequest(tt.method, "https://api.example.com"+tt.path, b)
+				g.Expect(err).NotTo(HaveOccurred())
+				resp, err := client.Do(req)
+				if err == nil {
+					_ = resp.Body.Close()
+				}
+				g.Expect(b.closed || err == nil).To(BeTrue(), "a refused request's body must be closed")
+				return err
+			}
+
+			err := do()
+			if tt.sentClosed {
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(next.sent).To(Equal(1))
+			} else {
+				var refused *RefusedError
+				g.Expect(errors.As(err, &refused)).To(BeTrue(), "want a *RefusedError, got %v", err)
+				var urlErr *url.Error
+				g.Expect(errors.As(err, &urlErr)).To(BeTrue(), "the HTTP client wraps it in a *url.Error")
+				g.Expect(next.sent).To(Equal(0), "a refused request must not reach the wrapped transport")
+			}
+
+			// Once this replica holds the lease, everything is sent.
+			g.Expect(l.Create(context.Background(), renewal(me))).To(Succeed())
+			g.Expect(do()).To(Succeed())
+			g.Expect(next.sent).To(Equal(map[bool]int{true: 2, false: 1}[tt.sentClosed]))
+		})
+	}
+}
+
+func TestWrapTransportExposesTheWrappedTransport(t *testing.T) {
+	g := NewWithT(t)
+	l, _, _ := newTestLock(t)
+	next := &recorder{}
+	wrapped, ok := l.WrapTransport(next).(utilnet.RoundTripperWrapper)
+	g.Expect(ok).To(BeTrue(), "client-go looks through RoundTripperWrapper")
+	g.Expect(wrapped.WrappedRoundTripper()).To(BeIdenticalTo(next))
+}
+
+func TestLeasePathsNeedANamespaceAndAName(t *testing.T) {
+	tests := []struct {
+		name, describe string
+		want           leasePaths
+	}{
+		{"a lease lock", "ns/name", leasePaths{collection: "/apis/coordination.k8s.io/v1/namespaces/ns/leases", object: "/apis/coordination.k8s.io/v1/namespaces/ns/leases/name"}},
+		{"no slash", "name", leasePaths{}},
+		{"no namespace", "/name", leasePaths{}},
+		{"no name", "ns/", leasePaths{}},
+		{"a multilock's description", "ns/a/ns/b", leasePaths{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(newLeasePaths(tt.describe)).To(Equal(tt.want))
+		})
+	}
+}
