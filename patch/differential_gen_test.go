@@ -642,6 +642,11 @@ type differentialCase struct {
 	faultMode string
 	conflicts int
 
+	// stale is the stale-snapshot scenario of the case (differential_stale_test.go): "" for
+	// none. first is then the content of the first Patch's changed copy.
+	stale string
+	first map[string]any
+
 	// scenarios names the situations the case was built to produce, for descriptions.
 	scenarios []string
 }
@@ -910,5 +915,6 @@ func generateCase(seed int64) *differentialCase {
 		}
 		dc.observedGeneration = chance(r, 0.35)
 	}
+	generateStale(dc, fields)
 	return dc
 }

@@ -161,6 +161,9 @@ type caseResult struct {
 	desc string
 	// predicted is the error class the model predicted, for the coverage check.
 	predicted string
+	// stale is how the oracle of a stale-snapshot case allowed its outcome, for the coverage
+	// check: "" for other cases.
+	stale string
 }
 
 // runCase runs the case of seed on an object named after i.
@@ -177,7 +180,7 @@ func runCase(ctx context.Context, ns string, i int, seed int64) caseResult {
 		return caseResult{seed: seed, divergences: []string{"setup: " + firstLine(err.Error())},
 			desc: describeCase(dc, nil) + "\nsetup failed: " + err.Error()}
 	}
-	res := caseResult{seed: seed, predicted: r.pred.Errs[0], divergences: r.divergences()}
+	res := caseResult{seed: seed, predicted: r.pred.Errs[0], divergences: r.divergences(), stale: r.staleOutcome}
 	if len(res.divergences) > 0 {
 		res.desc = describeCase(dc, r) + "\n" + describeRequests(r.fc)
 	}
@@ -212,6 +215,20 @@ type caseRun struct {
 	f      map[string]any
 	server client.Object
 	pred   prediction
+
+	// The stale-snapshot scenario (differential_stale_test.go): the History both Patches share;
+	// L1, the object after the first Patch (nil: gone), as JSON and read as obj's type; and
+	// whether the second Patch sent nothing, which the oracle allowed because L1 already held
+	// its changes.
+	history *patch.History
+	l1      map[string]any
+	l1Obj   client.Object
+	skipped bool
+	// staleOutcome is which prediction allowed the outcome: see staleOracle.
+	staleOutcome string
+	// rebased is the composite prediction when neither it nor the model's allowed the outcome,
+	// for descriptions.
+	rebased *prediction
 }
 
 // prepare creates the object, reads S0, makes the Helper, lets the other writer write, reads S1
@@ -242,9 +259,19 @@ func (r *caseRun) prepare(ctx context.Context) error {
 	if r.h, err = patch.NewHelper(obj, r.fc); err != nil {
 		return fmt.Errorf("failed to create the Helper: %w", err)
 	}
+	if dc.stale != "" {
+		if err := r.firstPatch(ctx, obj); err != nil {
+			return err
+		}
+	}
 
 	if err := otherWriter(ctx, c, dc, r.key, r.skeleton()); err != nil {
 		return err
+	}
+	if dc.stale == staleOlderEntry {
+		if err := r.freshSnapshot(ctx); err != nil {
+			return err
+		}
 	}
 	if r.s1, err = getRaw(ctx, c, dc.kind, r.key); err != nil {
 		return fmt.Errorf("failed to read S1: %w", err)
@@ -279,14 +306,23 @@ func (r *caseRun) prepare(ctx context.Context) error {
 	}
 	r.before = r.obj.DeepCopyObject().(client.Object)
 	r.a = toJSON(r.obj)
-	if len(dc.owned) > 0 {
-		var owned patch.OwnedConditions
-		for _, t := range dc.owned {
-			owned = append(owned, conditions.Type(t))
-		}
-		r.opts = append(r.opts, owned)
+	r.opts = ownedOptions(dc)
+	if r.history != nil {
+		r.opts = append(r.opts, r.history)
 	}
 	return nil
+}
+
+// ownedOptions returns the OwnedConditions option of dc, if any.
+func ownedOptions(dc *differentialCase) []patch.Option {
+	if len(dc.owned) == 0 {
+		return nil
+	}
+	var owned patch.OwnedConditions
+	for _, t := range dc.owned {
+		owned = append(owned, conditions.Type(t))
+	}
+	return []patch.Option{owned}
 }
 
 func (r *caseRun) skeleton() map[string]any {
@@ -354,6 +390,9 @@ func (r *caseRun) patch(ctx context.Context) error {
 			r.pred = alt
 		}
 	}
+	if r.dc.stale == staleSnapshot {
+		r.staleOracle(mc)
+	}
 	return nil
 }
 
@@ -409,10 +448,18 @@ func (r *caseRun) divergences() []string {
 	case r.err != nil && !unchanged:
 		out = append(out, "obj: changed by a Patch that failed, at "+strings.Join(diffFields(toJSON(r.before), after), ", "))
 	case r.err != nil:
+	case r.skipped:
+		if r.l1Obj != nil && !equal(withoutTypeMeta(after), withoutTypeMeta(toJSON(r.l1Obj))) {
+			out = append(out, "obj: after a Patch that sent nothing because of the History it is not the Helper's own last write")
+		}
 	case pred.Unchanged:
 		// Nothing to send, so Patch cannot know F: obj may stay as it was, become A with the
 		// options applied (which equals S0), or the server's object.
-		if !unchanged && !equal(content(after), content(r.s0)) && !isServer {
+		// With the History's entry newer than the snapshot, obj becomes the entry (L1): the
+		// object the Patch merged onto. (An object that equals the snapshot exactly is returned
+		// at once, unchanged.)
+		isL1 := r.dc.stale == staleSnapshot && r.l1Obj != nil && equal(withoutTypeMeta(after), withoutTypeMeta(toJSON(r.l1Obj)))
+		if !unchanged && !equal(content(after), content(r.s0)) && !isServer && !isL1 {
 			out = append(out, "obj: changed by a Patch that had nothing to send")
 		}
 	case r.server != nil && !isServer && (!pred.UnchangedButTimes || !unchanged):
@@ -743,6 +790,9 @@ func describeCase(dc *differentialCase, r *caseRun) string {
 	if dc.lifecycle != "" {
 		fmt.Fprintf(&b, ", object %s", dc.lifecycle)
 	}
+	if dc.stale != "" {
+		fmt.Fprintf(&b, ", History: %s", dc.stale)
+	}
 	if dc.theirs != nil {
 		fmt.Fprintf(&b, ", other writer: %s", dc.theirWay)
 	}
@@ -764,6 +814,10 @@ func describeCase(dc *differentialCase, r *caseRun) string {
 	}
 	var opts []string
 	for _, opt := range r.opts {
+		if _, ok := opt.(*patch.History); ok {
+			opts = append(opts, "*patch.History")
+			continue
+		}
 		opts = append(opts, fmt.Sprintf("%T%v", opt, opt))
 	}
 	fmt.Fprintf(&b, "\n  options: [%s]", strings.Join(opts, " "))
@@ -786,6 +840,17 @@ func describeCase(dc *differentialCase, r *caseRun) string {
 		fmt.Fprintf(&b, "\n  S1:     gone")
 	} else {
 		fmt.Fprintf(&b, "\n  S1-S0:  %s", marshal(mergePatch(s0, content(r.s1))))
+	}
+	if dc.stale != "" {
+		if r.l1 == nil {
+			fmt.Fprintf(&b, "\n  L1:     gone (the first Patch's object)")
+		} else {
+			fmt.Fprintf(&b, "\n  L1-S0:  %s (the first Patch's object, resourceVersion %v)", marshal(mergePatch(s0, content(r.l1))), getPath(r.l1, []string{"metadata", "resourceVersion"}))
+		}
+		fmt.Fprintf(&b, "\n  skipped: %v (nothing sent because L1 holds the changes)", r.skipped)
+		if p := r.rebased; p != nil {
+			fmt.Fprintf(&b, "\n  composite (onto L1, then L1 to that against S1): error %s; F-S1: %s", strings.Join(p.Errs, " or "), marshal(mergePatch(contentOrNil(r.s1), forComparison(p.F))))
+		}
 	}
 	fmt.Fprintf(&b, "\n  A-S0:   %s (with the options)", marshal(mergePatch(s0, r.aOpts)))
 	fromS1 := func(f map[string]any) string {
@@ -851,6 +916,7 @@ func report(t *testing.T, seed int64, results []caseResult) {
 		}
 	}
 	t.Logf("predicted outcomes: %v", predicted)
+	checkStaleCoverage(t, results)
 	// The generator must produce every outcome, or the run proves less than it seems to.
 	if len(results) >= 200 {
 		for _, class := range []string{errNone, errConflict, errNotFound, errForbidden, errInternal, errInvalid} {

@@ -109,6 +109,40 @@ limitations under the License.
 // These rows are checked by a randomized test against the API server, with an independent model
 // of this table as the oracle.
 //
+// # A snapshot older than the controller's own last write
+//
+// A manager's cache may not yet show what the controller itself wrote a moment ago: a reconcile
+// woken by the watch event of its finalizer patch runs before the informer delivered the status
+// patch that followed, sees no status and computes it again. A [History], kept in the reconciler
+// and given to every Patch, records the object the server returned to each write; a Patch whose
+// snapshot is older than that object merges onto it instead:
+//
+//	snapshot and History                   what Patch does
+//	no entry for the snapshot's uid, or    as without a History
+//	  the snapshot as new or newer (the
+//	  entry is dropped), or a
+//	  resourceVersion that is not an
+//	  integer, or the entry expired
+//	an entry newer than the snapshot, and  sends nothing; obj becomes the recorded object
+//	  the changes merged onto it leave
+//	  nothing to send
+//	an entry newer than the snapshot, and  sends that request, guarded against the recorded
+//	  the merge leaves a request           object; a failed guard reads the latest object and
+//	                                       merges onto it as always (the table above)
+//	an entry newer, and the merge onto it  ConflictError, as a Patch that read the recorded
+//	  finds a conflict                     object would return
+//
+// Why this is safe: the recorded object was the server's state at a moment after the snapshot,
+// so each row is what a Patch with a fresh read at that moment would have done. Relative to
+// that moment the table above holds: a change another writer made after the recorded write is
+// theirs, even where this reconcile changed the same scalar (the controller's own value was
+// written first, theirs came later). The watch event of the controller's own write, or of any
+// later write, brings a reconcile with a snapshot at least as new, which takes the first row.
+// A predicate that filters the controller's own events (GenerationChangedPredicate and status
+// writes) may mean that reconcile does not come; neither would it after a Patch with a fresh
+// read at that moment, so the guarantee is that of a fresh read then, no weaker. The
+// randomized test checks every row against the model, for the same and for other changes.
+//
 // # Server-side apply
 //
 // An [Applier] applies desired objects, typed or unstructured, under one field manager:
@@ -176,6 +210,8 @@ limitations under the License.
 //	removing a field set before               clear it in the object        leave it out of desired
 //	requests in a steady state                none                          none
 //	requests for a change                     one per part changed          one, plus a read
+//	a cache behind its own last write         none sent again, with a       none sent again
+//	                                          History                       (its apply record)
 //
 // In short: patch the object you reconcile with the Helper; apply the objects you own with the
 // Applier.

@@ -133,7 +133,9 @@ func NewHelper(obj client.Object, c client.Client) (*Helper, error) {
 // the server cannot show what changed since, so a condition the server has but the snapshot lacks
 // is not removed by a Patch that does not set it. For the object a controller reconciles, read it
 // with controller-runtime's read-your-writes consistency on (client.CacheOptions) or from the API
-// reader; see the cache guide.
+// reader; see the cache guide. When what the cache lacks is this controller's own last write,
+// a [*History] among opts makes Patch merge onto that write instead, and send nothing when it
+// already holds the changes: see the package documentation.
 //
 // obj must be the object given to [NewHelper] (same type, name and namespace), or a copy of it.
 func (h *Helper) Patch(ctx context.Context, obj client.Object, opts ...Option) error {
@@ -166,6 +168,7 @@ func (h *Helper) Patch(ctx context.Context, obj client.Object, opts ...Option) e
 		after:    after,
 		exact:    unstructuredObj,
 		deleting: h.before.GetDeletionTimestamp() != nil || obj.GetDeletionTimestamp() != nil,
+		recorded: o.history.newer(h.before),
 	}
 	if orderer, ok := obj.(conditions.Orderer); ok {
 		p.order = orderer.ConditionOrder()
@@ -182,6 +185,8 @@ type patcher struct {
 	exact         bool
 	order         []conditions.Type
 	deleting      bool
+	// recorded is the History's object, newer than the snapshot, to merge onto; nil without one.
+	recorded client.Object
 }
 
 // maxRequests bounds the requests of one Patch besides conflict retries: the main request, the
@@ -195,6 +200,15 @@ func (p *patcher) run(ctx context.Context) error {
 	base := p.before
 	statusInMain := p.statusInMain()
 	var latest client.Object // the newest object the server returned
+	if p.recorded != nil {
+		// The controller's own last write is newer than the snapshot: merge onto it, as onto an
+		// object read after a conflict.
+		m, err := toMap(p.recorded)
+		if err != nil {
+			return err
+		}
+		latest, base = p.recorded, m
+	}
 	var mainDone, mainWritten, probing, lock bool
 	var refused []op // the last request the server refused because a guard failed
 	conflicts, requests := 0, 0
@@ -254,6 +268,7 @@ func (p *patcher) run(ctx context.Context) error {
 		}
 		switch {
 		case err == nil:
+			p.opts.history.record(resp)
 			latest = resp
 			if base, err = toMap(resp); err != nil {
 				return err

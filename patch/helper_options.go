@@ -25,7 +25,8 @@ import (
 	"github.com/tenon-dev/tenon/conditions"
 )
 
-// Option configures one call of [Helper.Patch]: [OwnedConditions] or [ReadLatestFrom].
+// Option configures one call of [Helper.Patch]: [OwnedConditions], [ReadLatestFrom] or a
+// [*History].
 type Option interface {
 	applyToHelper(*helperOptions)
 }
@@ -33,6 +34,7 @@ type Option interface {
 type helperOptions struct {
 	ownedConditions []conditions.Type
 	latestFrom      client.Reader
+	history         *History
 }
 
 func newHelperOptions(opts []Option) *helperOptions {

@@ -44,6 +44,11 @@ type Contender struct {
 	New func(c client.Client, fieldOwner string) reconcile.Reconciler
 }
 
+// TenonName is the name of the contender that uses tenon's patch.Helper as its documentation
+// shows, on controller-runtime's default manager (a cached client that does not read its own
+// writes).
+const TenonName = "tenon (default manager)"
+
 // FloorName is the name of the baseline the others are compared with.
 const FloorName = "floor"
 
@@ -55,7 +60,7 @@ func All() []Contender {
 		{Name: "controllerutil", Library: "controller-runtime controllerutil.CreateOrPatch", New: newControllerutil},
 		{Name: "flux", Library: "fluxcd/pkg/runtime patch + conditions", New: newFlux},
 		{Name: "cluster-api", Library: "cluster-api util/patch + util/conditions + util/finalizers", New: newClusterAPI},
-		{Name: "tenon", Library: "tenon finalizer.Ensure + conditions + patch.Helper + requeue", New: newTenon},
+		{Name: TenonName, Library: "tenon finalizer.Ensure + conditions + patch.Helper with a patch.History + requeue", New: newTenon},
 		{Name: "tenon-ssa", Library: "tenon finalizer.Ensure + patch.Applier.ApplyStatus", New: newTenonSSA},
 	}
 }

@@ -36,13 +36,16 @@ import (
 
 // tenonHelper uses tenon as its documentation shows: finalizer.Ensure (a guarded patch of the
 // finalizer list, written only when missing), conditions.Set and status.observedGeneration on
-// the object, and one patch.Helper.Patch with the controller's conditions owned.
+// the object, and one patch.Helper.Patch with the controller's conditions owned and the
+// controller's patch.History, so that a reconcile reading a cache that has not delivered its own
+// last status write yet sends nothing instead of a status patch refused as stale.
 // It is wrapped in requeue.WithBackoff, as tenon's documentation says to register a reconciler,
 // which turns a conflict the helper could not resolve into a quiet requeue instead of a reconcile
 // error; the benchmark counts those requeues separately.
 type tenonHelper struct {
-	client client.Client
-	owned  patch.OwnedConditions
+	client  client.Client
+	owned   patch.OwnedConditions
+	history patch.History
 }
 
 func newTenon(c client.Client, fieldOwner string) reconcile.Reconciler {
@@ -77,7 +80,7 @@ func (r *tenonHelper) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Res
 		return requeue.Terminal(conditions.ReasonFailed, err)
 	}
 	w.Status.ObservedGeneration = w.Generation
-	return ctrl.Result{}, h.Patch(ctx, w, r.owned)
+	return ctrl.Result{}, h.Patch(ctx, w, r.owned, &r.history)
 }
 
 // setConditions sets the desired conditions on w with tenon's conditions.Set.

@@ -56,8 +56,52 @@ type ClusterOperatorResult struct {
 	// PeakRSS is the manager process's peak resident set size (VmHWM) in bytes, once every
 	// Cluster was Ready.
 	PeakRSS int64 `json:"peakRSS"`
+	// Audit is what the API server's audit log recorded of the operator's requests; nil in
+	// measurements that predate it.
+	Audit *ClusterOperatorAudit `json:"audit,omitempty"`
 	// Failure says why the workload did not finish, or is empty.
 	Failure string `json:"failure,omitempty"`
+}
+
+// ClusterOperatorAudit is what the API server's audit log recorded for the example operator's
+// user (see the example's ScaleResult, which this copies).
+type ClusterOperatorAudit struct {
+	// Requests counts the operator's requests until every Cluster was Ready, by verb and
+	// resource with API group and subresource ("patch clusters.apps.tenon.dev/status").
+	Requests map[string]int `json:"requests"`
+	// Writes is the number of write requests in Requests.
+	Writes int `json:"writes"`
+	// WritesPerClusterByResource is Writes by resource, per Cluster.
+	WritesPerClusterByResource map[string]float64 `json:"writesPerClusterByResource"`
+	// EventsPerCluster counts the creates and patches of Events (core and events.k8s.io) until
+	// every Cluster was Ready, per Cluster; GetsPerCluster the get requests.
+	EventsPerCluster float64 `json:"eventsPerCluster"`
+	GetsPerCluster   float64 `json:"getsPerCluster"`
+	// DuplicateEvents counts the Events sent twice (a PATCH answered 404 followed by a POST of
+	// the same Event answered 409), from the operator's start to the end of the steady state.
+	DuplicateEvents       int      `json:"duplicateEvents"`
+	DuplicateEventSamples []string `json:"duplicateEventSamples,omitempty"`
+	// TrailingWrites counts the writes after every Cluster was Ready, before the steady state.
+	TrailingWrites map[string]int `json:"trailingWrites,omitempty"`
+	// Steady is how long the steady state lasted (every Cluster Ready, nothing changing), and
+	// SteadyWrites the writes the operator sent in it, by verb and resource.
+	Steady             time.Duration  `json:"steady"`
+	SteadyWrites       map[string]int `json:"steadyWrites,omitempty"`
+	SteadyWriteSamples []string       `json:"steadyWriteSamples,omitempty"`
+	// Disagreements lists where the proxy's count of writes differs from the audit log's.
+	Disagreements []string `json:"disagreements,omitempty"`
+	// QuietRequired reports whether the scale test failed on steady-state writes and duplicate
+	// Events; when it did not, the report does not either.
+	QuietRequired bool `json:"quietRequired"`
+}
+
+// SteadyWriteCount returns the number of writes at steady state.
+func (a *ClusterOperatorAudit) SteadyWriteCount() int {
+	n := 0
+	for _, c := range a.SteadyWrites {
+		n += c
+	}
+	return n
 }
 
 // scaleResult is the JSON the example operator's TestScale writes (its type ScaleResult).
@@ -69,6 +113,20 @@ type scaleResult struct {
 	Writes           int            `json:"writes"`
 	WritesPerCluster float64        `json:"writesPerCluster"`
 	PeakRSSBytes     int64          `json:"peakRSSBytes"`
+
+	AuditRequests              map[string]int     `json:"auditRequests"`
+	AuditWrites                int                `json:"auditWrites"`
+	WritesPerClusterByResource map[string]float64 `json:"writesPerClusterByResource"`
+	EventsPerCluster           float64            `json:"eventsPerCluster"`
+	GetsPerCluster             float64            `json:"getsPerCluster"`
+	DuplicateEvents            int                `json:"duplicateEvents"`
+	DuplicateEventSamples      []string           `json:"duplicateEventSamples"`
+	TrailingWrites             map[string]int     `json:"trailingWrites"`
+	SteadySeconds              float64            `json:"steadySeconds"`
+	SteadyWrites               map[string]int     `json:"steadyWrites"`
+	SteadyWriteSamples         []string           `json:"steadyWriteSamples"`
+	Disagreements              []string           `json:"disagreements"`
+	QuietRequired              bool               `json:"quietRequired"`
 }
 
 // IsWrite reports whether a request key of ClusterOperatorResult.Requests ("PATCH
@@ -83,24 +141,29 @@ func IsWrite(key string) bool {
 
 // RunClusterOperator measures the example operator (examples/cluster-operator) at n Clusters:
 // the time until all are Ready, its requests and writes per Cluster, the time to delete them and
-// the manager's peak RSS.
+// the manager's peak RSS; and, from the API server's audit log, the same counts again, GETs and
+// Events per Cluster, duplicate Events and the writes of a steady state after convergence.
+// With requireQuiet, the test fails on a steady-state write or a duplicate Event.
 //
 // It does not use the benchmark's control plane. The operator's packages are internal to its
 // module, so the measurement lives there, as the Go test TestScale in test/chaos, and this runs
 //
-//	go test ./test/chaos -count=1 -run '^TestScale$' -chaos=scale -chaos.clusters=n -chaos.json=...
+//	go test ./test/chaos -count=1 -run '^TestScale$' -chaos=scale -chaos.clusters=n -chaos.json=... -chaos.require-quiet=true
 //
 // in the operator's module and reads the JSON it writes. The test starts its own envtest control
 // plane (with the garbage collector), the simulated cloud DNS API (500ms propagation) and the
 // simulated kubelet (one StatefulSet replica ready every 100ms); creates n Clusters of 3
 // replicas; builds the operator's manager binary and starts it as a user bound only to the
 // generated RBAC, behind a proxy that counts every request it sends; waits until every Cluster
-// is Ready, reads the manager's VmHWM, then deletes the Clusters and waits until they are gone.
+// is Ready, reads the manager's VmHWM, waits through a steady state (the operator sent no write
+// for 5 seconds, then 30 seconds more), then deletes the Clusters and waits until they are gone.
 //
-// A measurement that fails is returned as an error whose text ends with the tail of the test's
-// output. Cancelling ctx stops the test's whole process group (its control plane is reaped by
-// testenv).
-func RunClusterOperator(ctx context.Context, n int) (ClusterOperatorResult, error) {
+// A measurement that fails before the test wrote its JSON is returned as an error whose text
+// ends with the tail of the test's output; one that fails after (on the steady state, or on the
+// proxy and the audit log disagreeing) is returned with its figures and the failure in
+// ClusterOperatorResult.Failure. Cancelling ctx stops the test's whole process group (its
+// control plane is reaped by testenv).
+func RunClusterOperator(ctx context.Context, n int, requireQuiet bool) (ClusterOperatorResult, error) {
 	if n < 1 {
 		return ClusterOperatorResult{}, fmt.Errorf("the example operator needs at least 1 Cluster, not %d", n)
 	}
@@ -117,7 +180,7 @@ func RunClusterOperator(ctx context.Context, n int) (ClusterOperatorResult, erro
 
 	cmd := exec.CommandContext(ctx, "go", "test", "./test/chaos", "-count=1", "-run", "^TestScale$",
 		"-timeout", clusterOperatorTimeout.String(), "-chaos=scale",
-		fmt.Sprintf("-chaos.clusters=%d", n), "-chaos.json="+out)
+		fmt.Sprintf("-chaos.clusters=%d", n), "-chaos.json="+out, fmt.Sprintf("-chaos.require-quiet=%t", requireQuiet))
 	cmd.Dir = dir
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output
@@ -130,21 +193,27 @@ func RunClusterOperator(ctx context.Context, n int) (ClusterOperatorResult, erro
 	if ctx.Err() != nil {
 		return ClusterOperatorResult{}, fmt.Errorf("interrupted: %w", ctx.Err())
 	}
+	var failure error
 	if runErr != nil {
-		return ClusterOperatorResult{}, fmt.Errorf("%s failed in %s: %w\n%s", strings.Join(cmd.Args, " "), dir, runErr, tail(output.Bytes(), 40))
+		failure = fmt.Errorf("%s failed in %s: %w\n%s", strings.Join(cmd.Args, " "), dir, runErr, tail(output.Bytes(), 40))
 	}
+	// The test writes its result before it checks the steady state: a run that failed there
+	// still has its figures, for the report.
 	data, err := os.ReadFile(out)
 	if err != nil {
+		if failure != nil {
+			return ClusterOperatorResult{}, failure
+		}
 		return ClusterOperatorResult{}, fmt.Errorf("%s wrote no result (was TestScale skipped?): %w\n%s", strings.Join(cmd.Args, " "), err, tail(output.Bytes(), 40))
 	}
 	var s scaleResult
 	if err := json.Unmarshal(data, &s); err != nil {
-		return ClusterOperatorResult{}, fmt.Errorf("failed to decode the example operator's result %s: %w", data, err)
+		return ClusterOperatorResult{}, errors.Join(failure, fmt.Errorf("failed to decode the example operator's result %s: %w", data, err))
 	}
 	if s.Clusters != n {
-		return ClusterOperatorResult{}, fmt.Errorf("the example operator's result is for %d Clusters, not %d", s.Clusters, n)
+		return ClusterOperatorResult{}, errors.Join(failure, fmt.Errorf("the example operator's result is for %d Clusters, not %d", s.Clusters, n))
 	}
-	return ClusterOperatorResult{
+	res := ClusterOperatorResult{
 		Clusters:         s.Clusters,
 		Ready:            seconds(s.ReadySeconds),
 		Delete:           seconds(s.DeleteSeconds),
@@ -152,7 +221,19 @@ func RunClusterOperator(ctx context.Context, n int) (ClusterOperatorResult, erro
 		Writes:           s.Writes,
 		WritesPerCluster: s.WritesPerCluster,
 		PeakRSS:          s.PeakRSSBytes,
-	}, nil
+		Audit: &ClusterOperatorAudit{
+			Requests: s.AuditRequests, Writes: s.AuditWrites, WritesPerClusterByResource: s.WritesPerClusterByResource,
+			EventsPerCluster: s.EventsPerCluster, GetsPerCluster: s.GetsPerCluster,
+			DuplicateEvents: s.DuplicateEvents, DuplicateEventSamples: s.DuplicateEventSamples,
+			TrailingWrites: s.TrailingWrites, Steady: seconds(s.SteadySeconds),
+			SteadyWrites: s.SteadyWrites, SteadyWriteSamples: s.SteadyWriteSamples,
+			Disagreements: s.Disagreements, QuietRequired: s.QuietRequired,
+		},
+	}
+	if failure != nil {
+		res.Failure = failure.Error()
+	}
+	return res, nil
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -87,6 +87,9 @@ type Tally struct {
 	Conflicts int `json:"conflicts"`
 	// Failures counts other responses with a status of 400 or more, and transport errors.
 	Failures int `json:"failures"`
+	// TransportErrors counts the Failures that got no response at all: requests that may
+	// never have reached the API server, so its audit log may not have them.
+	TransportErrors int `json:"transportErrors,omitempty"`
 }
 
 // Counter counts the HTTP requests sent through the transports it wraps. It is safe for
@@ -153,6 +156,7 @@ func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		switch {
 		case err != nil:
 			tl.Failures++
+			tl.TransportErrors++
 		case resp.StatusCode == http.StatusConflict:
 			tl.Conflicts++
 		case resp.StatusCode >= 400:
@@ -255,6 +259,7 @@ func (c Counts) Sub(before Counts) Counts {
 		t.ResponseBytes -= b.ResponseBytes
 		t.Conflicts -= b.Conflicts
 		t.Failures -= b.Failures
+		t.TransportErrors -= b.TransportErrors
 		if t == (Tally{}) {
 			delete(out, k)
 			continue
@@ -276,6 +281,7 @@ func (c Counts) Sum(keep func(RequestKey) bool) Tally {
 		sum.ResponseBytes += t.ResponseBytes
 		sum.Conflicts += t.Conflicts
 		sum.Failures += t.Failures
+		sum.TransportErrors += t.TransportErrors
 	}
 	return sum
 }

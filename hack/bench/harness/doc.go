@@ -25,6 +25,16 @@ limitations under the License.
 // cache's lists and watches. Nothing the benchmark itself sends (creating the Widgets, the
 // concurrent writers, the checks) goes through it: those use a separate client.
 //
+// # The witness
+//
+// The control plane runs with its audit log on (testenv's Options.AuditLog), the API server's own
+// record of every request. Each role sends a User-Agent of its own ([UserAgent]: a contender's
+// manager, per run; the writers; the harness), since all authenticate as the same administrator.
+// Every workload is bracketed by two marks in the log, and [CompareAudit] compares the manager's
+// requests there with the [Counter]'s, kind by kind, 409 responses included; the result is in
+// [WorkloadResult.Audit], and the report fails a run on any disagreement. Watches, and requests
+// that failed in the transport, are left out: only one side sees them (see [CompareAudit]).
+//
 // [Instrument] wraps the reconciler and counts reconciles, the errors they return (what
 // controller-runtime counts in controller_runtime_reconcile_errors_total), and requeues.
 //

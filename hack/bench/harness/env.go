@@ -40,10 +40,16 @@ type Env struct {
 	scheme *runtime.Scheme
 	// direct is the benchmark's own client: uncached, not counted, no client-side rate limit.
 	direct client.Client
+	// writers is the client of the contention workload's writers, like direct but with a
+	// User-Agent of its own.
+	writers client.Client
+	// audit is the API server's audit log, the witness the counters are checked against.
+	audit *testenv.AuditLog
 }
 
 // StartEnv starts etcd and kube-apiserver (no garbage collector: the benchmark deletes what it
-// creates and waits until it is gone) and installs the Widget CRD. Call Env.Stop when done.
+// creates and waits until it is gone) with its audit log on, and installs the Widget CRD. Call
+// Env.Stop when done.
 func StartEnv() (*Env, error) {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -56,14 +62,21 @@ func StartEnv() (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	env := testenv.New(testenv.Options{Scheme: scheme, CRDs: crds})
+	env := testenv.New(testenv.Options{Scheme: scheme, CRDs: crds, AuditLog: true})
 	if err := env.Start(); err != nil {
 		return nil, fmt.Errorf("failed to start envtest: %w", err)
 	}
-	e := &Env{env: env, scheme: scheme}
-	e.direct, err = client.New(e.config(), client.Options{Scheme: scheme})
-	if err != nil {
-		return nil, errors.Join(fmt.Errorf("failed to create client: %w", err), env.Stop())
+	e := &Env{env: env, scheme: scheme, audit: env.AuditLog()}
+	for _, c := range []struct {
+		client *client.Client
+		role   string
+	}{{&e.direct, RoleHarness}, {&e.writers, RoleWriters}} {
+		cfg := e.config()
+		cfg.UserAgent = UserAgent(c.role, "", 0)
+		*c.client, err = client.New(cfg, client.Options{Scheme: scheme})
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("failed to create client: %w", err), env.Stop())
+		}
 	}
 	return e, nil
 }

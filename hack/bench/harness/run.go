@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,6 +41,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/tenon-dev/tenon/testing/testenv"
 
 	benchv1 "github.com/tenon-dev/tenon/hack/bench/api/v1"
 	"github.com/tenon-dev/tenon/hack/bench/contender"
@@ -113,6 +116,9 @@ type WorkloadResult struct {
 	LostUpdates int `json:"lostUpdates"`
 	// LostSamples describe some of the lost updates.
 	LostSamples []string `json:"lostSamples,omitempty"`
+	// Audit is what the API server's audit log recorded of the manager's requests during the
+	// workload, and where it disagrees with Requests; nil in measurements that predate it.
+	Audit *AuditCounts `json:"audit,omitempty"`
 	// Failure says why the workload did not finish, or is empty.
 	Failure string `json:"failure,omitempty"`
 }
@@ -166,8 +172,8 @@ func (e *Env) Run(ctx context.Context, c contender.Contender, p Params, run, pos
 	runtime.GC()
 
 	s := &runState{env: e, params: p, name: c.Name, counter: NewCounter(), run: run, ryw: result.ReadYourWrites,
-		namespace: fmt.Sprintf("bench-%s-%d", c.Name, run),
-		ctrlName:  fmt.Sprintf("widget-%s-%d", c.Name, run),
+		namespace: fmt.Sprintf("bench-%s-%d", slug(c.Name), run),
+		ctrlName:  fmt.Sprintf("widget-%s-%d", slug(c.Name), run),
 		events:    make(chan event.GenericEvent, p.Objects)}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: s.namespace + "-"}}
 	if err := e.direct.Create(ctx, ns); err != nil {
@@ -186,6 +192,12 @@ func (e *Env) Run(ctx context.Context, c contender.Contender, p Params, run, pos
 		return result, err
 	}
 
+	// The converge workload starts before the manager does, so that the audit log and the
+	// counter both see the manager's first request.
+	first, err := s.begin(ctx)
+	if err != nil {
+		return result, err
+	}
 	mctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var mgrErr error
@@ -196,13 +208,13 @@ func (e *Env) Run(ctx context.Context, c contender.Contender, p Params, run, pos
 		mgrErr = s.mgr.Start(mctx)
 	}()
 
-	for _, w := range []func(context.Context, time.Time) WorkloadResult{s.converge, s.steady, s.contention, s.delete} {
-		r := w(ctx, start)
+	for _, w := range []func(context.Context, *phase, time.Time) WorkloadResult{s.converge, s.steady, s.contention, s.delete} {
+		r := w(ctx, first, start)
 		result.Workloads = append(result.Workloads, r)
 		if r.Failure != "" {
 			break
 		}
-		start = time.Time{}
+		first, start = nil, time.Time{}
 	}
 
 	stop()
@@ -273,6 +285,7 @@ func newWidget(namespace string, i int) *benchv1.Widget {
 func (s *runState) setupManager(c contender.Contender) error {
 	cfg := s.env.config()
 	cfg.WrapTransport = s.counter.Wrap
+	cfg.UserAgent = UserAgent(RoleController, s.name, s.run)
 	mgr, err := ctrl.NewManager(cfg, manager.Options{
 		Scheme:                 s.env.scheme,
 		Logger:                 logr.Discard(),
@@ -288,7 +301,7 @@ func (s *runState) setupManager(c contender.Contender) error {
 		return fmt.Errorf("failed to create manager: %w", err)
 	}
 	s.mgr = mgr
-	s.inst = NewInstrument(c.New(mgr.GetClient(), "bench-"+c.Name))
+	s.inst = NewInstrument(c.New(mgr.GetClient(), "bench-"+slug(c.Name)))
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named(s.ctrlName).
 		For(&benchv1.Widget{}).
@@ -319,11 +332,34 @@ func (s *runState) setupManager(c contender.Contender) error {
 	return nil
 }
 
-// measure runs body as the workload name and fills in what the counters saw. start is when the
-// workload began, or zero for now.
-func (s *runState) measure(name string, objects int, start time.Time, body func(r *WorkloadResult) (end time.Time, err error)) WorkloadResult {
+// phase is where a workload starts: the counters' values and a mark in the audit log.
+type phase struct {
+	counts   Counts
+	stats    ReconcileStats
+	versions int64
+	mark     testenv.AuditMark
+}
+
+// begin takes the counters' values and marks the audit log.
+func (s *runState) begin(ctx context.Context) (*phase, error) {
+	mark, err := s.env.audit.Mark(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("failed to mark the audit log: %w", err)
+	}
+	return &phase{counts: s.counter.Snapshot(), stats: s.inst.Stats(), versions: s.versions.Load(), mark: mark}, nil
+}
+
+// measure runs body as the workload name and fills in what the counters and the audit log saw.
+// from is where the workload began (nil: now), start when (zero: now).
+func (s *runState) measure(ctx context.Context, name string, objects int, from *phase, start time.Time, body func(r *WorkloadResult) (end time.Time, err error)) WorkloadResult {
 	r := WorkloadResult{Workload: name, Objects: objects, Versions: -1}
-	before, beforeStats, beforeVersions := s.counter.Snapshot(), s.inst.Stats(), s.versions.Load()
+	if from == nil {
+		var err error
+		if from, err = s.begin(ctx); err != nil {
+			r.Failure = err.Error()
+			return r
+		}
+	}
 	s.inst.Mark()
 	if start.IsZero() {
 		start = time.Now()
@@ -334,29 +370,39 @@ func (s *runState) measure(name string, objects int, start time.Time, body func(
 		end = time.Now()
 	}
 	r.Wall = end.Sub(start)
-	r.Requests = s.counter.Snapshot().Sub(before)
+	// The counter first: a request that completes in between is in the audit log's count of this
+	// workload and the counter's of the next, and CompareAudit reports it. The system is quiet
+	// here, so none should.
+	r.Requests = s.counter.Snapshot().Sub(from.counts)
+	to, markErr := s.env.audit.Mark(context.WithoutCancel(ctx))
 	after := s.inst.Stats()
 	r.Reconcile = ReconcileStats{
-		Reconciles:     after.Reconciles - beforeStats.Reconciles,
-		Errors:         after.Errors - beforeStats.Errors,
-		ConflictErrors: after.ConflictErrors - beforeStats.ConflictErrors,
-		Requeues:       after.Requeues - beforeStats.Requeues,
+		Reconciles:     after.Reconciles - from.stats.Reconciles,
+		Errors:         after.Errors - from.stats.Errors,
+		ConflictErrors: after.ConflictErrors - from.stats.ConflictErrors,
+		Requeues:       after.Requeues - from.stats.Requeues,
 	}
 	r.ErrorSamples = s.inst.ErrorSamples()
 	if name != Contention {
-		r.Versions = int(s.versions.Load() - beforeVersions)
+		r.Versions = int(s.versions.Load() - from.versions)
+	}
+	if markErr == nil {
+		r.Audit, markErr = s.auditWorkload(from.mark, to, r.Requests)
+	}
+	if markErr != nil && r.Failure == "" {
+		r.Failure = fmt.Sprintf("failed to read the audit log: %v", markErr)
 	}
 	return r
 }
 
-func (s *runState) converge(ctx context.Context, start time.Time) WorkloadResult {
-	return s.measure(Converge, s.params.Objects, start, func(*WorkloadResult) (time.Time, error) {
+func (s *runState) converge(ctx context.Context, from *phase, start time.Time) WorkloadResult {
+	return s.measure(ctx, Converge, s.params.Objects, from, start, func(*WorkloadResult) (time.Time, error) {
 		return s.settle(ctx, allConverged(s.params.Objects), nil)
 	})
 }
 
-func (s *runState) steady(ctx context.Context, _ time.Time) WorkloadResult {
-	return s.measure(Steady, s.params.Objects, time.Time{}, func(*WorkloadResult) (time.Time, error) {
+func (s *runState) steady(ctx context.Context, from *phase, _ time.Time) WorkloadResult {
+	return s.measure(ctx, Steady, s.params.Objects, from, time.Time{}, func(*WorkloadResult) (time.Time, error) {
 		list := &benchv1.WidgetList{}
 		if err := s.env.direct.List(ctx, list, client.InNamespace(s.namespace)); err != nil {
 			return time.Time{}, fmt.Errorf("failed to list widgets: %w", err)
@@ -373,14 +419,14 @@ func (s *runState) steady(ctx context.Context, _ time.Time) WorkloadResult {
 	})
 }
 
-func (s *runState) contention(ctx context.Context, _ time.Time) WorkloadResult {
+func (s *runState) contention(ctx context.Context, from *phase, _ time.Time) WorkloadResult {
 	hot := min(s.params.HotObjects, s.params.Objects)
-	return s.measure(Contention, hot, time.Time{}, func(r *WorkloadResult) (time.Time, error) {
+	return s.measure(ctx, Contention, hot, from, time.Time{}, func(r *WorkloadResult) (time.Time, error) {
 		names := make([]string, hot)
 		for i := range names {
 			names[i] = WidgetName(i)
 		}
-		ws, logs := runWriters(ctx, s.env.direct, s.namespace, names, s.params, s.run)
+		ws, logs := runWriters(ctx, s.env.writers, s.namespace, names, s.params, s.run)
 		r.Writers = &ws
 		end, err := s.settle(ctx, allConverged(s.params.Objects), nil)
 		if err != nil {
@@ -391,8 +437,8 @@ func (s *runState) contention(ctx context.Context, _ time.Time) WorkloadResult {
 	})
 }
 
-func (s *runState) delete(ctx context.Context, _ time.Time) WorkloadResult {
-	return s.measure(Delete, s.params.Objects, time.Time{}, func(*WorkloadResult) (time.Time, error) {
+func (s *runState) delete(ctx context.Context, from *phase, _ time.Time) WorkloadResult {
+	return s.measure(ctx, Delete, s.params.Objects, from, time.Time{}, func(*WorkloadResult) (time.Time, error) {
 		if err := s.env.direct.DeleteAllOf(ctx, &benchv1.Widget{}, client.InNamespace(s.namespace)); err != nil {
 			return time.Time{}, fmt.Errorf("failed to delete widgets: %w", err)
 		}
@@ -447,4 +493,24 @@ func allConverged(n int) func([]benchv1.Widget) (bool, string) {
 		}
 		return true, ""
 	}
+}
+
+// slug returns name fit for Kubernetes names and field managers: lower case, every run of other
+// characters than letters and digits one "-", none at the ends ("tenon (default manager)":
+// "tenon-default-manager").
+func slug(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(name) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+			continue
+		}
+		dash = true
+	}
+	return b.String()
 }

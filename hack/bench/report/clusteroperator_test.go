@@ -33,6 +33,19 @@ func TestClusterOperatorSection(t *testing.T) {
 		Clusters: 100, Ready: 12300 * time.Millisecond, Delete: 4 * time.Second,
 		Requests: map[string]int{"PATCH clusters/status": 300, "PATCH statefulsets": 100, "POST events": 250, "GET secrets": 5, "DELETE x": 1},
 		Writes:   651, WritesPerCluster: 6.51, PeakRSS: 50 << 20,
+		Audit: &harness.ClusterOperatorAudit{Writes: 651, WritesPerClusterByResource: map[string]float64{"clusters.apps.tenon.dev/status": 3, "events.events.k8s.io": 2.5},
+			EventsPerCluster: 2.5, GetsPerCluster: 0.05, Steady: 30 * time.Second, QuietRequired: true},
+	}
+	withAudit := func(change func(a *harness.ClusterOperatorAudit)) *harness.ClusterOperatorResult {
+		co := *measured
+		a := *measured.Audit
+		change(&a)
+		co.Audit = &a
+		return &co
+	}
+	steadyWrites := func(a *harness.ClusterOperatorAudit) {
+		a.SteadyWrites = map[string]int{"patch events.events.k8s.io": 2}
+		a.SteadyWriteSamples = []string{"patch events.events.k8s.io ns/c.1 → 200 at 12:00:00.000"}
 	}
 	for _, tc := range []struct {
 		name      string
@@ -46,6 +59,46 @@ func TestClusterOperatorSection(t *testing.T) {
 			want: []string{"| 100 | 12.3 s | 6.51 | 4.0 s | 50 MiB |", "`PATCH clusters/status` 3.00, `POST events` 2.50, `PATCH statefulsets` 1.00, `DELETE x` 0.01.",
 				"| `GET secrets` | 5 | 0.05 |"},
 			not: []string{"Not measured"},
+		},
+		{
+			name: "the audit log's figures are shown",
+			in:   Input{ClusterOperator: measured},
+			want: []string{"It agrees with the proxy on every kind of write", "| 6.51 | 2.50 | 0.05 | 0 | 0 | 30 s | 0 |",
+				"`clusters.apps.tenon.dev/status` 3.00, `events.events.k8s.io` 2.50."},
+		},
+		{
+			name:     "writes at steady state fail",
+			in:       Input{ClusterOperator: withAudit(steadyWrites)},
+			want:     []string{"| 30 s | 2 |", "patch events.events.k8s.io ns/c.1"},
+			problems: 1,
+		},
+		{
+			name: "writes at steady state are shown, not checked, when the run did not require quiet",
+			in: Input{ClusterOperator: withAudit(func(a *harness.ClusterOperatorAudit) {
+				steadyWrites(a)
+				a.QuietRequired = false
+			})},
+			want: []string{"| 30 s | 2 |", "measured, not checked"},
+		},
+		{
+			name: "duplicate Events fail",
+			in: Input{ClusterOperator: withAudit(func(a *harness.ClusterOperatorAudit) {
+				a.DuplicateEvents, a.DuplicateEventSamples = 1, []string{"events.events.k8s.io ns/c.1"}
+			})},
+			want:     []string{"| 1 | 0 | 30 s |", "Duplicate Events, such as: events.events.k8s.io ns/c.1."},
+			problems: 1,
+		},
+		{
+			name:     "a disagreement between the proxy and the audit log fails",
+			in:       Input{ClusterOperator: withAudit(func(a *harness.ClusterOperatorAudit) { a.Disagreements = []string{"POST events: proxy 0, audit log 1"} })},
+			want:     []string{"**It disagrees with the proxy**: POST events: proxy 0, audit log 1."},
+			problems: 1,
+		},
+		{
+			name:     "a fresh measurement without the audit log's figures fails",
+			in:       Input{ClusterOperator: &harness.ClusterOperatorResult{Clusters: 100, Ready: time.Second}},
+			want:     []string{"no counts from the API server's audit log"},
+			problems: 1,
 		},
 		{
 			name:     "failed",

@@ -67,7 +67,7 @@ type finding struct {
 // contender: by more than 1% and 0.005 for counts, by more than 5% for wall-time ratios.
 func (r *Report) notAhead() []finding {
 	var out []finding
-	for _, t := range []string{"tenon", "tenon-ssa"} {
+	for _, t := range []string{contender.TenonName, "tenon-ssa"} {
 		if !r.has(t) {
 			continue
 		}
@@ -214,7 +214,7 @@ func (r *Report) cause(f finding) (text, key string) {
 		return "", causeRequeueDelay
 	case f.cmp.ratio && w == harness.Contention && r.settlesAsFast(f.tenon):
 		return "", causeWritersPace
-	case f.cmp.ratio && w == harness.Converge && f.tenon == "tenon" && r.Stat(f.tenon, w, Conflicts409).Median > 0:
+	case f.cmp.ratio && w == harness.Converge && f.tenon == contender.TenonName && r.Stat(f.tenon, w, Conflicts409).Median > 0:
 		return "", causeStaleCache
 	case f.cmp.ratio && f.overlap:
 		return "", causeWallNoise
@@ -266,7 +266,7 @@ func (r *Report) causeText(key string) string {
 		if r.in.Params.ReadYourWritesRuns > 0 {
 			ryw = fmt.Sprintf(" With read-your-writes on for every contender ([experiment](#experiment-every-contender-reads-its-own-writes)), "+
 				"tenon sends %s writes per object to converge, the floor's %s.",
-				fmtNum(v.Stat("tenon", harness.Converge, WritesPerObject).Median, 2),
+				fmtNum(v.Stat(contender.TenonName, harness.Converge, WritesPerObject).Median, 2),
 				fmtNum(v.Stat(floor, harness.Converge, WritesPerObject).Median, 2))
 		}
 		return fmt.Sprintf("The floor reads its own writes; tenon, like every other contender, reads the informer cache "+
@@ -280,10 +280,10 @@ func (r *Report) causeText(key string) string {
 			"floor %s). The excess is wasted requests, not extra writes to storage.\n"+
 			"- **Who pays it.** Every contender that reads the cache, as 409s or as requests that change nothing "+
 			"(compare its writes with the experiment's).%s\n"+
-			"- **Remedy**, outside tenon's write path: turn on `EnableReadYourWritesConsistency`, or have the patch "+
-			"helper skip a write when the object it read is older than its own last write.",
-			fmtNum(r.Stat("tenon", harness.Converge, Conflicts409).Median, 0),
-			fmtNum(r.Stat("tenon", harness.Converge, VersionsPerObject).Median, 2),
+			"- **Remedy**: give `Helper.Patch` a `patch.History`, which merges onto the controller's own last "+
+			"write when the object read is older (this contender does), or turn on `EnableReadYourWritesConsistency`.",
+			fmtNum(r.Stat(contender.TenonName, harness.Converge, Conflicts409).Median, 0),
+			fmtNum(r.Stat(contender.TenonName, harness.Converge, VersionsPerObject).Median, 2),
 			fmtNum(r.Stat(floor, harness.Converge, VersionsPerObject).Median, 2), ryw)
 	case causeApplySkip:
 		return fmt.Sprintf("`patch.Applier.ApplyStatus` skips an apply in two cases:\n\n"+
@@ -310,7 +310,7 @@ func (r *Report) causeText(key string) string {
 		return fmt.Sprintf("A tenon patch is a JSON Patch whose operations carry their path and, for guarded fields, a "+
 			"`test` of the value read; a merge patch of the same change is a bare JSON object. The guards are what "+
 			"keep other writers' data safe. Per write request to converge: tenon %s bytes, the floor %s.",
-			fmtNum(r.bytesPerWrite("tenon", harness.Converge), 0), fmtNum(r.bytesPerWrite(floor, harness.Converge), 0))
+			fmtNum(r.bytesPerWrite(contender.TenonName, harness.Converge), 0), fmtNum(r.bytesPerWrite(floor, harness.Converge), 0))
 	case causeRequeueDelay:
 		return "When tenon's patch helper runs out of retries on a conflict, `requeue.WithBackoff` requeues the object " +
 			"after a jittered delay (200–400 ms) instead of returning an error for controller-runtime's " +

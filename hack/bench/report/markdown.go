@@ -105,7 +105,7 @@ func (r *Report) writeHeadline(b *strings.Builder) {
 			fmtRatio(r.Ratio(c, harness.Contention, WallSeconds)))
 	}
 	b.WriteString("\n")
-	for _, t := range []string{"tenon", "tenon-ssa"} {
+	for _, t := range []string{contender.TenonName, "tenon-ssa"} {
 		if !r.has(t) {
 			continue
 		}
@@ -130,8 +130,11 @@ func (r *Report) writeHeadline(b *strings.Builder) {
 	} else {
 		b.WriteString("Invariants checked in every run (`make bench-smoke` fails CI when one does not hold): every " +
 			"workload of every contender, and the [example operator's](#the-example-operator-at-n-clusters) when it ran, " +
-			"finished in its expected state; tenon and tenon-ssa sent no write at " +
-			"steady state, and under contention surfaced no reconcile error and lost no update. All held.\n\n")
+			"finished in its expected state, with the same request counts in the API server's audit log as in the " +
+			"client's counter (the proxy's, for the example operator); tenon and tenon-ssa sent no write at steady " +
+			"state (none in the audit log either) and, under contention, surfaced no reconcile error and lost no " +
+			"update; the example operator sent no write in its steady state, Events included, and no Event twice. " +
+			"All held.\n\n")
 	}
 }
 
@@ -393,7 +396,8 @@ func (r *Report) writeClusterOperator(b *strings.Builder) {
 		"time until all are Ready is dominated by the simulators' delays, not by the operator. *Writes* are the " +
 		"operator's POST, PUT, PATCH and DELETE requests from its start until every Cluster was Ready; *deleted " +
 		"after* runs from deleting every Cluster until all were gone; peak RSS is the manager's VmHWM once every " +
-		"Cluster was Ready.\n\n")
+		"Cluster was Ready. Between the two, a steady state with every Cluster Ready and nothing changing, in which the " +
+		"operator must send no write.\n\n")
 	switch {
 	case co == nil:
 		if r.in.RenderedFrom != "" {
@@ -404,7 +408,10 @@ func (r *Report) writeClusterOperator(b *strings.Builder) {
 		return
 	case co.Failure != "":
 		fmt.Fprintf(b, "**Failed** in this run, at N = %d:\n\n```text\n%s\n```\n\n", co.Clusters, strings.TrimSpace(co.Failure))
-		return
+		if co.Audit == nil {
+			return
+		}
+		b.WriteString("What it measured before it failed:\n\n")
 	}
 	b.WriteString("| Clusters (N) | all Ready after | writes per Cluster | deleted after | manager peak RSS |\n|--:|--:|--:|--:|--:|\n")
 	fmt.Fprintf(b, "| %d | %s s | %s | %s s | %s MiB |\n\n", co.Clusters, fmtNum(co.Ready.Seconds(), 1),
@@ -449,6 +456,7 @@ func (r *Report) writeClusterOperator(b *strings.Builder) {
 		}
 		fmt.Fprintf(b, "Writes per Cluster by request: %s.\n\n", strings.Join(parts, ", "))
 	}
+	r.writeClusterOperatorAudit(b, co)
 	if len(all) > 0 {
 		b.WriteString("<details><summary>Every request until all were Ready (total, and per Cluster)</summary>\n\n")
 		b.WriteString("| request | total | per Cluster |\n|---|--:|--:|\n")
@@ -456,6 +464,68 @@ func (r *Report) writeClusterOperator(b *strings.Builder) {
 			fmt.Fprintf(b, "| %#q | %d | %s |\n", k.key, k.n, fmtNum(float64(k.n)/float64(co.Clusters), 2))
 		}
 		b.WriteString("\n</details>\n\n")
+	}
+}
+
+// writeClusterOperatorAudit shows what the API server's audit log recorded of the example
+// operator: the same writes as the proxy, per resource, Events, GETs, duplicates and the steady
+// state.
+func (r *Report) writeClusterOperatorAudit(b *strings.Builder, co *harness.ClusterOperatorResult) {
+	a := co.Audit
+	if a == nil {
+		b.WriteString("These measurements have no counts from the API server's audit log (they predate it).\n\n")
+		return
+	}
+	n := float64(co.Clusters)
+	b.WriteString("**The API server's audit log**, for the operator's user, is the witness of those counts: it records " +
+		"every request the API server answered, Events from client-go's broadcaster included. ")
+	if len(a.Disagreements) == 0 {
+		fmt.Fprintf(b, "It agrees with the proxy on every kind of write, from the operator's start to the end of the steady state "+
+			"(%d writes until all were Ready in both).\n\n", a.Writes)
+	} else {
+		fmt.Fprintf(b, "**It disagrees with the proxy**: %s.\n\n", strings.Join(a.Disagreements, "; "))
+	}
+	b.WriteString("| writes per Cluster | Events per Cluster | GETs per Cluster | duplicate Events | writes after Ready | steady state | writes at steady state |\n" +
+		"|--:|--:|--:|--:|--:|--:|--:|\n")
+	trailing := 0
+	for _, c := range a.TrailingWrites {
+		trailing += c
+	}
+	fmt.Fprintf(b, "| %s | %s | %s | %d | %d | %s s | %d |\n\n", fmtNum(float64(a.Writes)/n, 2), fmtNum(a.EventsPerCluster, 2),
+		fmtNum(a.GetsPerCluster, 2), a.DuplicateEvents, trailing, fmtNum(a.Steady.Seconds(), 0), a.SteadyWriteCount())
+	keys := make([]string, 0, len(a.WritesPerClusterByResource))
+	for k := range a.WritesPerClusterByResource {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		vi, vj := a.WritesPerClusterByResource[keys[i]], a.WritesPerClusterByResource[keys[j]]
+		if vi != vj {
+			return vi > vj
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%#q %s", k, fmtNum(a.WritesPerClusterByResource[k], 2)))
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(b, "Writes per Cluster by resource, until all were Ready: %s.\n\n", strings.Join(parts, ", "))
+	}
+	b.WriteString("*Events* are creates and patches of Events (core and `events.k8s.io`); *GETs* are get requests of " +
+		"objects, reads the cache did not serve; a *duplicate Event* is one the broadcaster sent twice: a PATCH of an " +
+		"Event answered 404 followed by a POST of the same Event answered 409, from the operator's start to the end of " +
+		"the steady state. *Writes after Ready* are those before the operator had been 5 s without a write; the " +
+		"*steady state* follows, with every Cluster Ready and nothing changing, and must have no write at all, Events " +
+		"included.")
+	if !a.QuietRequired {
+		b.WriteString(" In this run the steady state and duplicate Events were measured, not checked (`-operator-require-quiet=false`).")
+	}
+	b.WriteString("\n\n")
+	if len(a.SteadyWriteSamples) > 0 {
+		fmt.Fprintf(b, "Writes at steady state:\n\n```text\n%s\n```\n\n", strings.Join(a.SteadyWriteSamples, "\n"))
+	}
+	if len(a.DuplicateEventSamples) > 0 {
+		fmt.Fprintf(b, "Duplicate Events, such as: %s.\n\n", strings.Join(a.DuplicateEventSamples, ", "))
 	}
 }
 
@@ -486,6 +556,7 @@ func (r *Report) writeMethod(b *strings.Builder) {
 		"*New versions* are the resourceVersions of Widgets the manager's informer saw change: writes that " +
 		"changed an object (a request that changes nothing creates none); not measured under contention, where " +
 		"the writers create versions too.\n\n")
+	r.writeWitness(b)
 	fmt.Fprintf(b, "**End of a workload.** The system is quiet when every Widget read from the API server is in its "+
 		"expected state, the manager's cache holds the same resourceVersions, no reconcile is running, queued "+
 		"(controller-runtime's `workqueue_depth`) or scheduled (a requeue or a retry after an error), and all "+
@@ -515,6 +586,71 @@ func (r *Report) writeMethod(b *strings.Builder) {
 		"`docs/benchmarks/results.json` with every measurement) or `make bench-smoke` (N = 100, one run, fails " +
 		"when an invariant does not hold). `go run . -from ../../docs/benchmarks/results.json -out ...` in " +
 		"`hack/bench` renders the report again from saved measurements without measuring.\n")
+}
+
+// writeWitness describes how the counts are checked against the API server's audit log, and
+// shows, per contender, both counts over every run and workload.
+func (r *Report) writeWitness(b *strings.Builder) {
+	b.WriteString("**Witness.** The request counts come from two places: the counting transport inside the " +
+		"manager, and kube-apiserver's own audit log (testenv's `Options.AuditLog`), which records every " +
+		"request it answered. Each manager sends a User-Agent of its own (`tenon-bench/controller (<contender>; " +
+		"run <n>)`; the writers and the benchmark's checks send others), and each workload is bracketed by two " +
+		"marks in the log. For every workload of every contender, the number of requests of each verb, resource " +
+		"and subresource and the number of 409 responses must be the same in both (a server-side apply is a " +
+		"`patch` in the audit log, which does not record the patch type), or the run fails (`-strict`, so " +
+		"`make bench-smoke` fails). Left out, because only one side can see them: watches (the transport counts " +
+		"one when it starts, the audit log when it ends, minutes later or when the manager stops) and requests " +
+		"that failed in the transport without a response (they may never have reached the API server).\n\n")
+	type sums struct {
+		workloads, disagree                int
+		client, audit, client409, audit409 int
+		steadyWrites                       int
+	}
+	var rows []string
+	for _, c := range r.names() {
+		var s sums
+		for i := range r.in.Runs {
+			run := &r.in.Runs[i]
+			if run.Contender != c {
+				continue
+			}
+			for j := range run.Workloads {
+				w := &run.Workloads[j]
+				if w.Audit == nil {
+					continue
+				}
+				s.workloads++
+				if len(w.Audit.Disagreements) > 0 {
+					s.disagree++
+				}
+				notWatch := func(k harness.RequestKey) bool { return k.Verb != "watch" }
+				ct, at := w.Requests.Sum(notWatch), w.Audit.Requests.Sum(notWatch)
+				s.client += ct.Requests - ct.TransportErrors
+				s.audit += at.Requests
+				s.client409 += ct.Conflicts
+				s.audit409 += at.Conflicts
+				if w.Workload == harness.Steady {
+					s.steadyWrites += w.Audit.Requests.Writes().Requests
+				}
+			}
+		}
+		if s.workloads == 0 {
+			continue
+		}
+		verdict := "agree"
+		if s.disagree > 0 {
+			verdict = fmt.Sprintf("**disagree in %d**", s.disagree)
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %d | %d | %d | %d / %d | %d | %s |", bold(c), s.workloads, s.client, s.audit,
+			s.client409, s.audit409, s.steadyWrites, verdict))
+	}
+	if len(rows) == 0 {
+		b.WriteString("These measurements have no audit-log counts (they predate the witness).\n\n")
+		return
+	}
+	b.WriteString("| contender | workloads | requests, client | requests, audit log | 409s, client / audit log | steady-state writes, audit log | counts |\n" +
+		"|---|--:|--:|--:|--:|--:|---|\n")
+	b.WriteString(strings.Join(rows, "\n") + "\n\n")
 }
 
 // fmtStat formats a Stat as "median [min–max]", or "median" when every run gave the same value.

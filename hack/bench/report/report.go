@@ -273,6 +273,9 @@ func Line(r harness.RunResult) string {
 		if w.Workload == harness.Contention {
 			fmt.Fprintf(&b, " %d lost", w.LostUpdates)
 		}
+		if w.Audit != nil && len(w.Audit.Disagreements) > 0 {
+			fmt.Fprintf(&b, " AUDIT LOG DISAGREES (%d kinds)", len(w.Audit.Disagreements))
+		}
 		if w.Failure != "" {
 			fmt.Fprintf(&b, " FAILED: %s", w.Failure)
 		}
@@ -307,20 +310,34 @@ func ClusterOperatorLine(co harness.ClusterOperatorResult) string {
 		first, _, _ := strings.Cut(co.Failure, "\n")
 		return fmt.Sprintf("example operator, %d Clusters: FAILED: %s", co.Clusters, first)
 	}
-	return fmt.Sprintf("example operator, %d Clusters: all Ready in %.1fs, %.2f writes per Cluster, deleted in %.1fs, manager peak RSS %s MiB",
+	line := fmt.Sprintf("example operator, %d Clusters: all Ready in %.1fs, %.2f writes per Cluster, deleted in %.1fs, manager peak RSS %s MiB",
 		co.Clusters, co.Ready.Seconds(), co.WritesPerCluster, co.Delete.Seconds(), fmtNum(mib(co.PeakRSS), 0))
+	if a := co.Audit; a != nil {
+		line += fmt.Sprintf("; audit log: %d writes, %.2f Events and %.2f GETs per Cluster, %d duplicate Events, %d writes in %s of steady state",
+			a.Writes, a.EventsPerCluster, a.GetsPerCluster, a.DuplicateEvents, a.SteadyWriteCount(), a.Steady.Round(time.Second))
+	}
+	return line
 }
 
 // mib converts bytes to MiB.
 func mib(bytes int64) float64 { return float64(bytes) / (1 << 20) }
 
-// Check returns the invariants that do not hold: every workload of every contender finished,
-// and so did the example-operator workload when it ran; and for tenon and tenon-ssa, in every run, a steady-state resync sent no write, and the
-// contention workload lost no update and surfaced no reconcile error.
+// Check returns the invariants that do not hold:
+//
+//   - every workload of every contender finished, and so did the example-operator workload when
+//     it ran;
+//   - for every workload of every contender, the API server's audit log and the counting
+//     transport agree on the number of requests of each kind and of 409 responses (see
+//     harness.CompareAudit);
+//   - for tenon and tenon-ssa, in every run, a steady-state resync sent no write by either count,
+//     and the contention workload lost no update and surfaced no reconcile error;
+//   - the example operator's proxy and the audit log agree on its writes, and (unless its run
+//     had -operator-require-quiet=false) the audit log has no write of it at steady state,
+//     Events included, and no duplicate Event.
 func (r *Report) Check() []string {
 	var problems []string
-	if co := r.in.ClusterOperator; co != nil && co.Failure != "" {
-		problems = append(problems, fmt.Sprintf("example operator at %d Clusters failed: %s", co.Clusters, co.Failure))
+	if co := r.in.ClusterOperator; co != nil {
+		problems = append(problems, r.checkClusterOperator(co)...)
 	}
 	for i := range r.in.Runs {
 		run := &r.in.Runs[i]
@@ -328,6 +345,13 @@ func (r *Report) Check() []string {
 			w := &run.Workloads[j]
 			if w.Failure != "" {
 				problems = append(problems, fmt.Sprintf("%s run %d: %s failed: %s", run.Contender, run.Run, w.Workload, w.Failure))
+			}
+			if w.Audit == nil && w.Failure == "" && r.in.RenderedFrom == "" {
+				problems = append(problems, fmt.Sprintf("%s run %d: %s: no counts from the audit log", run.Contender, run.Run, w.Workload))
+			}
+			if w.Audit != nil && len(w.Audit.Disagreements) > 0 {
+				problems = append(problems, fmt.Sprintf("%s run %d: %s: the audit log and the client's counter disagree: %s",
+					run.Contender, run.Run, w.Workload, strings.Join(w.Audit.Disagreements, "; ")))
 			}
 		}
 		if len(run.Workloads) < len(harness.Workloads) && (len(run.Workloads) == 0 || run.Workloads[len(run.Workloads)-1].Failure == "") {
@@ -339,6 +363,11 @@ func (r *Report) Check() []string {
 		if w := run.Workload(harness.Steady); w != nil && w.Failure == "" {
 			if n := w.Requests.Writes().Requests; n != 0 {
 				problems = append(problems, fmt.Sprintf("%s run %d: steady-state resync sent %d writes, want 0", run.Contender, run.Run, n))
+			}
+			if w.Audit != nil {
+				if n := w.Audit.Requests.Writes().Requests; n != 0 {
+					problems = append(problems, fmt.Sprintf("%s run %d: the audit log has %d writes of the steady-state resync, want 0", run.Contender, run.Run, n))
+				}
 			}
 		}
 		if w := run.Workload(harness.Contention); w != nil && w.Failure == "" {
@@ -353,5 +382,35 @@ func (r *Report) Check() []string {
 	return problems
 }
 
+// checkClusterOperator returns the example operator's invariants that do not hold.
+func (r *Report) checkClusterOperator(co *harness.ClusterOperatorResult) []string {
+	var problems []string
+	if co.Failure != "" {
+		problems = append(problems, fmt.Sprintf("example operator at %d Clusters failed: %s", co.Clusters, co.Failure))
+	}
+	a := co.Audit
+	if a == nil {
+		if co.Failure == "" && r.in.RenderedFrom == "" {
+			problems = append(problems, fmt.Sprintf("example operator at %d Clusters: no counts from the audit log", co.Clusters))
+		}
+		return problems
+	}
+	if len(a.Disagreements) > 0 {
+		problems = append(problems, fmt.Sprintf("example operator at %d Clusters: the proxy and the audit log disagree: %s", co.Clusters, strings.Join(a.Disagreements, "; ")))
+	}
+	if !a.QuietRequired {
+		return problems
+	}
+	if n := a.SteadyWriteCount(); n > 0 {
+		problems = append(problems, fmt.Sprintf("example operator at %d Clusters: %d writes in %s of steady state, want 0: %s",
+			co.Clusters, n, a.Steady.Round(time.Second), strings.Join(a.SteadyWriteSamples, "; ")))
+	}
+	if a.DuplicateEvents > 0 {
+		problems = append(problems, fmt.Sprintf("example operator at %d Clusters: %d Events sent twice, want 0: %s",
+			co.Clusters, a.DuplicateEvents, strings.Join(a.DuplicateEventSamples, ", ")))
+	}
+	return problems
+}
+
 // isTenon reports whether the contender is one of tenon's, whose claims Check verifies.
-func isTenon(name string) bool { return name == "tenon" || name == "tenon-ssa" }
+func isTenon(name string) bool { return name == contender.TenonName || name == "tenon-ssa" }

@@ -65,7 +65,7 @@ func admissionDenials(t *testing.T, w *world) *result {
 	w.denyWrites(t, ns)
 
 	log := &writes{}
-	p := newProxy(t, "admission", w.user.Config(), log)
+	p := w.newProxy(t, "admission", w.user.Config(), log)
 	w.startOperator(t, "admission", p)
 	started := time.Now()
 	allowed := w.createClusters(t, ns, "allowed", n, 3)

@@ -197,7 +197,7 @@ func blackHole(t *testing.T, w *world) *result {
 	n := w.sizes.BlackHoleClusters
 	ns := w.namespace(t, "blackhole")
 	log := &writes{}
-	p := newProxy(t, "blackhole", w.user.Config(), log)
+	p := w.newProxy(t, "blackhole", w.user.Config(), log)
 	rl := newRelay(t, strings.TrimPrefix(p.server.URL, "https://"))
 	const reconcileTimeout = 10 * time.Second
 	// client-go pings an HTTP/2 connection that has been silent for the read-idle timeout and

@@ -86,6 +86,7 @@ func TestMain(m *testing.M) {
 		CRDDirectoryPaths: []string{filepath.Join(moduleDir, "config", "crd", "bases")},
 		Scheme:            scheme,
 		GarbageCollector:  true,
+		AuditLog:          true,
 	})
 	os.Exit(env.Run(m))
 }
@@ -173,6 +174,9 @@ func TestChaos(t *testing.T) {
 			continue
 		}
 		var r *result
+		// The audit log witnesses the operator's writes of the scenario, until its operators
+		// have stopped (the subtest's cleanup), against the proxies' record.
+		before, proxiedBefore := w.mark(t), len(w.proxied.list())
 		t.Run(sc.name, func(t *testing.T) {
 			// Also when the scenario stops with t.Fatal: a failed scenario has a row.
 			defer func() {
@@ -183,6 +187,10 @@ func TestChaos(t *testing.T) {
 			}()
 			r = sc.run(t, w)
 		})
+		after := w.mark(t)
+		audited := w.operatorRequests(t, before, after)
+		r.AuditWrites = len(audited.Writes())
+		r.Witness = compareWrites(writesUntil(w.proxied.list()[proxiedBefore:], after.Time()), audited, w.sentDuringRestart)
 		results = append(results, r)
 		t.Logf("\n%s", r.text())
 	}
@@ -194,6 +202,9 @@ func TestChaos(t *testing.T) {
 	for _, r := range results {
 		if n := r.Leaked + r.Duplicated + r.Lost + r.Wedged; n != 0 {
 			t.Errorf("%s: %d invariant violations (leaked %d, duplicated %d, lost %d, wedged %d)", r.Name, n, r.Leaked, r.Duplicated, r.Lost, r.Wedged)
+		}
+		if len(r.Witness) > 0 {
+			t.Errorf("%s: the proxies and the API server's audit log disagree on the operator's writes: %s", r.Name, strings.Join(r.Witness, "; "))
 		}
 	}
 	switch {

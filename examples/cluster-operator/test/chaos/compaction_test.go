@@ -40,7 +40,7 @@ func etcdCompaction(t *testing.T, w *world) *result {
 	n := w.sizes.CompactionClusters
 	ns := w.namespace(t, "compaction")
 	log := &writes{}
-	p := newProxy(t, "compaction", w.user.Config(), log)
+	p := w.newProxy(t, "compaction", w.user.Config(), log)
 	proc := w.startOperator(t, "compaction", p)
 	wc, err := client.NewWithWatch(env.Config(), client.Options{Scheme: scheme})
 	if err != nil {

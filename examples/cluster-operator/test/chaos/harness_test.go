@@ -86,6 +86,8 @@ type world struct {
 
 	user    *testenv.User
 	manager string
+	// proxied records the writes of every proxy of the run, for the audit log's check.
+	proxied writes
 	// logs collects the output of every operator process of the run.
 	logs *output
 
@@ -107,6 +109,19 @@ func (w *world) restarting(start, end time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.restarts = append(w.restarts, [2]time.Time{start, end})
+}
+
+// sentDuringRestart reports whether the write was sent or answered while kube-apiserver was
+// stopping or starting, give or take a second.
+func (w *world) sentDuringRestart(wr write) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range w.restarts {
+		if !wr.End.Before(r[0].Add(-time.Second)) && !wr.Start.After(r[1].Add(time.Second)) {
+			return true
+		}
+	}
+	return false
 }
 
 // duringRestart reports whether a JSON log line of the operator was written while kube-apiserver

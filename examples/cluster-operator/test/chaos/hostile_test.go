@@ -86,7 +86,7 @@ func hostileCases() []hostileCase {
 func hostileInput(t *testing.T, w *world) *result {
 	ctx := t.Context()
 	ns := w.namespace(t, "hostile")
-	p := newProxy(t, "hostile", w.user.Config(), &writes{})
+	p := w.newProxy(t, "hostile", w.user.Config(), &writes{})
 	w.startOperator(t, "hostile", p)
 
 	cases := hostileCases()
@@ -243,7 +243,7 @@ func (w *world) fuzz(t *testing.T) (targets int, execs string, problems []string
 func leastPrivilege(t *testing.T, w *world) *result {
 	ctx := t.Context()
 	ns := w.namespace(t, "privilege")
-	p := newProxy(t, "privilege", w.user.Config(), &writes{})
+	p := w.newProxy(t, "privilege", w.user.Config(), &writes{})
 	w.startOperator(t, "privilege", p)
 
 	// Denied: Secrets outside the operator's namespace, and listing them cluster-wide.

@@ -126,8 +126,16 @@ type proxy struct {
 	server     *httptest.Server
 }
 
-// newProxy starts a proxy for replica that acts as the user of cfg and records into record.
-func newProxy(t *testing.T, replica string, cfg *rest.Config, record *writes) *proxy {
+// newProxy starts a proxy for replica that acts as the user of cfg and records into record and
+// into the world's record of every proxy's writes (w.proxied), which TestChaos checks against the
+// API server's audit log.
+func (w *world) newProxy(t *testing.T, replica string, cfg *rest.Config, record *writes) *proxy {
+	t.Helper()
+	return newProxy(t, replica, cfg, record, &w.proxied)
+}
+
+// newProxy starts a proxy for replica that acts as the user of cfg and records into records.
+func newProxy(t *testing.T, replica string, cfg *rest.Config, records ...*writes) *proxy {
 	t.Helper()
 	transport, err := rest.TransportFor(cfg)
 	if err != nil {
@@ -154,7 +162,9 @@ func newProxy(t *testing.T, replica string, cfg *rest.Config, record *writes) *p
 	// TLS and HTTP/2, as the operator talks to a real API server: one connection carries every
 	// request and watch, and client-go's health check pings it.
 	p.server = httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		record.count(r.Method, r.URL.Path)
+		for _, record := range records {
+			record.count(r.Method, r.URL.Path)
+		}
 		switch r.Method {
 		case http.MethodGet, http.MethodHead, http.MethodOptions:
 			rp.ServeHTTP(rw, r)
@@ -163,7 +173,10 @@ func newProxy(t *testing.T, replica string, cfg *rest.Config, record *writes) *p
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: rw}
 		rp.ServeHTTP(sw, r)
-		record.add(write{Replica: replica, Start: start, End: time.Now(), Method: r.Method, Path: r.URL.Path, Status: sw.status})
+		wr := write{Replica: replica, Start: start, End: time.Now(), Method: r.Method, Path: r.URL.Path, Status: sw.status}
+		for _, record := range records {
+			record.add(wr)
+		}
 	}))
 	p.server.EnableHTTP2 = true
 	p.server.StartTLS()

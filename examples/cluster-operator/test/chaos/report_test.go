@@ -44,12 +44,23 @@ type result struct {
 	// Details explain the scenario; Problems list what broke an invariant.
 	Details  []string
 	Problems []string
+
+	// AuditWrites counts the writes the API server's audit log recorded for the operator's
+	// user during the scenario; Witness lists where the proxies' count disagrees with it.
+	AuditWrites int
+	Witness     []string
 }
 
 func (r *result) text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n  operations:  %s\n  faults:      %s\n  convergence: %s\n  leaked %d, duplicated %d, lost %d, wedged %d\n",
 		r.Name, r.Operations, r.Faults, r.Convergence, r.Leaked, r.Duplicated, r.Lost, r.Wedged)
+	fmt.Fprintf(&b, "  audit log:   %d writes by the manager binary's user", r.AuditWrites)
+	if len(r.Witness) == 0 {
+		b.WriteString(", as the proxies counted\n")
+	} else {
+		fmt.Fprintf(&b, "; the proxies disagree: %s\n", strings.Join(r.Witness, "; "))
+	}
 	for _, p := range r.Problems {
 		fmt.Fprintf(&b, "  problem: %s\n", p)
 	}
@@ -102,6 +113,11 @@ func (r *report) markdown() string {
 			fmt.Fprintf(&b, "- %s\n", strings.ReplaceAll(d, ". ", ".\n  "))
 		}
 		b.WriteString("\n")
+		if len(res.Witness) == 0 {
+			fmt.Fprintf(&b, "The API server's audit log recorded %s by the manager binary's user, as the proxies counted.\n\n", plural(res.AuditWrites, "write"))
+		} else {
+			fmt.Fprintf(&b, "The API server's audit log recorded %s by the manager binary's user; **the proxies disagree**: %s.\n\n", plural(res.AuditWrites, "write"), strings.Join(res.Witness, "; "))
+		}
 		for _, p := range res.Problems {
 			fmt.Fprintf(&b, "- problem: %s\n", p)
 		}

@@ -162,7 +162,7 @@ func faultStorm(t *testing.T, w *world) *result {
 func crashLoop(t *testing.T, w *world) *result {
 	ns := w.namespace(t, "crash")
 	log := &writes{}
-	p := newProxy(t, "crash", w.user.Config(), log)
+	p := w.newProxy(t, "crash", w.user.Config(), log)
 	want := map[string]int32{}
 	var live []string
 	created, deleted := 0, 0
@@ -228,7 +228,7 @@ func apiServerRestart(t *testing.T, w *world) *result {
 	n := w.sizes.RestartClusters
 	ns := w.namespace(t, "restart")
 	log := &writes{}
-	p := newProxy(t, "restart", w.user.Config(), log)
+	p := w.newProxy(t, "restart", w.user.Config(), log)
 	proc := w.startOperator(t, "restart", p)
 	before := w.createClusters(t, ns, "before", n, 3)
 
@@ -299,7 +299,7 @@ func leaderFailover(t *testing.T, w *world) *result {
 	proxies := map[string]*proxy{}
 	procs := map[string]*process{}
 	for _, r := range []string{"replica-a", "replica-b"} {
-		proxies[r] = newProxy(t, r, w.user.Config(), log)
+		proxies[r] = w.newProxy(t, r, w.user.Config(), log)
 		procs[r] = w.startOperator(t, r, proxies[r], args...)
 	}
 	other := func(r string) string {
@@ -458,7 +458,7 @@ func namespaceDeletion(t *testing.T, w *world) *result {
 	ctx := t.Context()
 	n := w.sizes.NamespaceClusters
 	ns := w.namespace(t, "doomed")
-	p := newProxy(t, "namespace", w.user.Config(), &writes{})
+	p := w.newProxy(t, "namespace", w.user.Config(), &writes{})
 	w.startOperator(t, "namespace", p)
 	w.createClusters(t, ns, "c", n, 1)
 	converge := w.waitConverged(t, ns)
