@@ -118,6 +118,10 @@ endif
 chaos: ## Run the example operator's reliability scenarios (about 15 minutes) and regenerate docs/reliability.md.
 	$(MAKE) -C examples/cluster-operator chaos
 
+.PHONY: soak
+soak: ## Churn Clusters against the example operator for 30 minutes (SOAK=30m); fails if its memory or goroutines keep growing.
+	$(MAKE) -C examples/cluster-operator soak
+
 .PHONY: chaos-smoke
 chaos-smoke: ## Run a small version of the reliability scenarios, as CI does (a few minutes).
 	$(MAKE) -C examples/cluster-operator chaos-smoke
