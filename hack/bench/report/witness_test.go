@@ -39,7 +39,7 @@ func TestCheckAndWitnessUseTheAuditLog(t *testing.T) {
 		return harness.WorkloadResult{Workload: workload, Objects: 10, Audit: &harness.AuditCounts{Requests: harness.Counts{}}}
 	}
 	run := func(steady harness.WorkloadResult) []harness.RunResult {
-		return []harness.RunResult{{Contender: "tenon", Run: 1, Workloads: []harness.WorkloadResult{
+		return []harness.RunResult{{Contender: contender.TenonName, Run: 1, Workloads: []harness.WorkloadResult{
 			agreeing(harness.Converge), steady, agreeing(harness.Contention), agreeing(harness.Delete)}}}
 	}
 	for _, tc := range []struct {
@@ -52,26 +52,26 @@ func TestCheckAndWitnessUseTheAuditLog(t *testing.T) {
 		{
 			name:    "counts that agree and a quiet steady state hold",
 			runs:    run(quiet(harness.Steady)),
-			section: "| **tenon** | 4 | 30 | 30 | 0 / 0 | 0 | agree |",
+			section: "| **" + contender.TenonName + "** | 4 | 30 | 30 | 0 / 0 | 0 | agree |",
 		},
 		{
 			name: "a disagreement fails the run",
 			runs: run(harness.WorkloadResult{Workload: harness.Steady, Objects: 10,
 				Audit: &harness.AuditCounts{Requests: harness.Counts{}, Disagreements: []string{"create events: audit log 1 (409: 0), client 0 (409: 0)"}}}),
-			want:    []string{"tenon run 1: steady: the audit log and the client's counter disagree: create events: audit log 1 (409: 0), client 0 (409: 0)"},
+			want:    []string{contender.TenonName + " run 1: steady: the audit log and the client's counter disagree: create events: audit log 1 (409: 0), client 0 (409: 0)"},
 			section: "**disagree in 1**",
 		},
 		{
 			name: "a write only the audit log saw at steady state fails tenon",
 			runs: run(harness.WorkloadResult{Workload: harness.Steady, Objects: 10,
 				Audit: &harness.AuditCounts{Requests: harness.Counts{{Verb: "create", Resource: "events"}: {Requests: 2}}}}),
-			want:    []string{"tenon run 1: the audit log has 2 writes of the steady-state resync, want 0"},
-			section: "| **tenon** | 4 | 30 | 32 | 0 / 0 | 2 | agree |",
+			want:    []string{contender.TenonName + " run 1: the audit log has 2 writes of the steady-state resync, want 0"},
+			section: "| **" + contender.TenonName + "** | 4 | 30 | 32 | 0 / 0 | 2 | agree |",
 		},
 		{
 			name: "fresh measurements without audit counts fail",
 			runs: run(harness.WorkloadResult{Workload: harness.Steady, Objects: 10}),
-			want: []string{"tenon run 1: steady: no counts from the audit log"},
+			want: []string{contender.TenonName + " run 1: steady: no counts from the audit log"},
 		},
 		{
 			name:         "saved measurements that predate the witness do not",
@@ -81,7 +81,7 @@ func TestCheckAndWitnessUseTheAuditLog(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			r, err := New(Input{Params: harness.Params{Runs: 1}, Contenders: []contender.Contender{{Name: "tenon"}},
+			r, err := New(Input{Params: harness.Params{Runs: 1}, Contenders: []contender.Contender{{Name: contender.TenonName}},
 				Runs: tc.runs, RenderedFrom: tc.renderedFrom, Environment: &Environment{}})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(cmp.Diff(tc.want, r.Check())).To(BeEmpty(), "Check (-want +got)")
