@@ -172,11 +172,19 @@ func newProxy(t *testing.T, replica string, cfg *rest.Config, records ...*writes
 		}
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: rw}
+		// Recorded also when the reverse proxy aborts the response (it panics with
+		// http.ErrAbortHandler when the operator went away while the answer was copied): the API
+		// server answered it all the same.
+		defer func() {
+			wr := write{Replica: replica, Start: start, End: time.Now(), Method: r.Method, Path: r.URL.Path, Status: sw.status}
+			if wr.Status == 0 {
+				wr.Status = http.StatusBadGateway // no answer reached the proxy: it may or may not have been applied
+			}
+			for _, record := range records {
+				record.add(wr)
+			}
+		}()
 		rp.ServeHTTP(sw, r)
-		wr := write{Replica: replica, Start: start, End: time.Now(), Method: r.Method, Path: r.URL.Path, Status: sw.status}
-		for _, record := range records {
-			record.add(wr)
-		}
 	}))
 	p.server.EnableHTTP2 = true
 	p.server.StartTLS()
