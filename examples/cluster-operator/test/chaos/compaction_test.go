@@ -19,7 +19,6 @@ package chaos
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -55,7 +54,7 @@ func etcdCompaction(t *testing.T, w *world) *result {
 		want[name] = 1
 	}
 	w.waitConverged(t, ns)
-	var deleted []string
+	var deleted, prev []string
 	refused := 0
 	var revisions []int64
 	for round := range w.sizes.Compactions {
@@ -71,14 +70,7 @@ func etcdCompaction(t *testing.T, w *world) *result {
 		}
 		seen := list.ResourceVersion
 		// Churn while the history goes: scale the previous round's Clusters, delete one of them.
-		if round > 0 {
-			prev := slices.Sorted(func(yield func(string) bool) {
-				for name := range want {
-					if strings.HasPrefix(name, fmt.Sprintf("r%d-", round-1)) && !yield(name) {
-						return
-					}
-				}
-			})
+		if prev != nil {
 			w.setReplicas(t, ns, prev[1:], 3)
 			for _, name := range prev[1:] {
 				want[name] = 3
@@ -89,6 +81,7 @@ func etcdCompaction(t *testing.T, w *world) *result {
 			delete(want, prev[0])
 			deleted = append(deleted, prev[0])
 		}
+		prev = names
 		rev, err := env.CompactEtcd(ctx)
 		if err != nil {
 			t.Fatalf("round %d: %v", round, err)
