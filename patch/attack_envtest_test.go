@@ -58,7 +58,11 @@ func TestAttackHistoryStaleSnapshotKeepsOtherWritersChanges(t *testing.T) {
 	// Now the recorded write (the c write) carries a=user. A stale reconcile that again sets a=ctrl
 	// (its snapshot says a=0) behaves as a reconcile that read that write would: it sets a=ctrl.
 	// That is the promised fresh-read equivalence, not a dropped change: b and c stay.
-	staleReconcile(g, t, stale, &hist, func(o *corev1.ConfigMap) { o.Data["a"] = "ctrl"; o.Data["c"] = "new"; o.Labels = map[string]string{"l": "x"} })
+	staleReconcile(g, t, stale, &hist, func(o *corev1.ConfigMap) {
+		o.Data["a"] = "ctrl"
+		o.Data["c"] = "new"
+		o.Labels = map[string]string{"l": "x"}
+	})
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(cm), got)).To(Succeed())
 	g.Expect(got.Data).To(Equal(map[string]string{"a": "ctrl", "b": "other", "c": "new"}))
 	g.Expect(got.Labels).To(Equal(map[string]string{"l": "x"}))
