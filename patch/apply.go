@@ -76,9 +76,13 @@ type ApplierOptions struct {
 	// a reader that goes to the API server, such as mgr.GetAPIReader(). Set it when Reader is a
 	// cache that holds only some objects (a label or field selector in the manager's cache
 	// options): an object of the child's name that the cache does not hold is then checked
-	// against the adoption policy instead of being taken over by the apply. It costs one read
-	// when a child is created, and none in a steady state. Default: none; a child Reader does
-	// not find is taken not to exist.
+	// against the adoption policy instead of being taken over by the apply. A child the Applier
+	// never applied is first applied as a creation only (a precondition lets the API server
+	// create it and refuse, with nothing written, when an object of that name exists), so
+	// creating a child costs its apply and no read; the API reader reads it when that apply
+	// finds one, and when the Applier applied the child before and Reader does not hold it (a
+	// cache that lags, or a child deleted since). Default: none; a child Reader does not find is
+	// taken not to exist.
 	APIReader client.Reader
 
 	// CacheSize is the number of (object, field manager, subresource) combinations whose last
@@ -184,11 +188,11 @@ func (a *Applier) Apply(ctx context.Context, obj client.Object, opts ...ApplyOpt
 		return false, err
 	}
 	desired := applyBody(m, gvk)
-	live, err := a.readLive(ctx, obj, gvk, o.owned)
+	live, err := a.readLive(ctx, a.reader, obj, gvk)
 	if err != nil {
 		return false, err
 	}
-	result, changed, err := a.applyOwned(ctx, desired, gvk, live, &o)
+	result, changed, err := a.applyOwned(ctx, desired, gvk, obj, live, &o)
 	if result != nil {
 		if ferr := fill(obj, result); ferr != nil && err == nil {
 			err = fmt.Errorf("failed to read the response to the apply of %s: %w", describeBody(desired, gvk, ""), ferr)
@@ -226,11 +230,12 @@ func (a *Applier) ApplyConfiguration(ctx context.Context, ac runtime.ApplyConfig
 		return false, err
 	}
 	desired := applyBody(m, gvk)
-	live, err := a.readLive(ctx, a.newObject(m, gvk), gvk, o.owned)
+	like := a.newObject(m, gvk)
+	live, err := a.readLive(ctx, a.reader, like, gvk)
 	if err != nil {
 		return false, err
 	}
-	result, changed, err := a.applyOwned(ctx, desired, gvk, live, &o)
+	result, changed, err := a.applyOwned(ctx, desired, gvk, like, live, &o)
 	if result != nil {
 		if ferr := fillConfiguration(ac, result); ferr != nil && err == nil {
 			err = fmt.Errorf("failed to read the response to the apply of %s: %w", describeBody(desired, gvk, ""), ferr)
@@ -239,16 +244,48 @@ func (a *Applier) ApplyConfiguration(ctx context.Context, ac runtime.ApplyConfig
 	return changed, err
 }
 
-// applyOwned sets o's owner on desired, when there is one, and applies it.
-func (a *Applier) applyOwned(ctx context.Context, desired map[string]any, gvk schema.GroupVersionKind, live client.Object, o *applyOptions) (client.Object, bool, error) {
-	if o.owned {
-		child := &unstructured.Unstructured{Object: desired}
-		setOpts := append(slices.Clip(o.ownerOpts), ownership.Existing{Object: live})
-		if _, _, err := ownership.Set(o.owner, child, a.client.Scheme(), setOpts...); err != nil {
-			return nil, false, fmt.Errorf("failed to apply %s: %w", describeBody(desired, gvk, ""), err)
+// applyOwned sets o's owner on desired, when there is one, and applies it. live is what the
+// Applier's reader holds of the object (nil when it does not), and like an empty object of its
+// type and name.
+//
+// A child the reader does not hold may still exist when the reader is a cache that holds only
+// some objects: with an API reader, the Applier does not take that for granted. For a child it
+// never applied (the usual case: a child created right now), it sends the apply as a creation
+// only, with a resourceVersion no object can have as a precondition: the API server creates the
+// child when none of that name exists, and otherwise refuses with a 409 and writes nothing. Only
+// then does it read the live object with the API reader and check it as always. A child it
+// applied before and the reader does not hold (a cache that lags behind, or a child deleted
+// since) is read with the API reader first. So creating a child costs one request, and no read.
+func (a *Applier) applyOwned(ctx context.Context, desired map[string]any, gvk schema.GroupVersionKind, like, live client.Object, o *applyOptions) (client.Object, bool, error) {
+	if !o.owned {
+		return a.apply(ctx, desired, gvk, live, "", o.force, false)
+	}
+	if live == nil && a.apiReader != nil {
+		if _, applied := a.cache.get(a.keyOf(desired, gvk, "")); !applied {
+			result, changed, err := a.applyWithOwner(ctx, deepCopyMap(desired), gvk, nil, o, true)
+			if !apierrors.IsConflict(err) {
+				return result, changed, err
+			}
+			// An object of that name exists (or a conflict was injected on the way): check it
+			// like any other.
+		}
+		var err error
+		if live, err = a.readLive(ctx, a.apiReader, like, gvk); err != nil {
+			return nil, false, err
 		}
 	}
-	return a.apply(ctx, desired, gvk, live, "", o.force)
+	return a.applyWithOwner(ctx, desired, gvk, live, o, false)
+}
+
+// applyWithOwner declares o's owner in desired, after checking the adoption of live, and applies
+// desired; as a creation only when createOnly is set.
+func (a *Applier) applyWithOwner(ctx context.Context, desired map[string]any, gvk schema.GroupVersionKind, live client.Object, o *applyOptions, createOnly bool) (client.Object, bool, error) {
+	child := &unstructured.Unstructured{Object: desired}
+	setOpts := append(slices.Clip(o.ownerOpts), ownership.Existing{Object: live})
+	if _, _, err := ownership.Set(o.owner, child, a.client.Scheme(), setOpts...); err != nil {
+		return nil, false, fmt.Errorf("failed to apply %s: %w", describeBody(desired, gvk, ""), err)
+	}
+	return a.apply(ctx, desired, gvk, live, "", o.force, createOnly)
 }
 
 // ApplyStatus applies obj's status through the status subresource with server-side apply and
@@ -324,7 +361,7 @@ func (a *Applier) applyStatus(ctx context.Context, m map[string]any, gvk schema.
 	if o.owned {
 		return nil, false, fmt.Errorf("failed to apply %s: OwnedBy applies to the object, not to its status", describeBody(m, gvk, "status"))
 	}
-	live, err := a.readLive(ctx, like, gvk, false)
+	live, err := a.readLive(ctx, a.reader, like, gvk)
 	if err != nil {
 		return nil, false, err
 	}
@@ -336,7 +373,7 @@ func (a *Applier) applyStatus(ctx context.Context, m map[string]any, gvk schema.
 	if err != nil {
 		return nil, false, err
 	}
-	return a.apply(ctx, desired, gvk, live, "status", o.force)
+	return a.apply(ctx, desired, gvk, live, "status", o.force, false)
 }
 
 // Forget drops what the Applier remembers about obj, for every field manager. Call it after
@@ -432,39 +469,42 @@ func (a *Applier) newObject(m map[string]any, gvk schema.GroupVersionKind) clien
 	return obj
 }
 
-// readLive reads the live object named like obj with the Applier's reader, falling back to its
-// API reader when the reader does not find it and fallback is set; nil when it does not exist.
-func (a *Applier) readLive(ctx context.Context, obj client.Object, gvk schema.GroupVersionKind, fallback bool) (client.Object, error) {
+// readLive reads the live object named like obj with r; nil when it does not exist.
+func (a *Applier) readLive(ctx context.Context, r client.Reader, obj client.Object, gvk schema.GroupVersionKind) (client.Object, error) {
 	key := client.ObjectKeyFromObject(obj)
-	read := func(r client.Reader) (client.Object, error) {
-		live, err := newLike(obj, gvk)
-		if err != nil {
-			return nil, err
-		}
-		if err := r.Get(ctx, key, live); err != nil {
-			if apierrors.IsNotFound(err) {
-				return nil, nil
-			}
-			return nil, fmt.Errorf("failed to read %s %s: %w", gvk.Kind, key, err)
-		}
-		return live, nil
+	live, err := newLike(obj, gvk)
+	if err != nil {
+		return nil, err
 	}
-	live, err := read(a.reader)
-	if live == nil && err == nil && fallback && a.apiReader != nil {
-		return read(a.apiReader)
+	if err := r.Get(ctx, key, live); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("failed to read %s %s: %w", gvk.Kind, key, err)
 	}
-	return live, err
+	return live, nil
+}
+
+// noSuchResourceVersion is a resourceVersion no object has (the largest revision etcd can
+// count to): as the precondition of an apply, it lets the API server create the object and
+// refuses, with a 409, to change one that exists.
+const noSuchResourceVersion = "9223372036854775807"
+
+// keyOf returns the key the Applier remembers applies of desired to subresource by.
+func (a *Applier) keyOf(desired map[string]any, gvk schema.GroupVersionKind, subresource string) applyKey {
+	name, _ := nested(desired, "metadata", "name")
+	namespace, _ := nested(desired, "metadata", "namespace")
+	return applyKey{gvk: gvk, namespace: fmt.Sprint(orEmpty(namespace)), name: fmt.Sprint(name), manager: a.manager, subresource: subresource}
 }
 
 // apply sends desired, the body of an apply request for an object of kind gvk, unless live shows
-// it would change nothing. It returns what the object is afterwards: live when the request was
-// skipped, the response otherwise.
+// it would change nothing; with createOnly, under a precondition that only lets it create the
+// object. It returns what the object is afterwards: live when the request was skipped, the
+// response otherwise.
 func (a *Applier) apply(ctx context.Context, desired map[string]any, gvk schema.GroupVersionKind,
-	live client.Object, subresource string, force bool,
+	live client.Object, subresource string, force, createOnly bool,
 ) (result client.Object, changed bool, err error) {
-	name, _ := nested(desired, "metadata", "name")
-	namespace, _ := nested(desired, "metadata", "namespace")
-	key := applyKey{gvk: gvk, namespace: fmt.Sprint(orEmpty(namespace)), name: fmt.Sprint(name), manager: a.manager, subresource: subresource}
+	key := a.keyOf(desired, gvk, subresource)
 	hash, err := hashOf(desired, force)
 	if err != nil {
 		return nil, false, err
@@ -493,6 +533,9 @@ func (a *Applier) apply(ctx context.Context, desired map[string]any, gvk schema.
 	}
 
 	u := &unstructured.Unstructured{Object: deepCopyMap(desired)}
+	if createOnly {
+		u.SetResourceVersion(noSuchResourceVersion)
+	}
 	ac := client.ApplyConfigurationFromUnstructured(u)
 	if subresource == "status" {
 		opts := []client.SubResourceApplyOption{client.FieldOwner(a.manager)}

@@ -25,8 +25,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/utils/ptr"
@@ -316,16 +318,18 @@ func TestOwnedByChecksAChildTheCacheDoesNotHold(t *testing.T) {
 	var refused *ownership.AdoptionError
 	g.Expect(errors.As(err, &refused)).To(BeTrue(), "want an *ownership.AdoptionError, got %v", err)
 	g.Expect(refused.Owner.UID).To(Equal(rival.GetUID()))
-	g.Expect(api.take()).To(Equal(counts{"get": 1}), "one read from the API server")
-	g.Expect(writes.take()).To(BeEmpty(), "nothing is sent")
-	g.Expect(ownership.Owns(rival, liveOf(g, taken))).To(BeTrue())
+	g.Expect(writes.take()).To(Equal(counts{"apply": 1}), "an apply that may only create, refused")
+	g.Expect(api.take()).To(Equal(counts{"get": 1}), "then one read from the API server")
+	live := liveOf(g, taken)
+	g.Expect(ownership.Owns(rival, live)).To(BeTrue())
+	g.Expect(live.GetResourceVersion()).To(Equal(taken.ResourceVersion), "nothing is written")
 
-	// A child that does not exist costs one more read when it is created, none once the cache
-	// holds it.
+	// A child that does not exist costs its apply and no read when it is created, and nothing
+	// once the cache holds it.
 	changed, err := a.Apply(ctx, desired("fresh"), patch.OwnedBy(owner), patch.ForceOwnership(true))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(changed).To(BeTrue())
-	g.Expect(api.take()).To(Equal(counts{"get": 1}))
+	g.Expect(api.take()).To(BeEmpty())
 	g.Expect(writes.take()).To(Equal(counts{"apply": 1}))
 	g.Eventually(func(g Gomega) {
 		changed, err := a.Apply(ctx, desired("fresh"), patch.OwnedBy(owner), patch.ForceOwnership(true))
@@ -340,7 +344,7 @@ func TestOwnedByChecksAChildTheCacheDoesNotHold(t *testing.T) {
 	blind := patch.NewApplier(writes, "tenon-test", patch.ApplierOptions{Reader: mgr.GetClient()})
 	_, err = blind.Apply(ctx, desired("entry"), patch.OwnedBy(owner), patch.ForceOwnership(true))
 	g.Expect(err).NotTo(HaveOccurred())
-	live := liveOf(g, taken)
+	live = liveOf(g, taken)
 	g.Expect(ownership.Owns(owner, live)).To(BeTrue())
 	g.Expect(ownership.Owns(rival, live)).To(BeFalse(), cmp.Diff(taken.Labels, live.GetLabels()))
 }
@@ -367,4 +371,113 @@ func TestOwnedByReportsWhatItCannotDo(t *testing.T) {
 	_, err = a.ApplyStatus(ctx, w, patch.OwnedBy(owner))
 	g.Expect(err).To(MatchError(ContainSubstring("OwnedBy applies to the object, not to its status")))
 	g.Expect(writes(c.take())).To(Equal(1), "only the allowed apply was sent")
+}
+
+// TestOwnedByCreatesAChildTheReaderDoesNotHoldWithoutReadingIt checks, for every sort of kind,
+// that a child the Applier never applied and its reader does not hold costs one apply and no
+// read when it does not exist, and that the API server refuses that apply, writing nothing, when
+// an object of the child's name exists, which is then checked against the adoption policy.
+func TestOwnedByCreatesAChildTheReaderDoesNotHoldWithoutReadingIt(t *testing.T) {
+	service := func(ns, name string) client.Object {
+		return &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"app": "web"}},
+			Spec: corev1.ServiceSpec{
+				Selector: map[string]string{"app": "web"},
+				Ports:    []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80}},
+			},
+		}
+	}
+	statefulSet := func(ns, name string) client.Object {
+		sts := desiredStatefulSet(ns, 1).(*appsv1.StatefulSet)
+		sts.Name = name
+		return sts
+	}
+	widget := func(ns, name string) client.Object {
+		return &testtypes.Widget{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"app": "web"}},
+			Spec:       testtypes.WidgetSpec{Size: "large"},
+		}
+	}
+	unstructuredConfigMap := func(ns, name string) client.Object {
+		u := desiredConfigMap(ns, 1).(*unstructured.Unstructured)
+		u.SetName(name)
+		return u
+	}
+	for _, tc := range []struct {
+		name string
+		// desired returns the desired child; in ns, or in remote for a tracked one.
+		desired func(ns, name string) client.Object
+		tracked bool
+	}{
+		{"ConfigMap", func(ns, name string) client.Object { return ownedConfigMap(ns, name, "mine") }, false},
+		{"tracked ConfigMap in another namespace", func(ns, name string) client.Object { return ownedConfigMap(ns, name, "mine") }, true},
+		{"unstructured ConfigMap", unstructuredConfigMap, false},
+		{"Service", service, false},
+		{"StatefulSet", statefulSet, false},
+		{"custom resource", widget, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			ctx := t.Context()
+			ns := env.Namespace(t)
+			childNS := ns
+			if tc.tracked {
+				childNS = env.Namespace(t)
+			}
+			owner := newOwner(t, ns, "owner")
+			api, writes := newCountingClient(t), newCountingClient(t)
+			a := patch.NewApplier(writes, "tenon-test", patch.ApplierOptions{Reader: laggingReader{}, APIReader: api})
+
+			// Absent: one apply, no read.
+			changed, err := a.Apply(ctx, tc.desired(childNS, "fresh"), patch.OwnedBy(owner), patch.ForceOwnership(true))
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(changed).To(BeTrue())
+			g.Expect(writes.take()).To(Equal(counts{"apply": 1}))
+			g.Expect(api.take()).To(BeEmpty(), "no read on creation")
+			g.Expect(ownership.Owns(owner, liveOf(g, tc.desired(childNS, "fresh")))).To(BeTrue())
+
+			// Applied before, and still not in the reader: read first, and nothing to send.
+			changed, err = a.Apply(ctx, tc.desired(childNS, "fresh"), patch.OwnedBy(owner), patch.ForceOwnership(true))
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(changed).To(BeFalse())
+			g.Expect(api.take()).To(Equal(counts{"get": 1}))
+			g.Expect(writes.take()).To(BeEmpty())
+
+			// Applied before and deleted since: read, then created again.
+			g.Expect(env.Client().Delete(ctx, tc.desired(childNS, "fresh"))).To(Succeed())
+			g.Eventually(func() error {
+				return env.Client().Get(ctx, client.ObjectKeyFromObject(tc.desired(childNS, "fresh")), tc.desired(childNS, "fresh"))
+			}).Should(MatchError(ContainSubstring("not found")))
+			changed, err = a.Apply(ctx, tc.desired(childNS, "fresh"), patch.OwnedBy(owner), patch.ForceOwnership(true))
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(changed).To(BeTrue())
+			g.Expect(api.take()).To(Equal(counts{"get": 1}))
+			g.Expect(writes.take()).To(Equal(counts{"apply": 1}))
+			g.Expect(ownership.Owns(owner, liveOf(g, tc.desired(childNS, "fresh")))).To(BeTrue())
+
+			// An object of the name exists that nobody owns: the creation is refused with nothing
+			// written, and the policy decides.
+			existing := tc.desired(childNS, "existing")
+			existing.SetLabels(map[string]string{"by": "someone"})
+			g.Expect(env.Client().Create(ctx, existing)).To(Succeed())
+			never := patch.NewApplier(writes, "tenon-test", patch.ApplierOptions{Reader: laggingReader{}, APIReader: api})
+			_, err = never.Apply(ctx, tc.desired(childNS, "existing"), patch.OwnedBy(owner, ownership.AdoptNever), patch.ForceOwnership(true))
+			var refused *ownership.AdoptionError
+			g.Expect(errors.As(err, &refused)).To(BeTrue(), "want an *ownership.AdoptionError, got %v", err)
+			g.Expect(writes.take()).To(Equal(counts{"apply": 1}), "the apply that may only create")
+			g.Expect(api.take()).To(Equal(counts{"get": 1}))
+			live := liveOf(g, existing)
+			g.Expect(live.GetResourceVersion()).To(Equal(existing.GetResourceVersion()), "nothing is written")
+			g.Expect(live.GetLabels()).To(Equal(map[string]string{"by": "someone"}))
+
+			changed, err = a.Apply(ctx, tc.desired(childNS, "existing"), patch.OwnedBy(owner), patch.ForceOwnership(true))
+			g.Expect(err).NotTo(HaveOccurred(), "AdoptIfUnowned takes a child nobody owns")
+			g.Expect(changed).To(BeTrue())
+			g.Expect(writes.take()).To(Equal(counts{"apply": 2}), "refused, then the apply")
+			g.Expect(api.take()).To(Equal(counts{"get": 1}))
+			live = liveOf(g, existing)
+			g.Expect(ownership.Owns(owner, live)).To(BeTrue())
+			g.Expect(live.GetLabels()).To(HaveKeyWithValue("by", "someone"), "another writer's label stays")
+		})
+	}
 }

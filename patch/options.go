@@ -106,8 +106,11 @@ func (f ForceOwnership) applyToApply(o *applyOptions) {
 //     adopt, fails the call with an [*ownership.AdoptionError] (branch on it with errors.As) and
 //     nothing is sent.
 //   - One read: the live object is the one the Applier reads for its no-op proof. When its
-//     reader does not find it, [ApplierOptions.APIReader], when set, is asked once more, so that
-//     a cache holding only labelled objects cannot hide an object of that name from the check.
+//     reader does not find it and [ApplierOptions.APIReader] is set, a cache holding only
+//     labelled objects cannot hide an object of that name from the check: the apply is sent as
+//     a creation only, which the API server refuses, writing nothing, when an object of that
+//     name exists; the API reader then reads it, and it is checked as above. A child the
+//     Applier applied before and its reader does not hold is read with the API reader first.
 //   - opts are ownership.Set's options ([ownership.RequireMechanism],
 //     [ownership.BlockOwnerDeletion]); an [ownership.Existing] among them is replaced by the live
 //     object.
