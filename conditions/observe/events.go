@@ -40,9 +40,11 @@ var negative = []conditions.Type{conditions.Reconciling, conditions.Stalled, con
 //
 // Without types it records the transitions of Ready and Stalled only: the two a person watching
 // `kubectl events` needs, whatever dependent conditions moved with them. A new reason or message
-// with the same status is not a transition: a steady state records nothing. Call it after the
-// status was written, with the conditions read before the reconcile changed them; a nil recorder
-// records nothing.
+// with the same status is not a transition: a steady state records nothing. Nor is a Ready
+// condition that appears False or Unknown: that is how every new object starts, not news, and a
+// failure shows as Stalled; Ready's first Event says it became True, or, later, that it stopped
+// being True. Call it after the status was written, with the conditions read before the
+// reconcile changed them; a nil recorder records nothing.
 func RecordEvents(recorder events.EventRecorder, obj runtime.Object, before, after []metav1.Condition, types ...conditions.Type) {
 	if recorder == nil {
 		return
@@ -55,6 +57,8 @@ func RecordEvents(recorder events.EventRecorder, obj runtime.Object, before, aft
 		switch {
 		case a == nil && b == nil, a != nil && b != nil && a.Status == b.Status:
 			continue
+		case b == nil && t == conditions.Ready && a.Status != metav1.ConditionTrue:
+			continue // not ready yet: in progress, not a transition
 		}
 		var note, reason string
 		var healthy bool

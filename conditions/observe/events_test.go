@@ -76,6 +76,21 @@ func TestRecordEventsRecordsTheTransitionsOfReadyAndStalled(t *testing.T) {
 	// A new message with the same status is not a transition.
 	observe.RecordEvents(recorder, widget(), after, []metav1.Condition{cond("Ready", "True", "Succeeded", "still good")})
 	g.Expect(drain(recorder)).To(BeEmpty())
+
+	// A new object that is not Ready yet records nothing; a Stalled one says so; one Ready from
+	// the start, too.
+	observe.RecordEvents(recorder, widget(), nil, []metav1.Condition{cond("Ready", "False", "Progressing", "waiting")})
+	observe.RecordEvents(recorder, widget(), nil, []metav1.Condition{cond("Ready", "Unknown", "Progressing", "")})
+	g.Expect(drain(recorder)).To(BeEmpty(), "not ready yet is not news")
+	observe.RecordEvents(recorder, widget(), nil, []metav1.Condition{
+		cond("Ready", "False", "InvalidSpec", "even replicas"), cond("Stalled", "True", "InvalidSpec", "even replicas"),
+	})
+	g.Expect(drain(recorder)).To(Equal([]string{"Warning InvalidSpec Stalled is True: even replicas"}))
+	observe.RecordEvents(recorder, widget(), nil, []metav1.Condition{cond("Ready", "True", "Succeeded", "at once")})
+	g.Expect(drain(recorder)).To(Equal([]string{"Normal Succeeded Ready is True: at once"}))
+	observe.RecordEvents(recorder, widget(), []metav1.Condition{cond("Ready", "True", "Succeeded", "")},
+		[]metav1.Condition{cond("Ready", "False", "ReplicaLost", "1 of 3 ready")})
+	g.Expect(drain(recorder)).To(Equal([]string{"Warning ReplicaLost Ready changed from True to False: 1 of 3 ready"}))
 }
 
 func TestRecordEventsOfTheGivenTypes(t *testing.T) {
