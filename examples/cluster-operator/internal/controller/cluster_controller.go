@@ -25,10 +25,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -86,10 +88,18 @@ type ClusterReconciler struct {
 	Metrics *observe.Metrics
 	// MaxConcurrentReconciles is how many Clusters are reconciled at once. Defaults to 1.
 	MaxConcurrentReconciles int
+	// ProgressInterval is the least time between two status writes of a Cluster that report
+	// progress only (see Reconcile). Defaults to DefaultProgressInterval; negative writes every
+	// change at once.
+	ProgressInterval time.Duration
 
 	lifecycleOnce sync.Once
 	lifecycle     *finalizer.Lifecycle[*appsv1alpha1.Cluster]
+	progress      progressClock
 }
+
+// DefaultProgressInterval is ClusterReconciler.ProgressInterval's default.
+const DefaultProgressInterval = 5 * time.Second
 
 // +kubebuilder:rbac:groups=apps.tenon.dev,resources=clusters,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=apps.tenon.dev,resources=clusters/status,verbs=get;patch
@@ -105,11 +115,22 @@ type ClusterReconciler struct {
 // It is level-triggered: it reads the Cluster and its children as they are and computes every
 // write from them, so it does not matter which event woke it up, and a reconcile of a Cluster
 // that is already as desired sends no write at all.
+//
+// Status writes that report progress only are coalesced: a change that leaves Ready,
+// Reconciling and Stalled (status and reason), observedGeneration and the endpoint as they are
+// (a dependent condition or a replica count moving during a rollout), in a reconcile that
+// returns no error, is written once
+// ProgressInterval has passed since the Cluster's last status write, by a reconcile requeued for
+// then, with whatever the Cluster's progress is by that time. Every change kstatus, `kubectl
+// wait` or a person needs at once (the Cluster became Ready or stopped being Ready, stalled,
+// started reconciling a new generation) is written at once. A rollout of many replicas thus
+// costs a few status writes, not one per replica.
 func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
 	cluster := &appsv1alpha1.Cluster{}
 	if err := r.Get(ctx, req.NamespacedName, cluster); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Metrics.Forget("Cluster", req.Namespace, req.Name)
+			r.progress.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -128,11 +149,23 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		return ctrl.Result{}, err
 	}
 	before := slices.Clone(cluster.Status.Conditions)
+	read := cluster.DeepCopy()
 	defer func() {
 		// Report records the outcome (Stalled for a terminal error, Reconciling while the Cluster
 		// is not Ready yet or a step is retried, observedGeneration once the generation is
 		// reconciled); Patch writes it with the rest.
 		err = requeue.Report(cluster, err)
+		changed := !equality.Semantic.DeepEqual(read.Status, cluster.Status)
+		if changed && err == nil && progressOnly(read, cluster) {
+			if wait := r.progress.wait(req.NamespacedName, r.progressInterval()); wait > 0 {
+				// Written by the reconcile requeued for then, unless something that must be
+				// written at once comes first.
+				if result.RequeueAfter == 0 || result.RequeueAfter > wait {
+					result.RequeueAfter = wait
+				}
+				return
+			}
+		}
 		patchErr := helper.Patch(ctx, cluster, patch.OwnedConditions{
 			conditions.Ready, appsv1alpha1.ConfigReady, appsv1alpha1.WorkloadReady, appsv1alpha1.DNSReady,
 			conditions.Reconciling, conditions.Stalled,
@@ -140,6 +173,9 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		if patchErr != nil {
 			err = errors.Join(err, patchErr)
 			return
+		}
+		if changed {
+			r.progress.wrote(req.NamespacedName)
 		}
 		observe.RecordEvents(r.Recorder, cluster, before, cluster.Status.Conditions)
 		r.Metrics.Record("Cluster", cluster)
@@ -178,17 +214,37 @@ func NewReconciler(mgr ctrl.Manager, dns *DNSProvider, directoryNamespace string
 // CacheOptions limits the manager's cache to what the controller needs: its children, found by
 // their managed-by label, and the one Secret with the DNS token. Besides memory, this is what lets
 // the operator run with a Role for Secrets in its own namespace rather than cluster-wide.
+//
+// The cache also drops the managedFields of Clusters and of the Secret, which nothing in the
+// operator reads (patch.Helper diffs the object itself). It keeps the children's: patch.Applier
+// proves from them that an apply would change nothing, so that a restarted operator does not
+// re-apply every child. Use WithoutTransforms to keep everything, for comparison.
 func CacheOptions(dnsSecret client.ObjectKey) cache.Options {
 	managed := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedBy})}
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.ConfigMap{}:   managed,
-		&corev1.Service{}:     managed,
-		&appsv1.StatefulSet{}: managed,
+		&appsv1alpha1.Cluster{}: {Transform: cache.TransformStripManagedFields()},
+		&corev1.ConfigMap{}:     managed,
+		&corev1.Service{}:       managed,
+		&appsv1.StatefulSet{}:   managed,
 		&corev1.Secret{}: {
 			Namespaces: map[string]cache.Config{dnsSecret.Namespace: {}},
 			Field:      fields.OneTermEqualSelector("metadata.name", dnsSecret.Name),
+			Transform:  cache.TransformStripManagedFields(),
 		},
 	}}
+}
+
+// WithoutTransforms returns opts with every object cached as the API server sends it: no
+// transform, its selectors kept.
+func WithoutTransforms(opts cache.Options) cache.Options {
+	opts.DefaultTransform = nil
+	byObject := make(map[client.Object]cache.ByObject, len(opts.ByObject))
+	for obj, b := range opts.ByObject {
+		b.Transform = nil
+		byObject[obj] = b
+	}
+	opts.ByObject = byObject
+	return opts
 }
 
 // ClientOptions configures the manager's client for the controller: reads from the cache wait
@@ -276,4 +332,66 @@ var resync = predicate.Funcs{
 	CreateFunc:  func(event.CreateEvent) bool { return false },
 	DeleteFunc:  func(event.DeleteEvent) bool { return false },
 	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+// progressInterval returns ProgressInterval or its default.
+func (r *ClusterReconciler) progressInterval() time.Duration {
+	if r.ProgressInterval == 0 {
+		return DefaultProgressInterval
+	}
+	return r.ProgressInterval
+}
+
+// progressOnly reports whether the only changes from read to cluster are progress: the metadata,
+// observedGeneration, the endpoint and the status and reason of Ready, Reconciling and Stalled are
+// as read.
+func progressOnly(read, cluster *appsv1alpha1.Cluster) bool {
+	if !equality.Semantic.DeepEqual(read.ObjectMeta, cluster.ObjectMeta) ||
+		read.Status.ObservedGeneration != cluster.Status.ObservedGeneration || read.Status.Endpoint != cluster.Status.Endpoint {
+		return false
+	}
+	for _, t := range []conditions.Type{conditions.Ready, conditions.Reconciling, conditions.Stalled} {
+		a, b := conditions.Get(read, t), conditions.Get(cluster, t)
+		if (a == nil) != (b == nil) || a != nil && (a.Status != b.Status || a.Reason != b.Reason) {
+			return false
+		}
+	}
+	return true
+}
+
+// progressClock remembers when each Cluster's status was last written, for coalescing progress.
+type progressClock struct {
+	mu   sync.Mutex
+	last map[types.NamespacedName]time.Time
+}
+
+// wait returns how long a progress write of key must wait, 0 when it may be written now.
+func (c *progressClock) wait(key types.NamespacedName, interval time.Duration) time.Duration {
+	if interval < 0 {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	last, ok := c.last[key]
+	if !ok {
+		return 0
+	}
+	return max(0, interval-time.Since(last))
+}
+
+// wrote records that key's status was written now.
+func (c *progressClock) wrote(key types.NamespacedName) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.last == nil {
+		c.last = map[types.NamespacedName]time.Time{}
+	}
+	c.last[key] = time.Now()
+}
+
+// forget drops key, a Cluster that is gone.
+func (c *progressClock) forget(key types.NamespacedName) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.last, key)
 }

@@ -166,6 +166,35 @@ var _ = Describe("The Cluster controller", func() {
 		Expect(config.Data).To(HaveKeyWithValue("replicas", "5"))
 	})
 
+	It("a rollout of many replicas is reported in a few status writes", func() {
+		t := GinkgoT()
+		ctx := t.Context()
+		op := startOperator(t, operatorOptions{kubeletDelay: 1200 * time.Millisecond})
+		cluster := op.newCluster("rollout")
+		op.create(t, cluster)
+		eventuallyReady(t, cluster)
+		statusWrites := faults.SelectorFunc(func(c faults.Call) bool {
+			return c.Verb == faults.Patch && c.Subresource == "status" && c.Key.Name == cluster.Name && c.Outcome == faults.OK
+		})
+		op.client.Reset()
+
+		// 6 more replicas, one ready every 1.2s: 7.2 seconds of rollout, a new replica count 6 times.
+		generation := scale(t, cluster, 9)
+		Eventually(func(g Gomega) {
+			g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(cluster), cluster)).To(Succeed())
+			g.Expect(cluster).To(matchers.HaveCondition(conditions.Ready, metav1.ConditionFalse, matchers.CurrentGeneration{}))
+		}).WithTimeout(timeout).WithPolling(interval).Should(Succeed(), "the new generation is reported at once")
+		eventuallyReady(t, cluster)
+		Expect(cluster.Status.ObservedGeneration).To(Equal(generation))
+		Expect(cluster.Status.ReadyReplicas).To(Equal(int32(9)))
+
+		// At once: the new generation (Ready False) and Ready True; in between, progress at most
+		// every 5 seconds.
+		writes := op.client.Calls(statusWrites)
+		Expect(len(writes)).To(BeNumerically(">=", 2))
+		Expect(len(writes)).To(BeNumerically("<=", 4), "one status write per replica count would be 7 or 8: %v", writes)
+	})
+
 	It("the reconcile after a stable one writes nothing", func() {
 		t := GinkgoT()
 		op := startOperator(t, operatorOptions{manual: true})

@@ -166,7 +166,12 @@ func startOperator(t tb, o operatorOptions) *operator {
 	// test, labelled with the operator's namespace. (A cache limited to the test's namespaces
 	// would do too, but read-your-writes consistency does not work with multi-namespace caches.)
 	cacheOptions := controller.CacheOptions(op.secret)
-	cacheOptions.ByObject[&appsv1alpha1.Cluster{}] = cache.ByObject{Label: labels.SelectorFromSet(labels.Set{operatorLabel: op.namespace})}
+	for obj, b := range cacheOptions.ByObject {
+		if _, ok := obj.(*appsv1alpha1.Cluster); ok {
+			b.Label = labels.SelectorFromSet(labels.Set{operatorLabel: op.namespace})
+			cacheOptions.ByObject[obj] = b
+		}
+	}
 	op.mgr = env.NewManager(t, ctrl.Options{
 		Cache:  cacheOptions,
 		Client: controller.ClientOptions(),
