@@ -87,6 +87,10 @@ func TestMain(m *testing.M) {
 		Scheme:            scheme,
 		GarbageCollector:  true,
 		AuditLog:          true,
+		// kube-controller-manager's garbage collector rediscovers the API every 30 seconds, and
+		// after an etcd compaction and an API server restart it relists every resource before it
+		// collects again: on 2 busy cores that took longer than the default minute.
+		StartTimeout: 3 * time.Minute,
 	})
 	os.Exit(env.Run(m))
 }
@@ -130,6 +134,9 @@ type sizes struct {
 	FuzzTime time.Duration
 	// Timeout bounds each wait for convergence.
 	Timeout time.Duration
+	// NoSimulatorDelays makes the simulated DNS provider and kubelet act at once (no propagation
+	// delay, every replica ready together), so that what is measured is the operator.
+	NoSimulatorDelays bool
 }
 
 func sizesFor(mode string) sizes {

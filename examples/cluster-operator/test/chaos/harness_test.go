@@ -163,7 +163,11 @@ func newWorld(t *testing.T, seed uint64, s sizes) *world {
 	w.tokens = []string{w.token}
 	w.setToken(t, w.token)
 
-	w.dns = clouddns.NewServer(clouddns.Options{Token: w.token, PropagationDelay: 500 * time.Millisecond, Seed: seed})
+	propagation, replicaDelay := 500*time.Millisecond, 100*time.Millisecond
+	if s.NoSimulatorDelays {
+		propagation, replicaDelay = 0, 0
+	}
+	w.dns = clouddns.NewServer(clouddns.Options{Token: w.token, PropagationDelay: propagation, Seed: seed})
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		sw := &statusWriter{ResponseWriter: rw}
 		w.dns.ServeHTTP(sw, r)
@@ -186,12 +190,13 @@ func newWorld(t *testing.T, seed uint64, s sizes) *world {
 	ctrl.SetLogger(logger)
 	klog.SetLogger(logger) // client-go's own messages
 
-	// The simulated kubelet makes the StatefulSets' replicas ready, one every 100ms.
+	// The simulated kubelet makes the StatefulSets' replicas ready, one every 100ms (unless
+	// NoSimulatorDelays).
 	mgr := env.NewManager(t, ctrl.Options{})
 	sim := &kubelet.Simulator{
 		Client:       mgr.GetClient(),
 		Selector:     labels.SelectorFromSet(labels.Set{controller.ManagedByLabel: controller.ManagedBy}),
-		ReplicaDelay: 100 * time.Millisecond,
+		ReplicaDelay: replicaDelay,
 	}
 	if err := sim.SetupWithManager(mgr); err != nil {
 		t.Fatalf("failed to set up the simulated kubelet: %v", err)

@@ -36,6 +36,9 @@ var (
 	// scaleRequireQuiet gates the assertions on what the audit log shows the operator sending
 	// needlessly (writes at steady state, duplicate Events), so that CI can stay green while a
 	// known defect is being fixed. It defaults to on; the result records whether it was.
+	scaleReplicas     = flag.Int("chaos.replicas", 3, "with -chaos=scale: the replicas of each Cluster")
+	scaleDelays       = flag.Bool("chaos.simulator-delays", true, "with -chaos=scale: keep the simulated DNS provider's and kubelet's delays (false: both act at once, so the operator is what is measured)")
+	scaleOperatorArgs = flag.String("chaos.operator-args", "", "with -chaos=scale: more flags for the manager binary, separated by spaces (such as --cache-transforms=false)")
 	scaleRequireQuiet = flag.Bool("chaos.require-quiet", true, "with -chaos=scale: fail when the audit log shows the operator writing at steady state or sending an Event twice")
 )
 
@@ -50,6 +53,13 @@ const (
 type ScaleResult struct {
 	// Clusters is how many Clusters the operator converged.
 	Clusters int `json:"clusters"`
+	// Replicas is each Cluster's spec.replicas.
+	Replicas int `json:"replicas"`
+	// SimulatorDelays reports whether the simulated DNS provider and kubelet took their time
+	// (-chaos.simulator-delays).
+	SimulatorDelays bool `json:"simulatorDelays"`
+	// OperatorArgs are the flags added to the manager binary's (-chaos.operator-args).
+	OperatorArgs string `json:"operatorArgs,omitempty"`
 	// ReadySeconds is the time from the operator's start until every Cluster was Ready.
 	ReadySeconds float64 `json:"readySeconds"`
 	// DeleteSeconds is the time from deleting every Cluster until all were gone.
@@ -114,16 +124,16 @@ func TestScale(t *testing.T) {
 	if *mode != "scale" {
 		t.Skip("run with -chaos=scale")
 	}
-	w := newWorld(t, uint64(time.Now().UnixNano()), sizes{Timeout: 30 * time.Minute})
+	w := newWorld(t, uint64(time.Now().UnixNano()), sizes{Timeout: 30 * time.Minute, NoSimulatorDelays: !*scaleDelays})
 	n := *scaleClusters
 	ns := w.namespace(t, "scale")
-	w.createClusters(t, ns, "c", n, 3)
+	w.createClusters(t, ns, "c", n, int32(*scaleReplicas))
 
 	start := w.mark(t)
 	log := &writes{}
 	p := w.newProxy(t, "scale", w.user.Config(), log)
 	started := time.Now()
-	proc := w.startOperator(t, "scale", p)
+	proc := w.startOperator(t, "scale", p, strings.Fields(*scaleOperatorArgs)...)
 	w.waitConverged(t, ns)
 	ready := time.Since(started)
 	readyMark := w.mark(t)
@@ -148,7 +158,7 @@ func TestScale(t *testing.T) {
 	steady := w.operatorRequests(t, steadyFrom, steadyTo).Writes()
 	disagreements := compareWrites(writesUntil(log.list(), steadyTo.Time()), all, nil)
 
-	res := ScaleResult{Clusters: n, ReadySeconds: ready.Seconds(), Requests: requests,
+	res := ScaleResult{Clusters: n, Replicas: *scaleReplicas, SimulatorDelays: *scaleDelays, OperatorArgs: *scaleOperatorArgs, ReadySeconds: ready.Seconds(), Requests: requests,
 		Writes: writes, WritesPerCluster: float64(writes) / float64(n), PeakRSSBytes: rss,
 		AuditRequests: untilReady.Count(func(e testenv.AuditEvent) string { return e.Verb + " " + kindOf(e) }),
 		AuditWrites:   len(untilReady.Writes()), WritesPerClusterByResource: map[string]float64{},
