@@ -46,6 +46,8 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -79,6 +81,8 @@ func run() error {
 		strict     bool
 		// requireQuiet gates the example operator's steady-state and duplicate-Event checks.
 		requireQuiet bool
+		// scale, scaleWithout and scaleResults configure the example operator at scale.
+		scale, scaleWithout, scaleResults string
 	)
 	flag.IntVar(&p.Objects, "objects", 1000, "number of Widgets (N) per run")
 	flag.IntVar(&p.Runs, "runs", 5, "number of runs; the order of contenders alternates between runs")
@@ -99,6 +103,9 @@ func run() error {
 	flag.StringVar(&command, "command", "", "the command that produced the report, to print in it (default: this program's arguments)")
 	flag.StringVar(&from, "from", "", "render the report from measurements saved with -raw instead of measuring")
 	flag.BoolVar(&requireQuiet, "operator-require-quiet", true, "fail the example-operator workload when the audit log shows it writing at steady state or sending an Event twice (its -chaos.require-quiet)")
+	flag.StringVar(&scale, "scale", "", "comma-separated N at which to measure the example operator at scale, with its simulators acting at once (`make bench-scale`); use with -from to keep the other measurements")
+	flag.StringVar(&scaleWithout, "scale-without-transforms", "", "comma-separated N at which to measure it at scale again without its cache transforms, for comparison")
+	flag.StringVar(&scaleResults, "scale-results", "", "the JSON file of the measurements at scale: written after -scale, read otherwise (when it exists) for the report")
 	flag.BoolVar(&strict, "strict", false, "exit 1 when an invariant tenon claims does not hold or a workload failed")
 	flag.Parse()
 
@@ -129,6 +136,20 @@ func run() error {
 	} else {
 		in, err = measureAll(selected, p, clusters, requireQuiet, command)
 		if err != nil {
+			return err
+		}
+	}
+	if scale != "" {
+		if in.Scale, err = measureScale(scale, scaleWithout, command); err != nil {
+			return err
+		}
+		if scaleResults != "" {
+			if err := report.WriteScale(scaleResults, *in.Scale); err != nil {
+				return err
+			}
+		}
+	} else if scaleResults != "" {
+		if in.Scale, err = report.LoadScale(scaleResults); err != nil {
 			return err
 		}
 	}
@@ -198,7 +219,7 @@ func measureAll(contenders []contender.Contender, p harness.Params, clusters int
 // error.
 func measureClusterOperator(ctx context.Context, clusters int, requireQuiet bool) (*harness.ClusterOperatorResult, error) {
 	fmt.Fprintf(os.Stderr, "bench: example operator at %d Clusters (builds and runs its scale test)\n", clusters)
-	res, err := harness.RunClusterOperator(ctx, clusters, requireQuiet)
+	res, err := harness.RunClusterOperator(ctx, harness.ClusterOperatorParams{Clusters: clusters, RequireQuiet: requireQuiet})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
@@ -247,4 +268,55 @@ func joinArgs(args []string) string {
 		out += a
 	}
 	return out
+}
+
+// measureScale runs the example operator at each N of the comma-separated list ns, with its
+// simulators acting at once, and again at each N of without with its cache transforms off.
+func measureScale(ns, without, command string) (*report.Scale, error) {
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	parse := func(list string) ([]int, error) {
+		var out []int
+		for f := range strings.SplitSeq(list, ",") {
+			if f = strings.TrimSpace(f); f == "" {
+				continue
+			}
+			n, err := strconv.Atoi(f)
+			if err != nil || n < 1 {
+				return nil, fmt.Errorf("-scale: %q is not a number of Clusters", f)
+			}
+			out = append(out, n)
+		}
+		return out, nil
+	}
+	with, err := parse(ns)
+	if err != nil {
+		return nil, err
+	}
+	wo, err := parse(without)
+	if err != nil {
+		return nil, err
+	}
+	s := &report.Scale{Command: command, Started: time.Now()}
+	runs := make([]harness.ClusterOperatorParams, 0, len(with)+len(wo))
+	for _, n := range with {
+		runs = append(runs, harness.ClusterOperatorParams{Clusters: n, NoSimulatorDelays: true, RequireQuiet: true, Timeout: 4 * time.Hour})
+	}
+	for _, n := range wo {
+		runs = append(runs, harness.ClusterOperatorParams{Clusters: n, NoSimulatorDelays: true, NoCacheTransforms: true, RequireQuiet: true, Timeout: 4 * time.Hour})
+	}
+	for _, p := range runs {
+		fmt.Fprintf(os.Stderr, "bench: example operator at %d Clusters, simulators at once, cache transforms %t\n", p.Clusters, !p.NoCacheTransforms)
+		res, err := harness.RunClusterOperator(ctx, p)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			res = harness.ClusterOperatorResult{Clusters: p.Clusters, NoSimulatorDelays: true, NoCacheTransforms: p.NoCacheTransforms, Failure: err.Error()}
+		}
+		fmt.Fprintln(os.Stderr, report.ClusterOperatorLine(res))
+		s.Results = append(s.Results, res)
+	}
+	s.Finished = time.Now()
+	return s, nil
 }

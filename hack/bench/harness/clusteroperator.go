@@ -35,13 +35,37 @@ import (
 const ClusterOperatorDir = "examples/cluster-operator"
 
 // clusterOperatorTimeout bounds the example operator's scale test (go test -timeout), build
-// included.
+// included, unless ClusterOperatorParams.Timeout says otherwise.
 const clusterOperatorTimeout = 60 * time.Minute
+
+// ClusterOperatorParams configures one run of the example-operator workload.
+type ClusterOperatorParams struct {
+	// Clusters is N, how many Clusters the operator converges.
+	Clusters int
+	// Replicas is each Cluster's spec.replicas; 0 means 3.
+	Replicas int
+	// NoSimulatorDelays makes the simulated DNS API and kubelet act at once, so that what is
+	// measured is the operator.
+	NoSimulatorDelays bool
+	// NoCacheTransforms runs the operator with --cache-transforms=false: its cache keeps every
+	// object as the API server sends it.
+	NoCacheTransforms bool
+	// RequireQuiet fails the run on a steady-state write or a duplicate Event.
+	RequireQuiet bool
+	// Timeout bounds the scale test, build included; 0 means 60 minutes.
+	Timeout time.Duration
+}
 
 // ClusterOperatorResult is what the example-operator workload measured in one run.
 type ClusterOperatorResult struct {
-	// Clusters is N, the number of Clusters (3 replicas each) the operator converged.
+	// Clusters is N, the number of Clusters the operator converged.
 	Clusters int `json:"clusters"`
+	// Replicas is each Cluster's spec.replicas; 0 in measurements that predate it, which used 3.
+	Replicas int `json:"replicas,omitempty"`
+	// NoSimulatorDelays reports whether the simulated DNS API and kubelet acted at once.
+	NoSimulatorDelays bool `json:"noSimulatorDelays,omitempty"`
+	// NoCacheTransforms reports whether the operator's cache kept every object whole.
+	NoCacheTransforms bool `json:"noCacheTransforms,omitempty"`
 	// Ready is the time from the operator's start until every Cluster was Ready.
 	Ready time.Duration `json:"ready"`
 	// Delete is the time from deleting every Cluster until all were gone.
@@ -139,21 +163,22 @@ func IsWrite(key string) bool {
 	return false
 }
 
-// RunClusterOperator measures the example operator (examples/cluster-operator) at n Clusters:
+// RunClusterOperator measures the example operator (examples/cluster-operator) at p.Clusters (n):
 // the time until all are Ready, its requests and writes per Cluster, the time to delete them and
 // the manager's peak RSS; and, from the API server's audit log, the same counts again, GETs and
 // Events per Cluster, duplicate Events and the writes of a steady state after convergence.
-// With requireQuiet, the test fails on a steady-state write or a duplicate Event.
+// With p.RequireQuiet, the test fails on a steady-state write or a duplicate Event.
 //
 // It does not use the benchmark's control plane. The operator's packages are internal to its
 // module, so the measurement lives there, as the Go test TestScale in test/chaos, and this runs
 //
 //	go test ./test/chaos -count=1 -run '^TestScale$' -chaos=scale -chaos.clusters=n -chaos.json=... -chaos.require-quiet=true
 //
-// in the operator's module and reads the JSON it writes. The test starts its own envtest control
-// plane (with the garbage collector), the simulated cloud DNS API (500ms propagation) and the
-// simulated kubelet (one StatefulSet replica ready every 100ms); creates n Clusters of 3
-// replicas; builds the operator's manager binary and starts it as a user bound only to the
+// in the operator's module (with p's replicas, simulator delays and cache transforms) and reads
+// the JSON it writes. The test starts its own envtest control plane (with the garbage
+// collector), the simulated cloud DNS API (500ms propagation) and the simulated kubelet (one
+// StatefulSet replica ready every 100ms), both acting at once with p.NoSimulatorDelays; creates
+// n Clusters of p.Replicas replicas; builds the operator's manager binary and starts it as a user bound only to the
 // generated RBAC, behind a proxy that counts every request it sends; waits until every Cluster
 // is Ready, reads the manager's VmHWM, waits through a steady state (the operator sent no write
 // for 5 seconds, then 30 seconds more), then deletes the Clusters and waits until they are gone.
@@ -163,7 +188,14 @@ func IsWrite(key string) bool {
 // proxy and the audit log disagreeing) is returned with its figures and the failure in
 // ClusterOperatorResult.Failure. Cancelling ctx stops the test's whole process group (its
 // control plane is reaped by testenv).
-func RunClusterOperator(ctx context.Context, n int, requireQuiet bool) (ClusterOperatorResult, error) {
+func RunClusterOperator(ctx context.Context, p ClusterOperatorParams) (ClusterOperatorResult, error) {
+	n := p.Clusters
+	if p.Replicas == 0 {
+		p.Replicas = 3
+	}
+	if p.Timeout == 0 {
+		p.Timeout = clusterOperatorTimeout
+	}
 	if n < 1 {
 		return ClusterOperatorResult{}, fmt.Errorf("the example operator needs at least 1 Cluster, not %d", n)
 	}
@@ -178,9 +210,15 @@ func RunClusterOperator(ctx context.Context, n int, requireQuiet bool) (ClusterO
 	defer func() { _ = os.RemoveAll(tmp) }()
 	out := filepath.Join(tmp, "scale.json")
 
-	cmd := exec.CommandContext(ctx, "go", "test", "./test/chaos", "-count=1", "-run", "^TestScale$",
-		"-timeout", clusterOperatorTimeout.String(), "-chaos=scale",
-		fmt.Sprintf("-chaos.clusters=%d", n), "-chaos.json="+out, fmt.Sprintf("-chaos.require-quiet=%t", requireQuiet))
+	args := []string{"test", "./test/chaos", "-count=1", "-run", "^TestScale$",
+		"-timeout", p.Timeout.String(), "-chaos=scale",
+		fmt.Sprintf("-chaos.clusters=%d", n), fmt.Sprintf("-chaos.replicas=%d", p.Replicas),
+		"-chaos.json=" + out, fmt.Sprintf("-chaos.require-quiet=%t", p.RequireQuiet),
+		fmt.Sprintf("-chaos.simulator-delays=%t", !p.NoSimulatorDelays)}
+	if p.NoCacheTransforms {
+		args = append(args, "-chaos.operator-args=--cache-transforms=false")
+	}
+	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output
@@ -214,13 +252,16 @@ func RunClusterOperator(ctx context.Context, n int, requireQuiet bool) (ClusterO
 		return ClusterOperatorResult{}, errors.Join(failure, fmt.Errorf("the example operator's result is for %d Clusters, not %d", s.Clusters, n))
 	}
 	res := ClusterOperatorResult{
-		Clusters:         s.Clusters,
-		Ready:            seconds(s.ReadySeconds),
-		Delete:           seconds(s.DeleteSeconds),
-		Requests:         s.Requests,
-		Writes:           s.Writes,
-		WritesPerCluster: s.WritesPerCluster,
-		PeakRSS:          s.PeakRSSBytes,
+		Clusters:          s.Clusters,
+		Replicas:          p.Replicas,
+		NoSimulatorDelays: p.NoSimulatorDelays,
+		NoCacheTransforms: p.NoCacheTransforms,
+		Ready:             seconds(s.ReadySeconds),
+		Delete:            seconds(s.DeleteSeconds),
+		Requests:          s.Requests,
+		Writes:            s.Writes,
+		WritesPerCluster:  s.WritesPerCluster,
+		PeakRSS:           s.PeakRSSBytes,
 		Audit: &ClusterOperatorAudit{
 			Requests: s.AuditRequests, Writes: s.AuditWrites, WritesPerClusterByResource: s.WritesPerClusterByResource,
 			EventsPerCluster: s.EventsPerCluster, GetsPerCluster: s.GetsPerCluster,

@@ -74,6 +74,9 @@ func (r *Report) WriteCharts(dir string) error {
 		}
 		cont = append(cont, s)
 	}
+	if err := r.writeScaleChart(dir); err != nil {
+		return err
+	}
 	return barChart(filepath.Join(dir, ChartContention), names, cont,
 		fmt.Sprintf("Contention: %d writers × %d edits on %d objects (median)", r.in.Params.Writers, r.in.Params.OpsPerWriter, min(r.in.Params.HotObjects, r.in.Params.Objects)),
 		"count", math.NaN())

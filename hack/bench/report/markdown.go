@@ -47,6 +47,15 @@ func (r *Report) WriteMarkdown(path, chartDir string) error {
 	}
 	r.writeMicro(&b)
 	r.writeClusterOperator(&b)
+	scaleCharts := ""
+	if chartDir != "" {
+		rel, err := filepath.Rel(filepath.Dir(path), chartDir)
+		if err != nil {
+			return fmt.Errorf("failed to link the charts: %w", err)
+		}
+		scaleCharts = filepath.ToSlash(rel)
+	}
+	r.writeScale(&b, scaleCharts)
 	r.writeMethod(&b)
 	return writeFile(path, []byte(b.String()))
 }

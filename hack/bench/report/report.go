@@ -29,6 +29,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -45,6 +46,8 @@ type Input struct {
 	// ClusterOperator is the example-operator workload's result, or nil when it was not run
 	// (or the saved measurements predate it).
 	ClusterOperator *harness.ClusterOperatorResult
+	// Scale is the example operator at several N (`make bench-scale`), or nil.
+	Scale *Scale
 	// Command is the command that produced the measurements, printed in the report.
 	Command string
 	// Started and Finished bound the measurement.
@@ -333,11 +336,27 @@ func mib(bytes int64) float64 { return float64(bytes) / (1 << 20) }
 //     and the contention workload lost no update and surfaced no reconcile error;
 //   - the example operator's proxy and the audit log agree on its writes, and (unless its run
 //     had -operator-require-quiet=false) the audit log has no write of it at steady state,
-//     Events included, and no duplicate Event.
+//     Events included, and no duplicate Event;
+//   - the same for every run of the example operator at scale, and its writes per Cluster at the
+//     largest N are within 5% of those at the smallest.
 func (r *Report) Check() []string {
 	var problems []string
 	if co := r.in.ClusterOperator; co != nil {
 		problems = append(problems, r.checkClusterOperator(co)...)
+	}
+	if s := r.in.Scale; s != nil {
+		for i := range s.Results {
+			for _, p := range r.checkClusterOperator(&s.Results[i]) {
+				problems = append(problems, fmt.Sprintf("at scale, N=%d: %s", s.Results[i].Clusters, p))
+			}
+		}
+		with := slices.DeleteFunc(s.scaleRuns(true), func(r harness.ClusterOperatorResult) bool { return r.Audit == nil })
+		if len(with) > 1 {
+			lo, hi := with[0], with[len(with)-1]
+			if a, b := auditWritesPerCluster(lo), auditWritesPerCluster(hi); a > 0 && math.Abs(b/a-1) > 0.05 {
+				problems = append(problems, fmt.Sprintf("at scale: %.2f writes per Cluster at N=%d, %.2f at N=%d: more than 5%% apart", b, hi.Clusters, a, lo.Clusters))
+			}
+		}
 	}
 	for i := range r.in.Runs {
 		run := &r.in.Runs[i]

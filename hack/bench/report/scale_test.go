@@ -1,0 +1,128 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tenon-dev/tenon/hack/bench/harness"
+)
+
+func scaleRun(n int, writesPerCluster float64, rssMiB int64, without bool) harness.ClusterOperatorResult {
+	return harness.ClusterOperatorResult{
+		Clusters: n, Replicas: 3, NoSimulatorDelays: true, NoCacheTransforms: without,
+		Ready: time.Duration(n) * 10 * time.Millisecond, Delete: time.Duration(n) * 5 * time.Millisecond,
+		PeakRSS: rssMiB << 20, WritesPerCluster: writesPerCluster,
+		Audit: &harness.ClusterOperatorAudit{Writes: int(writesPerCluster * float64(n)), EventsPerCluster: 1, Steady: 30 * time.Second, QuietRequired: true},
+	}
+}
+
+func TestScaleSection(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		scale    *Scale
+		want     []string
+		problems int
+	}{
+		{
+			name: "not measured",
+			want: []string{"Not measured yet: run `make bench-scale`."},
+		},
+		{
+			name: "measured",
+			scale: &Scale{Command: "make bench-scale", Results: []harness.ClusterOperatorResult{
+				scaleRun(10000, 9.1, 800, false), scaleRun(100, 9, 40, false), scaleRun(1000, 9.05, 110, false),
+				scaleRun(1000, 9.05, 130, true),
+			}},
+			want: []string{
+				"| 100 | 9.00 | 1.000 | 1.00 | 0.00 | 1.0 s | 10.00 ms | 0.5 s | 5.00 ms | 40 MiB | 400.0 MiB | 0 in 30 s |",
+				"| 10000 | 9.10 | 1.011 |", "| 80.0 MiB | 0 in 30 s |",
+				"| 1000 | 110 MiB | 130 MiB | 15.4 % |",
+				"(3 replicas each;",
+				"![Peak RSS and writes per Cluster against N](benchmarks/scale.png)",
+			},
+		},
+		{
+			name: "more than 5% apart fails",
+			scale: &Scale{Results: []harness.ClusterOperatorResult{
+				scaleRun(100, 9, 40, false), scaleRun(10000, 9.5, 800, false),
+			}},
+			want:     []string{"| 10000 | 9.50 | 1.056 |"},
+			problems: 1,
+		},
+		{
+			name: "a failed run is shown and fails",
+			scale: &Scale{Results: []harness.ClusterOperatorResult{
+				scaleRun(100, 9, 40, false), {Clusters: 10000, Failure: "did not converge\nlast line"},
+			}},
+			want:     []string{"| 10000 | failed |", "**Failed** at N = 10000", "last line"},
+			problems: 1,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := New(Input{Scale: tc.scale, Environment: &Environment{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			r.writeScale(&b, "benchmarks")
+			for _, w := range tc.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("section does not contain %q:\n%s", w, b.String())
+				}
+			}
+			if got := r.Check(); len(got) != tc.problems {
+				t.Errorf("Check() = %q, want %d problems", got, tc.problems)
+			}
+		})
+	}
+}
+
+func TestScaleSavedLoadedAndCharted(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "scale.json")
+	if s, err := LoadScale(path); err != nil || s != nil {
+		t.Fatalf("LoadScale of a missing file = %v, %v; want nil, nil", s, err)
+	}
+	s := Scale{Command: "make bench-scale", Results: []harness.ClusterOperatorResult{scaleRun(100, 9, 40, false), scaleRun(1000, 9, 100, false), scaleRun(1000, 9, 120, true)}}
+	if err := WriteScale(path, s); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := LoadScale(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(s.Results, loaded.Results); diff != "" {
+		t.Errorf("loaded results differ (-saved +loaded):\n%s", diff)
+	}
+	r, err := New(Input{Scale: loaded, Environment: &Environment{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.writeScaleChart(dir); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := os.Stat(filepath.Join(dir, ChartScale)); err != nil || info.Size() == 0 {
+		t.Errorf("no chart written: %v", err)
+	}
+}
