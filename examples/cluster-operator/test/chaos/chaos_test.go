@@ -137,6 +137,18 @@ type sizes struct {
 	// NoSimulatorDelays makes the simulated DNS provider and kubelet act at once (no propagation
 	// delay, every replica ready together), so that what is measured is the operator.
 	NoSimulatorDelays bool
+	// ListInterval is how often the waits for convergence and deletion list every Cluster;
+	// default 200ms. The scale test lists less often at large N, where each list costs the API
+	// server, on the operator's 2 cores, what a reconcile of hundreds of Clusters does.
+	ListInterval time.Duration
+}
+
+// listInterval returns ListInterval or its default.
+func (s sizes) listInterval() time.Duration {
+	if s.ListInterval <= 0 {
+		return 200 * time.Millisecond
+	}
+	return s.ListInterval
 }
 
 func sizesFor(mode string) sizes {

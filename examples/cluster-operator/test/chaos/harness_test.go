@@ -301,7 +301,7 @@ func (w *world) waitConverged(t *testing.T, namespaces ...string) time.Duration 
 	t.Helper()
 	start := time.Now()
 	var last string
-	err := poll(t.Context(), w.sizes.Timeout, func(ctx context.Context) (bool, error) {
+	err := pollEvery(t.Context(), w.sizes.Timeout, w.sizes.listInterval(), func(ctx context.Context) (bool, error) {
 		ok, pending, err := w.converged(ctx, namespaces...)
 		last = pending
 		return ok, err
@@ -317,7 +317,7 @@ func (w *world) waitGone(t *testing.T, namespace string) time.Duration {
 	t.Helper()
 	start := time.Now()
 	var left int
-	err := poll(t.Context(), w.sizes.Timeout, func(ctx context.Context) (bool, error) {
+	err := pollEvery(t.Context(), w.sizes.Timeout, w.sizes.listInterval(), func(ctx context.Context) (bool, error) {
 		var list appsv1alpha1.ClusterList
 		if err := w.admin.List(ctx, &list, client.InNamespace(namespace)); err != nil {
 			return false, err
@@ -341,9 +341,14 @@ func (w *world) deleteAll(t *testing.T, namespace string) {
 
 // poll calls cond every 200ms until it returns true, it fails, or timeout passes.
 func poll(ctx context.Context, timeout time.Duration, cond func(context.Context) (bool, error)) error {
+	return pollEvery(ctx, timeout, 200*time.Millisecond, cond)
+}
+
+// pollEvery calls cond every interval until it returns true, it fails, or timeout passes.
+func pollEvery(ctx context.Context, timeout, interval time.Duration, cond func(context.Context) (bool, error)) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	tick := time.NewTicker(200 * time.Millisecond)
+	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	var lastErr error
 	for {

@@ -124,8 +124,12 @@ func TestScale(t *testing.T) {
 	if *mode != "scale" {
 		t.Skip("run with -chaos=scale")
 	}
-	w := newWorld(t, uint64(time.Now().UnixNano()), sizes{Timeout: 30 * time.Minute, NoSimulatorDelays: !*scaleDelays})
 	n := *scaleClusters
+	// Every 200ms up to 400 Clusters, then less often, up to every 5s from 10,000: the figures
+	// are that much coarser (0.5s in 60s at 1,000, 5s at 10,000), the operator that much less
+	// disturbed.
+	interval := min(5*time.Second, max(200*time.Millisecond, time.Duration(n)*time.Millisecond/2))
+	w := newWorld(t, uint64(time.Now().UnixNano()), sizes{Timeout: 2 * time.Hour, NoSimulatorDelays: !*scaleDelays, ListInterval: interval})
 	ns := w.namespace(t, "scale")
 	w.createClusters(t, ns, "c", n, int32(*scaleReplicas))
 
