@@ -103,7 +103,7 @@ func run() error {
 	flag.StringVar(&command, "command", "", "the command that produced the report, to print in it (default: this program's arguments)")
 	flag.StringVar(&from, "from", "", "render the report from measurements saved with -raw instead of measuring")
 	flag.BoolVar(&requireQuiet, "operator-require-quiet", true, "fail the example-operator workload when the audit log shows it writing at steady state or sending an Event twice (its -chaos.require-quiet)")
-	flag.StringVar(&scale, "scale", "", "comma-separated N at which to measure the example operator at scale, with its simulators acting at once (`make bench-scale`); use with -from to keep the other measurements")
+	flag.StringVar(&scale, "scale", "", "comma-separated N at which to measure the example operator at scale, with its simulators acting at once (`make bench-scale`); without -from, only that is measured, and written to -scale-results and -charts")
 	flag.StringVar(&scaleWithout, "scale-without-transforms", "", "comma-separated N at which to measure it at scale again without its cache transforms, for comparison")
 	flag.StringVar(&scaleResults, "scale-results", "", "the JSON file of the measurements at scale: written after -scale, read otherwise (when it exists) for the report")
 	flag.BoolVar(&strict, "strict", false, "exit 1 when an invariant tenon claims does not hold or a workload failed")
@@ -126,6 +126,9 @@ func run() error {
 	}
 	ctrl.SetLogger(logr.Discard())
 
+	if scale != "" && from == "" {
+		return runScaleOnly(scale, scaleWithout, scaleResults, charts, command, strict)
+	}
 	var in report.Input
 	if from != "" {
 		in, err = report.Load(from)
@@ -319,4 +322,40 @@ func measureScale(ns, without, command string) (*report.Scale, error) {
 	}
 	s.Finished = time.Now()
 	return s, nil
+}
+
+// runScaleOnly measures the example operator at scale without the contenders: it writes the
+// measurements to results (for `make bench` and -from to include) and the chart into charts,
+// and checks them.
+func runScaleOnly(ns, without, results, charts, command string, strict bool) error {
+	s, err := measureScale(ns, without, command)
+	if err != nil {
+		return err
+	}
+	if results != "" {
+		if err := report.WriteScale(results, *s); err != nil {
+			return err
+		}
+		fmt.Fprintln(os.Stderr, "bench: wrote", results)
+	}
+	rep, err := report.New(report.Input{Scale: s})
+	if err != nil {
+		return err
+	}
+	if charts != "" {
+		if err := rep.WriteScaleChart(charts); err != nil {
+			return err
+		}
+	}
+	if problems := rep.Check(); len(problems) > 0 {
+		for _, pr := range problems {
+			fmt.Fprintln(os.Stderr, "bench: FAIL:", pr)
+		}
+		if strict {
+			return fmt.Errorf("%d invariants do not hold", len(problems))
+		}
+	} else {
+		fmt.Fprintln(os.Stderr, "bench: every invariant holds")
+	}
+	return nil
 }

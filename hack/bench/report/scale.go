@@ -184,6 +184,10 @@ func replicasOf(runs []harness.ClusterOperatorResult) string {
 	return strings.Join(seen, " or ")
 }
 
+// WriteScaleChart writes the chart of the measurements at scale (ChartScale) into dir, and
+// nothing when there are none.
+func (r *Report) WriteScaleChart(dir string) error { return r.writeScaleChart(dir) }
+
 // writeScaleChart draws peak RSS (left) and writes per Cluster (right) against N, on a
 // logarithmic N axis, with and without the cache transforms.
 func (r *Report) writeScaleChart(dir string) error {
