@@ -82,7 +82,7 @@ func run() error {
 		// requireQuiet gates the example operator's steady-state and duplicate-Event checks.
 		requireQuiet bool
 		// scale, scaleWithout and scaleResults configure the example operator at scale.
-		scale, scaleWithout, scaleResults string
+		scale, scaleWithout, scaleResults, scaleImport string
 	)
 	flag.IntVar(&p.Objects, "objects", 1000, "number of Widgets (N) per run")
 	flag.IntVar(&p.Runs, "runs", 5, "number of runs; the order of contenders alternates between runs")
@@ -105,6 +105,7 @@ func run() error {
 	flag.BoolVar(&requireQuiet, "operator-require-quiet", true, "fail the example-operator workload when the audit log shows it writing at steady state or sending an Event twice (its -chaos.require-quiet)")
 	flag.StringVar(&scale, "scale", "", "comma-separated N at which to measure the example operator at scale, with its simulators acting at once (`make bench-scale`); without -from, only that is measured, and written to -scale-results and -charts")
 	flag.StringVar(&scaleWithout, "scale-without-transforms", "", "comma-separated N at which to measure it at scale again without its cache transforms, for comparison")
+	flag.StringVar(&scaleImport, "scale-import", "", "comma-separated JSON files the example operator's TestScale wrote (-chaos.json), to add to the measurements at scale")
 	flag.StringVar(&scaleResults, "scale-results", "", "the JSON file of the measurements at scale: written after -scale, read otherwise (when it exists) for the report")
 	flag.BoolVar(&strict, "strict", false, "exit 1 when an invariant tenon claims does not hold or a workload failed")
 	flag.Parse()
@@ -126,8 +127,8 @@ func run() error {
 	}
 	ctrl.SetLogger(logr.Discard())
 
-	if scale != "" && from == "" {
-		return runScaleOnly(scale, scaleWithout, scaleResults, charts, command, strict)
+	if (scale != "" || scaleImport != "") && from == "" {
+		return runScaleOnly(scale, scaleWithout, scaleImport, scaleResults, charts, command, strict)
 	}
 	var in report.Input
 	if from != "" {
@@ -143,13 +144,9 @@ func run() error {
 		}
 	}
 	if scale != "" {
-		if in.Scale, err = measureScale(scale, scaleWithout, command); err != nil {
+		in.Scale = &report.Scale{Command: command, Started: time.Now()}
+		if err := measureScale(in.Scale, scale, scaleWithout, scaleResults); err != nil {
 			return err
-		}
-		if scaleResults != "" {
-			if err := report.WriteScale(scaleResults, *in.Scale); err != nil {
-				return err
-			}
 		}
 	} else if scaleResults != "" {
 		if in.Scale, err = report.LoadScale(scaleResults); err != nil {
@@ -274,8 +271,10 @@ func joinArgs(args []string) string {
 }
 
 // measureScale runs the example operator at each N of the comma-separated list ns, with its
-// simulators acting at once, and again at each N of without with its cache transforms off.
-func measureScale(ns, without, command string) (*report.Scale, error) {
+// simulators acting at once, and again at each N of without with its cache transforms off,
+// adding the results to s; it saves s to results (when set) after each run, so that an
+// interrupted measurement keeps what it measured.
+func measureScale(s *report.Scale, ns, without, results string) error {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	parse := func(list string) ([]int, error) {
@@ -294,13 +293,12 @@ func measureScale(ns, without, command string) (*report.Scale, error) {
 	}
 	with, err := parse(ns)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	wo, err := parse(without)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	s := &report.Scale{Command: command, Started: time.Now()}
 	runs := make([]harness.ClusterOperatorParams, 0, len(with)+len(wo))
 	for _, n := range with {
 		runs = append(runs, harness.ClusterOperatorParams{Clusters: n, NoSimulatorDelays: true, RequireQuiet: true, Timeout: 4 * time.Hour})
@@ -313,23 +311,42 @@ func measureScale(ns, without, command string) (*report.Scale, error) {
 		res, err := harness.RunClusterOperator(ctx, p)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, err
+				return err
 			}
 			res = harness.ClusterOperatorResult{Clusters: p.Clusters, NoSimulatorDelays: true, NoCacheTransforms: p.NoCacheTransforms, Failure: err.Error()}
 		}
 		fmt.Fprintln(os.Stderr, report.ClusterOperatorLine(res))
 		s.Results = append(s.Results, res)
+		s.Finished = time.Now()
+		if results != "" {
+			if err := report.WriteScale(results, *s); err != nil {
+				return err
+			}
+		}
 	}
-	s.Finished = time.Now()
-	return s, nil
+	return nil
 }
 
 // runScaleOnly measures the example operator at scale without the contenders: it writes the
 // measurements to results (for `make bench` and -from to include) and the chart into charts,
 // and checks them.
-func runScaleOnly(ns, without, results, charts, command string, strict bool) error {
-	s, err := measureScale(ns, without, command)
-	if err != nil {
+func runScaleOnly(ns, without, imports, results, charts, command string, strict bool) error {
+	s := &report.Scale{Command: command, Started: time.Now(), Finished: time.Now()}
+	for f := range strings.SplitSeq(imports, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return fmt.Errorf("-scale-import: %w", err)
+		}
+		res, err := harness.ReadScaleResult(data)
+		if err != nil {
+			return fmt.Errorf("-scale-import %s: %w", f, err)
+		}
+		s.Results = append(s.Results, res)
+	}
+	if err := measureScale(s, ns, without, results); err != nil {
 		return err
 	}
 	if results != "" {

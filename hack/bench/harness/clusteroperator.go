@@ -131,6 +131,9 @@ func (a *ClusterOperatorAudit) SteadyWriteCount() int {
 // scaleResult is the JSON the example operator's TestScale writes (its type ScaleResult).
 type scaleResult struct {
 	Clusters         int            `json:"clusters"`
+	Replicas         int            `json:"replicas"`
+	SimulatorDelays  *bool          `json:"simulatorDelays"`
+	OperatorArgs     string         `json:"operatorArgs"`
 	ReadySeconds     float64        `json:"readySeconds"`
 	DeleteSeconds    float64        `json:"deleteSeconds"`
 	Requests         map[string]int `json:"requests"`
@@ -244,18 +247,36 @@ func RunClusterOperator(ctx context.Context, p ClusterOperatorParams) (ClusterOp
 		}
 		return ClusterOperatorResult{}, fmt.Errorf("%s wrote no result (was TestScale skipped?): %w\n%s", strings.Join(cmd.Args, " "), err, tail(output.Bytes(), 40))
 	}
+	res, err := ReadScaleResult(data)
+	if err != nil {
+		return ClusterOperatorResult{}, errors.Join(failure, err)
+	}
+	if res.Clusters != n {
+		return ClusterOperatorResult{}, errors.Join(failure, fmt.Errorf("the example operator's result is for %d Clusters, not %d", res.Clusters, n))
+	}
+	if failure != nil {
+		res.Failure = failure.Error()
+	}
+	return res, nil
+}
+
+// ReadScaleResult decodes what the example operator's TestScale writes with -chaos.json, as a
+// ClusterOperatorResult: for results measured by running the test by hand (on a bigger machine,
+// or one N at a time), which `-scale-import` adds to the measurements at scale.
+func ReadScaleResult(data []byte) (ClusterOperatorResult, error) {
 	var s scaleResult
 	if err := json.Unmarshal(data, &s); err != nil {
-		return ClusterOperatorResult{}, errors.Join(failure, fmt.Errorf("failed to decode the example operator's result %s: %w", data, err))
+		return ClusterOperatorResult{}, fmt.Errorf("failed to decode the example operator's result %s: %w", data, err)
 	}
-	if s.Clusters != n {
-		return ClusterOperatorResult{}, errors.Join(failure, fmt.Errorf("the example operator's result is for %d Clusters, not %d", s.Clusters, n))
+	replicas := s.Replicas
+	if replicas == 0 {
+		replicas = 3
 	}
 	res := ClusterOperatorResult{
 		Clusters:          s.Clusters,
-		Replicas:          p.Replicas,
-		NoSimulatorDelays: p.NoSimulatorDelays,
-		NoCacheTransforms: p.NoCacheTransforms,
+		Replicas:          replicas,
+		NoSimulatorDelays: s.SimulatorDelays != nil && !*s.SimulatorDelays,
+		NoCacheTransforms: strings.Contains(s.OperatorArgs, "--cache-transforms=false"),
 		Ready:             seconds(s.ReadySeconds),
 		Delete:            seconds(s.DeleteSeconds),
 		Requests:          s.Requests,
@@ -270,9 +291,6 @@ func RunClusterOperator(ctx context.Context, p ClusterOperatorParams) (ClusterOp
 			SteadyWrites: s.SteadyWrites, SteadyWriteSamples: s.SteadyWriteSamples,
 			Disagreements: s.Disagreements, QuietRequired: s.QuietRequired,
 		},
-	}
-	if failure != nil {
-		res.Failure = failure.Error()
 	}
 	return res, nil
 }
