@@ -332,10 +332,32 @@ func (w *world) waitGone(t *testing.T, namespace string) time.Duration {
 }
 
 // deleteAll deletes every Cluster in namespace.
+//
+// One DeleteCollection of 10,000 Clusters takes kube-apiserver longer than its request timeout (a
+// minute), which ends the request with an error after it deleted some of them: deleteAll sends it
+// again until every Cluster is being deleted.
 func (w *world) deleteAll(t *testing.T, namespace string) {
 	t.Helper()
-	if err := w.admin.DeleteAllOf(t.Context(), &appsv1alpha1.Cluster{}, client.InNamespace(namespace)); err != nil {
-		t.Fatalf("failed to delete the Clusters of %s: %v", namespace, err)
+	var last error
+	err := pollEvery(t.Context(), w.sizes.Timeout, time.Second, func(ctx context.Context) (bool, error) {
+		if err := w.admin.DeleteAllOf(ctx, &appsv1alpha1.Cluster{}, client.InNamespace(namespace)); err != nil {
+			last = err
+			t.Logf("deleting the Clusters of %s: %v; again", namespace, err)
+		}
+		var list metav1.PartialObjectMetadataList
+		list.SetGroupVersionKind(appsv1alpha1.GroupVersion.WithKind("ClusterList"))
+		if err := w.admin.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+			return false, nil
+		}
+		for i := range list.Items {
+			if list.Items[i].DeletionTimestamp == nil {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("failed to delete the Clusters of %s: %v (last error: %v)", namespace, err, last)
 	}
 }
 
