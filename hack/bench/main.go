@@ -152,6 +152,7 @@ func run() error {
 		if in.Scale, err = report.LoadScale(scaleResults); err != nil {
 			return err
 		}
+		in.ScaleLoaded = true
 	}
 	in.MicroFile, in.MicroRaw = micro, microRaw
 	rep, err := report.New(in)
