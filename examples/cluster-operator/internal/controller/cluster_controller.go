@@ -40,6 +40,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -309,10 +310,13 @@ func (r *ClusterReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manag
 		Complete(requeue.WithBackoff(r, requeue.BackoffOptions{Name: Name}))
 }
 
-// allClusters maps an event to a request for every Cluster.
+// allClusters maps an event to a request for every Cluster. A List from the cache fails only
+// when the cache cannot serve it, as while the manager stops; the error is logged, and the
+// cache's periodic resync (every ten hours by default) reconciles every Cluster again.
 func (r *ClusterReconciler) allClusters(ctx context.Context, _ client.Object) []reconcile.Request {
 	var list appsv1alpha1.ClusterList
 	if err := r.List(ctx, &list); err != nil {
+		log.FromContext(ctx).Error(err, "failed to list the Clusters the DNS Secret unblocks")
 		return nil
 	}
 	reqs := make([]reconcile.Request, len(list.Items))
