@@ -17,6 +17,9 @@ limitations under the License.
 package observe
 
 import (
+	"slices"
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -32,17 +35,29 @@ import (
 // ready. Register it once, with controller-runtime's registry
 // (sigs.k8s.io/controller-runtime/pkg/metrics.Registry) to serve it from the manager's metrics
 // endpoint. Each object adds three series per condition type: objects × types × 3 in all, so
-// record only kinds of which there are not millions.
+// record only kinds of which there are not millions. Record and Forget cost the same however
+// many objects there are: Metrics remembers which condition types each object has series for.
+// A Metrics is safe for concurrent use.
 type Metrics struct {
 	gauge *prometheus.GaugeVec
+
+	mu sync.Mutex
+	// types holds, for each object with series, the condition types they are for.
+	types map[seriesOf][]string
 }
+
+// seriesOf names the object whose series are kept together.
+type seriesOf struct{ kind, namespace, name string }
 
 // NewMetrics returns unregistered condition metrics.
 func NewMetrics() *Metrics {
-	return &Metrics{gauge: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "tenon_condition",
-		Help: "The status of a condition of an object: 1 for the current status, 0 for the others.",
-	}, []string{"kind", "namespace", "name", "type", "status"})}
+	return &Metrics{
+		gauge: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "tenon_condition",
+			Help: "The status of a condition of an object: 1 for the current status, 0 for the others.",
+		}, []string{"kind", "namespace", "name", "type", "status"}),
+		types: map[seriesOf][]string{},
+	}
 }
 
 // Register registers the metrics with reg.
@@ -53,7 +68,8 @@ func (m *Metrics) Register(reg prometheus.Registerer) error {
 var statuses = [...]metav1.ConditionStatus{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown}
 
 // Record sets the gauge for every condition of obj (any custom resource whose type implements
-// conditions.Getter), whose kind is kind, and removes the series of conditions obj no longer has. Call it after each reconcile. A nil Metrics records nothing.
+// conditions.Getter), whose kind is kind, and removes the series of conditions obj no longer
+// has. Call it after each reconcile. A nil Metrics records nothing.
 func (m *Metrics) Record(kind string, obj interface {
 	conditions.Getter
 	GetName() string
@@ -62,18 +78,35 @@ func (m *Metrics) Record(kind string, obj interface {
 	if m == nil {
 		return
 	}
-	ns, name := obj.GetNamespace(), obj.GetName()
+	of := seriesOf{kind: kind, namespace: obj.GetNamespace(), name: obj.GetName()}
 	list := obj.GetConditions()
-	m.gauge.DeletePartialMatch(prometheus.Labels{"kind": kind, "namespace": ns, "name": name})
+	types := make([]string, 0, len(list))
+	for i := range list {
+		if !slices.Contains(types, list[i].Type) {
+			types = append(types, list[i].Type)
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, t := range m.types[of] {
+		if !slices.Contains(types, t) {
+			m.delete(of, t)
+		}
+	}
 	for i := range list {
 		for _, s := range statuses {
 			v := 0.0
 			if list[i].Status == s {
 				v = 1
 			}
-			m.gauge.WithLabelValues(kind, ns, name, list[i].Type, string(s)).Set(v)
+			m.gauge.WithLabelValues(of.kind, of.namespace, of.name, list[i].Type, string(s)).Set(v)
 		}
 	}
+	if len(types) == 0 {
+		delete(m.types, of)
+		return
+	}
+	m.types[of] = types
 }
 
 // Forget removes every series of the object kind/namespace/name. Call it when the object is gone.
@@ -82,5 +115,18 @@ func (m *Metrics) Forget(kind, namespace, name string) {
 	if m == nil {
 		return
 	}
-	m.gauge.DeletePartialMatch(prometheus.Labels{"kind": kind, "namespace": namespace, "name": name})
+	of := seriesOf{kind: kind, namespace: namespace, name: name}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, t := range m.types[of] {
+		m.delete(of, t)
+	}
+	delete(m.types, of)
+}
+
+// delete removes the series of condition type t of the object of.
+func (m *Metrics) delete(of seriesOf, t string) {
+	for _, s := range statuses {
+		m.gauge.DeleteLabelValues(of.kind, of.namespace, of.name, t, string(s))
+	}
 }
