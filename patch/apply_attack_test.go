@@ -823,3 +823,57 @@ func TestTwoReplicasCreatingTheSameChildAtOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestCreateOnlyApplyRereadsAnObjectThatChangedSinceItsRead counts the requests of an apply
+// whose object another writer changes between the Applier's read and its apply: the apply is
+// refused and the object read again, a bounded number of times, and a conflict over a field
+// another manager owns is returned at once.
+func TestCreateOnlyApplyRereadsAnObjectThatChangedSinceItsRead(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// changes is how many reads another writer follows with a change of the object.
+		changes int
+		noForce bool
+		// wantConflict expects the error to be a conflict; otherwise the child is adopted.
+		wantConflict bool
+		wantApplies  int
+		wantReads    int
+	}{
+		{name: "changed after the first read: read again and adopted", changes: 1, wantApplies: 3, wantReads: 2},
+		{name: "changed after every read: a conflict after three applies", changes: 99, wantConflict: true, wantApplies: 3, wantReads: 2},
+		{name: "a field another manager owns: the conflict at once", noForce: true, wantConflict: true, wantApplies: 2, wantReads: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			ctx := t.Context()
+			ns := env.Namespace(t)
+			owner := newOwner(t, ns, "owner")
+			g.Expect(env.Client().Create(ctx, someonesConfigMap(ns, "child"))).To(Succeed())
+			api := &hookedReader{Reader: env.Client(), around: func(n int, read func() error) error {
+				err := read()
+				if n <= tc.changes {
+					change := someonesConfigMap(ns, "child")
+					body := fmt.Sprintf(`{"metadata":{"annotations":{"change":"%d"}}}`, n)
+					g.Expect(env.Client().Patch(context.Background(), change, client.RawPatch(types.MergePatchType, []byte(body)))).To(Succeed())
+				}
+				return err
+			}}
+			writes := newCountingClient(t)
+			a := patch.NewApplier(writes, "tenon-test", patch.ApplierOptions{Reader: laggingReader{}, APIReader: api})
+
+			_, err := a.Apply(ctx, ownedConfigMap(ns, "child", "mine"), patch.OwnedBy(owner), patch.ForceOwnership(!tc.noForce))
+			live := liveOf(g, someonesConfigMap(ns, "child")).(*corev1.ConfigMap)
+			g.Expect(writes.take()).To(Equal(counts{"apply": tc.wantApplies}))
+			g.Expect(api.calls).To(Equal(tc.wantReads))
+			if tc.wantConflict {
+				g.Expect(apierrors.IsConflict(err)).To(BeTrue(), "want a conflict, got %v", err)
+				g.Expect(ownership.Owns(owner, live)).To(BeFalse())
+				g.Expect(live.Data).To(Equal(map[string]string{"value": "theirs"}))
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(ownership.Owns(owner, live)).To(BeTrue())
+			g.Expect(live.Annotations).To(HaveKeyWithValue("change", "1"), "the other writer's change stays")
+		})
+	}
+}
