@@ -81,8 +81,10 @@ type ApplierOptions struct {
 	// create it and refuse, with nothing written, when an object of that name exists), so
 	// creating a child costs its apply and no read; the API reader reads it when that apply
 	// finds one, and when the Applier applied the child before and Reader does not hold it (a
-	// cache that lags, or a child deleted since). Default: none; a child Reader does not find is
-	// taken not to exist.
+	// cache that lags, or a child deleted since). The apply after that read is conditional on
+	// it, so that an object another writer creates or changes in between is read and checked
+	// again instead of written to (see [OwnedBy]). Default: none; a child Reader does not find
+	// is taken not to exist.
 	APIReader client.Reader
 
 	// CacheSize is the number of (object, field manager, subresource) combinations whose last
@@ -256,36 +258,68 @@ func (a *Applier) ApplyConfiguration(ctx context.Context, ac runtime.ApplyConfig
 // then does it read the live object with the API reader and check it as always. A child it
 // applied before and the reader does not hold (a cache that lags behind, or a child deleted
 // since) is read with the API reader first. So creating a child costs one request, and no read.
+//
+// The apply that follows a read through the API reader is conditional on what the read found:
+// a creation only when it found nothing, the resourceVersion it read otherwise. An object
+// another writer creates, replaces or changes between the read and the apply is not written
+// to: the API server refuses the apply with a 409, and the object is read and checked again, up
+// to [checkedApplyAttempts] applies in all, after which that 409 is returned.
 func (a *Applier) applyOwned(ctx context.Context, desired map[string]any, gvk schema.GroupVersionKind, like, live client.Object, o *applyOptions) (client.Object, bool, error) {
 	if !o.owned {
-		return a.apply(ctx, desired, gvk, live, "", o.force, false)
+		return a.apply(ctx, desired, gvk, live, "", o.force, "")
 	}
-	if live == nil && a.apiReader != nil {
-		if _, applied := a.cache.get(a.keyOf(desired, gvk, "")); !applied {
-			result, changed, err := a.applyWithOwner(ctx, deepCopyMap(desired), gvk, nil, o, true)
-			if !apierrors.IsConflict(err) {
-				return result, changed, err
+	if live != nil || a.apiReader == nil {
+		return a.applyWithOwner(ctx, desired, gvk, live, o, "")
+	}
+	_, read := a.cache.get(a.keyOf(desired, gvk, ""))
+	for attempt := 1; ; attempt++ {
+		if read {
+			var err error
+			if live, err = a.readLive(ctx, a.apiReader, like, gvk); err != nil {
+				return nil, false, err
 			}
-			// An object of that name exists (or a conflict was injected on the way): check it
-			// like any other.
 		}
-		var err error
-		if live, err = a.readLive(ctx, a.apiReader, like, gvk); err != nil {
-			return nil, false, err
+		precondition := noSuchResourceVersion
+		if live != nil {
+			precondition = live.GetResourceVersion()
 		}
+		result, changed, err := a.applyWithOwner(ctx, deepCopyMap(desired), gvk, live, o, precondition)
+		// A conflict is an object of that name where the read found none, one that changed
+		// since the read (or a conflict injected on the way): check it like any other. A field
+		// another manager owns is a conflict with an object already checked.
+		if !apierrors.IsConflict(err) || (live != nil && isFieldConflict(err)) || attempt == checkedApplyAttempts {
+			return result, changed, err
+		}
+		read = true
 	}
-	return a.applyWithOwner(ctx, desired, gvk, live, o, false)
+}
+
+// checkedApplyAttempts is the number of applies of a child the Applier's reader does not hold
+// that the API server may refuse, because the object changed since it was read, before the
+// Applier gives up and returns the refusal.
+const checkedApplyAttempts = 3
+
+// isFieldConflict reports whether err is server-side apply's refusal to change fields another
+// field manager owns, rather than that of a resourceVersion precondition.
+func isFieldConflict(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	return slices.ContainsFunc(status.Status().Details.Causes, func(c metav1.StatusCause) bool {
+		return c.Type == metav1.CauseTypeFieldManagerConflict
+	})
 }
 
 // applyWithOwner declares o's owner in desired, after checking the adoption of live, and applies
-// desired; as a creation only when createOnly is set.
-func (a *Applier) applyWithOwner(ctx context.Context, desired map[string]any, gvk schema.GroupVersionKind, live client.Object, o *applyOptions, createOnly bool) (client.Object, bool, error) {
+// desired, with precondition as its resourceVersion when it is not empty.
+func (a *Applier) applyWithOwner(ctx context.Context, desired map[string]any, gvk schema.GroupVersionKind, live client.Object, o *applyOptions, precondition string) (client.Object, bool, error) {
 	child := &unstructured.Unstructured{Object: desired}
 	setOpts := append(slices.Clip(o.ownerOpts), ownership.Existing{Object: live})
 	if _, _, err := ownership.Set(o.owner, child, a.client.Scheme(), setOpts...); err != nil {
 		return nil, false, fmt.Errorf("failed to apply %s: %w", describeBody(desired, gvk, ""), err)
 	}
-	return a.apply(ctx, desired, gvk, live, "", o.force, createOnly)
+	return a.apply(ctx, desired, gvk, live, "", o.force, precondition)
 }
 
 // ApplyStatus applies obj's status through the status subresource with server-side apply and
@@ -373,7 +407,7 @@ func (a *Applier) applyStatus(ctx context.Context, m map[string]any, gvk schema.
 	if err != nil {
 		return nil, false, err
 	}
-	return a.apply(ctx, desired, gvk, live, "status", o.force, false)
+	return a.apply(ctx, desired, gvk, live, "status", o.force, "")
 }
 
 // Forget drops what the Applier remembers about obj, for every field manager. Call it after
@@ -498,11 +532,11 @@ func (a *Applier) keyOf(desired map[string]any, gvk schema.GroupVersionKind, sub
 }
 
 // apply sends desired, the body of an apply request for an object of kind gvk, unless live shows
-// it would change nothing; with createOnly, under a precondition that only lets it create the
-// object. It returns what the object is afterwards: live when the request was skipped, the
+// it would change nothing; with precondition, a resourceVersion, the API server applies it only
+// to an object of that resourceVersion ([noSuchResourceVersion]: it only creates the object). It returns what the object is afterwards: live when the request was skipped, the
 // response otherwise.
 func (a *Applier) apply(ctx context.Context, desired map[string]any, gvk schema.GroupVersionKind,
-	live client.Object, subresource string, force, createOnly bool,
+	live client.Object, subresource string, force bool, precondition string,
 ) (result client.Object, changed bool, err error) {
 	key := a.keyOf(desired, gvk, subresource)
 	hash, err := hashOf(desired, force)
@@ -533,8 +567,8 @@ func (a *Applier) apply(ctx context.Context, desired map[string]any, gvk schema.
 	}
 
 	u := &unstructured.Unstructured{Object: deepCopyMap(desired)}
-	if createOnly {
-		u.SetResourceVersion(noSuchResourceVersion)
+	if precondition != "" {
+		u.SetResourceVersion(precondition)
 	}
 	ac := client.ApplyConfigurationFromUnstructured(u)
 	if subresource == "status" {

@@ -111,6 +111,10 @@ func (f ForceOwnership) applyToApply(o *applyOptions) {
 //     a creation only, which the API server refuses, writing nothing, when an object of that
 //     name exists; the API reader then reads it, and it is checked as above. A child the
 //     Applier applied before and its reader does not hold is read with the API reader first.
+//     The apply after such a read is conditional on it (a creation only when it found nothing,
+//     the resourceVersion it read otherwise): an object that another writer creates or changes
+//     in between is refused by the API server and read and checked again, up to three applies
+//     in all, after which the call returns that 409 (apierrors.IsConflict).
 //   - opts are ownership.Set's options ([ownership.RequireMechanism],
 //     [ownership.BlockOwnerDeletion]); an [ownership.Existing] among them is replaced by the live
 //     object.
