@@ -533,8 +533,9 @@ func (a *Applier) keyOf(desired map[string]any, gvk schema.GroupVersionKind, sub
 
 // apply sends desired, the body of an apply request for an object of kind gvk, unless live shows
 // it would change nothing; with precondition, a resourceVersion, the API server applies it only
-// to an object of that resourceVersion ([noSuchResourceVersion]: it only creates the object). It returns what the object is afterwards: live when the request was skipped, the
-// response otherwise.
+// to an object of that resourceVersion ([noSuchResourceVersion]: it only creates the object).
+// It returns what the object is afterwards: live when the request was skipped, the response
+// otherwise.
 func (a *Applier) apply(ctx context.Context, desired map[string]any, gvk schema.GroupVersionKind,
 	live client.Object, subresource string, force bool, precondition string,
 ) (result client.Object, changed bool, err error) {
