@@ -116,7 +116,9 @@ func (r *Report) writeScale(b *strings.Builder, chartDir string) {
 		"kubelet and DNS API acting at once, so that what is measured is the operator: each run creates N Clusters "+
 		"(%s replicas each; every Cluster has 5 children, so about 6 × N objects), starts the manager binary, waits "+
 		"until every Cluster is Ready, holds a steady state in which the operator must send no write, then deletes "+
-		"every Cluster and waits until all are gone. The operator's cache drops the managedFields of Clusters and of "+
+		"every Cluster (a DeleteCollection, sent again until every Cluster is marked for deletion: at 10,000 the "+
+		"API server takes minutes to mark them, while the operator already cleans up) and waits until all are gone; "+
+		"*deleted after* counts from the moment every Cluster was marked. The operator's cache drops the managedFields of Clusters and of "+
 		"the DNS Secret (`--cache-transforms`, on by default); the runs marked *without* keep every object whole. "+
 		"Writes are counted from the API server's audit log; peak RSS is the manager's VmHWM once every Cluster was "+
 		"Ready.\n\n", s.Command, s.Environment.CPU, s.Started.UTC().Format("2006-01-02 15:04"), replicasOf(with))

@@ -62,7 +62,8 @@ type ScaleResult struct {
 	OperatorArgs string `json:"operatorArgs,omitempty"`
 	// ReadySeconds is the time from the operator's start until every Cluster was Ready.
 	ReadySeconds float64 `json:"readySeconds"`
-	// DeleteSeconds is the time from deleting every Cluster until all were gone.
+	// DeleteSeconds is the time from the moment every Cluster was marked for deletion (the last
+	// DeleteCollection) until all were gone.
 	DeleteSeconds float64 `json:"deleteSeconds"`
 	// Requests counts the operator's requests until every Cluster was Ready, by method and
 	// resource, such as "PATCH clusters/status".
