@@ -70,6 +70,12 @@ func (r *hookedReader) Get(ctx context.Context, key client.ObjectKey, obj client
 	return r.around(n, read)
 }
 
+// locked labels c as the admission policy of denyLocked refuses to let anyone write it.
+func locked(c *corev1.ConfigMap) *corev1.ConfigMap {
+	c.Labels["locked"] = "true"
+	return c
+}
+
 // someonesConfigMap is a ConfigMap another writer creates, nobody's child.
 func someonesConfigMap(ns, name string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
@@ -653,36 +659,24 @@ func TestCreateOnlyApplyKeepsTheClassOfTheAPIServersRefusal(t *testing.T) {
 		is:       apierrors.IsForbidden,
 		contains: []string{"{setting}", "count/configmaps"},
 	}, {
-		name:  "an admission policy that denies the creation is Forbidden",
-		setup: denyLocked,
-		desired: func(ns string) client.Object {
-			c := ownedConfigMap(ns, "child", "mine")
-			c.Labels["locked"] = "true"
-			return c
-		},
+		name:     "an admission policy that denies the creation is Forbidden",
+		setup:    denyLocked,
+		desired:  func(ns string) client.Object { return locked(ownedConfigMap(ns, "child", "mine")) },
 		is:       apierrors.IsForbidden,
 		contains: []string{"{setting}", "read-only"},
 	}, {
-		name:  "an admission policy that denies the update of the object adopted is Forbidden",
-		setup: denyLocked,
-		existing: func(ns string) client.Object {
-			c := someonesConfigMap(ns, "child")
-			c.Labels["locked"] = "true"
-			return c
-		},
+		name:     "an admission policy that denies the update of the object adopted is Forbidden",
+		setup:    denyLocked,
+		existing: func(ns string) client.Object { return locked(someonesConfigMap(ns, "child")) },
 		desired:  func(ns string) client.Object { return ownedConfigMap(ns, "child", "mine") },
 		is:       apierrors.IsForbidden,
 		contains: []string{"{setting}", "read-only"},
 	}, {
-		name:  "an admission policy that would deny the update does not hide the refusal of AdoptNever",
-		setup: denyLocked,
-		existing: func(ns string) client.Object {
-			c := someonesConfigMap(ns, "child")
-			c.Labels["locked"] = "true"
-			return c
-		},
-		desired: func(ns string) client.Object { return ownedConfigMap(ns, "child", "mine") },
-		policy:  ownership.AdoptNever, wantAdoptionError: true,
+		name:     "an admission policy that would deny the update does not hide the refusal of AdoptNever",
+		setup:    denyLocked,
+		existing: func(ns string) client.Object { return locked(someonesConfigMap(ns, "child")) },
+		desired:  func(ns string) client.Object { return ownedConfigMap(ns, "child", "mine") },
+		policy:   ownership.AdoptNever, wantAdoptionError: true,
 	}, {
 		name: "the data of an immutable ConfigMap adopted is Invalid and names the field",
 		existing: func(ns string) client.Object {
