@@ -168,8 +168,13 @@ func (r *caseRun) freshSnapshot(ctx context.Context) error {
 // other, when that allows the outcome; see the scenario above.
 func (r *caseRun) staleOracle(mc modelCase) {
 	class := errorClass(r.err)
-	if r.err == nil && !r.pred.Unchanged && r.fc.Count(faults.Writes) == 0 {
-		// Nothing sent although the snapshot differs: the History's entry held the changes.
+	rv := []string{"metadata", "resourceVersion"}
+	if r.err == nil && !r.pred.Unchanged && r.fc.Count(faults.Writes) == 0 &&
+		r.l1 != nil && !equal(getPath(r.l1, rv), getPath(r.s0, rv)) {
+		// Nothing sent although the snapshot differs, and the first Patch wrote: the History's
+		// entry held the changes. (When the first Patch sent nothing, as when A differs from S0
+		// only in a condition's lastTransitionTime, the History holds no entry, and nothing was
+		// sent because the changes leave nothing to send.)
 		r.skipped = true
 	}
 	allows := func(p prediction) bool {

@@ -102,9 +102,9 @@ func NewHelper(obj client.Object, c client.Client) (*Helper, error) {
 //
 // Conflicts: when the server refuses a request because a guard no longer holds (or answers 409
 // Conflict), Patch reads the latest object with the client (or the reader of [ReadLatestFrom]),
-// merges this reconcile's changes onto it again and sends again, up to the retries of
-// five retries, waiting between attempts (10ms doubling, jittered, capped at 1s). A conflict that a retry resolves is not an error.
-// When retries run out, or the merge finds a change both made, Patch returns a
+// merges this reconcile's changes onto it again and sends again, up to five retries, waiting
+// between attempts (10ms doubling, jittered, capped at 1s). A conflict that a retry resolves is
+// not an error. When retries run out, or the merge finds a change both made, Patch returns a
 // [*ConflictError], for which apierrors.IsConflict is true and which requeue.Classify reports as
 // requeue.ClassConflict: a quiet requeue. Any other error (403 Forbidden, a validation error, an
 // admission denial, a 5xx) is returned at once, wrapped, with its class intact.
@@ -127,7 +127,10 @@ func NewHelper(obj client.Object, c client.Client) (*Helper, error) {
 // the Helper only, and only once the server kept a status sent that way.
 //
 // On success obj is replaced by the object the API server returned last (new resourceVersion,
-// other writers' changes, defaults) and becomes the new snapshot.
+// other writers' changes, defaults) and becomes the new snapshot. When Patch sends nothing, obj
+// is left as the caller had it, except after a skip of [*History] (below). That includes a
+// change of a condition's lastTransitionTime alone, its status unchanged: the merge keeps the
+// server's time, so there is nothing to send, and obj keeps the time the caller set.
 //
 // Patch sends what changed relative to the snapshot. A snapshot read from a cache that lags behind
 // the server cannot show what changed since, so a condition the server has but the snapshot lacks
