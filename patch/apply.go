@@ -33,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/client-go/applyconfigurations"
@@ -264,34 +265,84 @@ func (a *Applier) ApplyConfiguration(ctx context.Context, ac runtime.ApplyConfig
 // another writer creates, replaces or changes between the read and the apply is not written
 // to: the API server refuses the apply with a 409, and the object is read and checked again, up
 // to [checkedApplyAttempts] applies in all, after which that 409 is returned.
+//
+// A child the reader holds is checked as the reader holds it, and the apply names its uid: a
+// cache that lags may still hold an object deleted since, or replaced by another of the same
+// name, which the check did not see. The API server refuses the apply to any other object than
+// the one checked (a 409 when none exists, a 422 on metadata.uid when another does, which the
+// Applier returns as a conflict); with an API reader the object is then read and checked again,
+// as above.
 func (a *Applier) applyOwned(ctx context.Context, desired map[string]any, gvk schema.GroupVersionKind, like, live client.Object, o *applyOptions) (client.Object, bool, error) {
 	if !o.owned {
-		return a.apply(ctx, desired, gvk, live, "", o.force, "")
+		return a.apply(ctx, desired, gvk, live, "", o.force, precondition{})
 	}
-	if live != nil || a.apiReader == nil {
-		return a.applyWithOwner(ctx, desired, gvk, live, o, "")
+	if live == nil && a.apiReader == nil {
+		return a.applyWithOwner(ctx, desired, gvk, nil, o, precondition{})
 	}
-	_, read := a.cache.get(a.keyOf(desired, gvk, ""))
+	read := false
+	if live == nil {
+		_, read = a.cache.get(a.keyOf(desired, gvk, ""))
+	}
 	for attempt := 1; ; attempt++ {
-		if read {
+		var pre precondition
+		switch {
+		case attempt == 1 && live != nil:
+			// As Reader holds it, which may lag behind the server.
+			pre.uid = live.GetUID()
+		case read:
 			var err error
 			if live, err = a.readLive(ctx, a.apiReader, like, gvk); err != nil {
 				return nil, false, err
 			}
+			fallthrough
+		default:
+			pre.resourceVersion = noSuchResourceVersion
+			if live != nil {
+				pre.resourceVersion = live.GetResourceVersion()
+			}
 		}
-		precondition := noSuchResourceVersion
-		if live != nil {
-			precondition = live.GetResourceVersion()
+		result, changed, err := a.applyWithOwner(ctx, deepCopyMap(desired), gvk, live, o, pre)
+		if pre.uid != "" && isUIDChange(err) {
+			err = fmt.Errorf("failed to apply %s: %w", describeBody(desired, gvk, ""), apierrors.NewConflict(a.resource(gvk), like.GetName(),
+				fmt.Errorf("the object checked (uid %s) was replaced by another of the same name since it was read", pre.uid)))
 		}
-		result, changed, err := a.applyWithOwner(ctx, deepCopyMap(desired), gvk, live, o, precondition)
 		// A conflict is an object of that name where the read found none, one that changed
-		// since the read (or a conflict injected on the way): check it like any other. A field
-		// another manager owns is a conflict with an object already checked.
-		if !apierrors.IsConflict(err) || (live != nil && isFieldConflict(err)) || attempt == checkedApplyAttempts {
+		// since the read, or one other than the object the reader held (or a conflict injected
+		// on the way): check it like any other. A field another manager owns is a conflict with
+		// an object already checked.
+		if !apierrors.IsConflict(err) || (live != nil && isFieldConflict(err)) || a.apiReader == nil || attempt == checkedApplyAttempts {
 			return result, changed, err
 		}
 		read = true
 	}
+}
+
+// precondition is what the API server must find for an apply to go ahead: an object of that
+// uid, and one of that resourceVersion ([noSuchResourceVersion]: none, the apply only creates
+// the object). The zero value applies unconditionally.
+type precondition struct {
+	uid             types.UID
+	resourceVersion string
+}
+
+// isUIDChange reports whether err is the API server's refusal of an apply whose metadata.uid is
+// not that of the object it holds.
+func isUIDChange(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	return slices.ContainsFunc(status.Status().Details.Causes, func(c metav1.StatusCause) bool {
+		return c.Field == "metadata.uid"
+	})
+}
+
+// resource names gvk's resource in the errors the Applier makes itself.
+func (a *Applier) resource(gvk schema.GroupVersionKind) schema.GroupResource {
+	if m, err := a.client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
+		return m.Resource.GroupResource()
+	}
+	return schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}
 }
 
 // checkedApplyAttempts is the number of applies of a child the Applier's reader does not hold
@@ -312,14 +363,14 @@ func isFieldConflict(err error) bool {
 }
 
 // applyWithOwner declares o's owner in desired, after checking the adoption of live, and applies
-// desired, with precondition as its resourceVersion when it is not empty.
-func (a *Applier) applyWithOwner(ctx context.Context, desired map[string]any, gvk schema.GroupVersionKind, live client.Object, o *applyOptions, precondition string) (client.Object, bool, error) {
+// desired under pre.
+func (a *Applier) applyWithOwner(ctx context.Context, desired map[string]any, gvk schema.GroupVersionKind, live client.Object, o *applyOptions, pre precondition) (client.Object, bool, error) {
 	child := &unstructured.Unstructured{Object: desired}
 	setOpts := append(slices.Clip(o.ownerOpts), ownership.Existing{Object: live})
 	if _, _, err := ownership.Set(o.owner, child, a.client.Scheme(), setOpts...); err != nil {
 		return nil, false, fmt.Errorf("failed to apply %s: %w", describeBody(desired, gvk, ""), err)
 	}
-	return a.apply(ctx, desired, gvk, live, "", o.force, precondition)
+	return a.apply(ctx, desired, gvk, live, "", o.force, pre)
 }
 
 // ApplyStatus applies obj's status through the status subresource with server-side apply and
@@ -407,7 +458,7 @@ func (a *Applier) applyStatus(ctx context.Context, m map[string]any, gvk schema.
 	if err != nil {
 		return nil, false, err
 	}
-	return a.apply(ctx, desired, gvk, live, "status", o.force, "")
+	return a.apply(ctx, desired, gvk, live, "status", o.force, precondition{})
 }
 
 // Forget drops what the Applier remembers about obj, for every field manager. Call it after
@@ -532,12 +583,10 @@ func (a *Applier) keyOf(desired map[string]any, gvk schema.GroupVersionKind, sub
 }
 
 // apply sends desired, the body of an apply request for an object of kind gvk, unless live shows
-// it would change nothing; with precondition, a resourceVersion, the API server applies it only
-// to an object of that resourceVersion ([noSuchResourceVersion]: it only creates the object).
-// It returns what the object is afterwards: live when the request was skipped, the response
-// otherwise.
+// it would change nothing; the API server applies it only under pre. It returns what the object
+// is afterwards: live when the request was skipped, the response otherwise.
 func (a *Applier) apply(ctx context.Context, desired map[string]any, gvk schema.GroupVersionKind,
-	live client.Object, subresource string, force bool, precondition string,
+	live client.Object, subresource string, force bool, pre precondition,
 ) (result client.Object, changed bool, err error) {
 	key := a.keyOf(desired, gvk, subresource)
 	hash, err := hashOf(desired, force)
@@ -568,8 +617,12 @@ func (a *Applier) apply(ctx context.Context, desired map[string]any, gvk schema.
 	}
 
 	u := &unstructured.Unstructured{Object: deepCopyMap(desired)}
-	if precondition != "" {
-		u.SetResourceVersion(precondition)
+	// The precondition goes in the request only, after the hash: it is not what is declared.
+	if pre.uid != "" {
+		u.SetUID(pre.uid)
+	}
+	if pre.resourceVersion != "" {
+		u.SetResourceVersion(pre.resourceVersion)
 	}
 	ac := client.ApplyConfigurationFromUnstructured(u)
 	if subresource == "status" {

@@ -38,6 +38,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -870,4 +871,141 @@ func TestCreateOnlyApplyRereadsAnObjectThatChangedSinceItsRead(t *testing.T) {
 			g.Expect(live.Annotations).To(HaveKeyWithValue("change", "1"), "the other writer's change stays")
 		})
 	}
+}
+
+// heldReader is a cache that lags: it holds the objects put in it, as they were when put.
+type heldReader struct {
+	client.Reader
+	held map[client.ObjectKey]client.Object
+}
+
+func (r heldReader) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	held, ok := r.held[key]
+	if !ok {
+		return apierrors.NewNotFound(schema.GroupResource{Resource: "configmaps"}, key.Name)
+	}
+	return env.Scheme().Convert(held.DeepCopyObject(), obj, nil)
+}
+
+// TestOwnedByNeverTakesAnObjectThatReplacedTheOneItsReaderHolds has the Applier's reader, a
+// cache that lags, hold the owner's child as it was applied, while on the API server the child
+// is gone, or another writer's object of the same name has replaced it. The check passes on
+// what the reader holds; the apply must not change any other object than that one.
+func TestOwnedByNeverTakesAnObjectThatReplacedTheOneItsReaderHolds(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		policy    ownership.AdoptionPolicy
+		apiReader bool
+		// replace puts in place of the deleted child: someone's object, a rival's child, or
+		// nothing.
+		replace string
+		// want is "conflict", "refused" (an AdoptionError), "adopted" or "created".
+		want        string
+		wantApplies int
+		wantReads   int
+	}{
+		{name: "replaced by someone's object, without an API reader, under AdoptNever", policy: ownership.AdoptNever, replace: "someone", want: "conflict", wantApplies: 1},
+		{name: "replaced by someone's object, without an API reader, under AdoptIfUnowned", policy: ownership.AdoptIfUnowned, replace: "someone", want: "conflict", wantApplies: 1},
+		{name: "replaced by a rival's child, without an API reader", policy: ownership.AdoptIfUnowned, replace: "rival", want: "conflict", wantApplies: 1},
+		{name: "deleted since, without an API reader", policy: ownership.AdoptIfUnowned, want: "conflict", wantApplies: 1},
+		{name: "replaced by someone's object, under AdoptNever: read and refused", policy: ownership.AdoptNever, apiReader: true, replace: "someone", want: "refused", wantApplies: 1, wantReads: 1},
+		{name: "replaced by a rival's child: read and refused", policy: ownership.AdoptIfUnowned, apiReader: true, replace: "rival", want: "refused", wantApplies: 1, wantReads: 1},
+		{name: "replaced by someone's object, under AdoptIfUnowned: read, checked and adopted", policy: ownership.AdoptIfUnowned, apiReader: true, replace: "someone", want: "adopted", wantApplies: 2, wantReads: 1},
+		{name: "deleted since: read, found gone and created", policy: ownership.AdoptNever, apiReader: true, want: "created", wantApplies: 2, wantReads: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			ctx := t.Context()
+			ns := env.Namespace(t)
+			owner := newOwner(t, ns, "owner")
+			rival := newOwner(t, ns, "rival")
+			key := client.ObjectKey{Namespace: ns, Name: "child"}
+
+			// The child as the Applier applied it, and as its reader goes on holding it.
+			first := patch.NewApplier(env.Client(), "tenon-test", patch.ApplierOptions{})
+			_, err := first.Apply(ctx, ownedConfigMap(ns, "child", "mine"), patch.OwnedBy(owner, tc.policy), patch.ForceOwnership(true))
+			g.Expect(err).NotTo(HaveOccurred())
+			held := liveOf(g, ownedConfigMap(ns, "child", ""))
+			deleteNow(g, held)
+			switch tc.replace {
+			case "someone":
+				g.Expect(env.Client().Create(ctx, someonesConfigMap(ns, "child"))).To(Succeed())
+			case "rival":
+				rivalApply(g, rival, someonesConfigMap(ns, "child"))
+			}
+			var before client.Object
+			if tc.replace != "" {
+				before = liveOf(g, someonesConfigMap(ns, "child"))
+			}
+
+			writes := newCountingClient(t)
+			opts := patch.ApplierOptions{Reader: heldReader{held: map[client.ObjectKey]client.Object{key: held}}}
+			api := &hookedReader{Reader: env.Client()}
+			if tc.apiReader {
+				opts.APIReader = api
+			}
+			a := patch.NewApplier(writes, "tenon-test", opts)
+			// A change, so that what the reader holds cannot prove the apply needless.
+			_, err = a.Apply(ctx, ownedConfigMap(ns, "child", "changed"), patch.OwnedBy(owner, tc.policy), patch.ForceOwnership(true))
+			g.Expect(writes.take()).To(Equal(counts{"apply": tc.wantApplies}))
+			g.Expect(api.calls).To(Equal(tc.wantReads))
+
+			live := &corev1.ConfigMap{}
+			getErr := env.Client().Get(ctx, key, live)
+			switch tc.want {
+			case "conflict", "refused":
+				if tc.want == "conflict" {
+					g.Expect(apierrors.IsConflict(err)).To(BeTrue(), "want a conflict, got %v", err)
+				} else {
+					var refused *ownership.AdoptionError
+					g.Expect(errors.As(err, &refused)).To(BeTrue(), "want an AdoptionError, got %v", err)
+				}
+				if tc.replace == "" {
+					g.Expect(apierrors.IsNotFound(getErr)).To(BeTrue(), "nothing is created in place of the object held: %v", getErr)
+					return
+				}
+				g.Expect(getErr).NotTo(HaveOccurred())
+				g.Expect(live.ResourceVersion).To(Equal(before.GetResourceVersion()), "the object that replaced the child is not written")
+				g.Expect(ownership.Owns(owner, live)).To(BeFalse())
+			case "adopted", "created":
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(getErr).NotTo(HaveOccurred())
+				g.Expect(ownership.Owns(owner, live)).To(BeTrue())
+				g.Expect(live.Data).To(Equal(map[string]string{"value": "changed"}))
+				if tc.want == "adopted" {
+					g.Expect(live.UID).To(Equal(before.GetUID()))
+					g.Expect(live.Labels).To(HaveKeyWithValue("by", "someone"), "another writer's label stays")
+				} else {
+					g.Expect(live.UID).NotTo(Equal(held.GetUID()))
+				}
+			}
+		})
+	}
+}
+
+// TestOwnedByAppliesToTheObjectItsReaderHoldsInOneRequest is the control of the test above: a
+// reader that holds the object as the API server has it costs one apply, uid and all.
+func TestOwnedByAppliesToTheObjectItsReaderHoldsInOneRequest(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := env.Namespace(t)
+	owner := newOwner(t, ns, "owner")
+	first := patch.NewApplier(env.Client(), "tenon-test", patch.ApplierOptions{})
+	_, err := first.Apply(ctx, ownedConfigMap(ns, "child", "mine"), patch.OwnedBy(owner), patch.ForceOwnership(true))
+	g.Expect(err).NotTo(HaveOccurred())
+	held := liveOf(g, ownedConfigMap(ns, "child", ""))
+
+	writes := newCountingClient(t)
+	api := &hookedReader{Reader: env.Client()}
+	a := patch.NewApplier(writes, "tenon-test", patch.ApplierOptions{
+		Reader: heldReader{held: map[client.ObjectKey]client.Object{client.ObjectKeyFromObject(held): held}}, APIReader: api,
+	})
+	changed, err := a.Apply(ctx, ownedConfigMap(ns, "child", "changed"), patch.OwnedBy(owner), patch.ForceOwnership(true))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed).To(BeTrue())
+	g.Expect(writes.take()).To(Equal(counts{"apply": 1}))
+	g.Expect(api.calls).To(BeZero())
+	live := liveOf(g, held).(*corev1.ConfigMap)
+	g.Expect(live.UID).To(Equal(held.GetUID()))
+	g.Expect(live.Data).To(Equal(map[string]string{"value": "changed"}))
 }

@@ -115,6 +115,12 @@ func (f ForceOwnership) applyToApply(o *applyOptions) {
 //     the resourceVersion it read otherwise): an object that another writer creates or changes
 //     in between is refused by the API server and read and checked again, up to three applies
 //     in all, after which the call returns that 409 (apierrors.IsConflict).
+//   - No other object than the one checked: the apply names the uid of the object checked, so
+//     that the API server refuses it for any other. A cache that lags may still hold a child
+//     deleted since, or replaced by another writer's object of the same name; the apply then
+//     writes nothing, and the call returns a conflict (apierrors.IsConflict, a quiet requeue,
+//     by which time the cache has caught up), or, with [ApplierOptions.APIReader], reads the
+//     object and checks it as above.
 //   - opts are ownership.Set's options ([ownership.RequireMechanism],
 //     [ownership.BlockOwnerDeletion]); an [ownership.Existing] among them is replaced by the live
 //     object.
