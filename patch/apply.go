@@ -271,7 +271,8 @@ func (a *Applier) ApplyConfiguration(ctx context.Context, ac runtime.ApplyConfig
 // name, which the check did not see. The API server refuses the apply to any other object than
 // the one checked (a 409 when none exists, a 422 on metadata.uid when another does, which the
 // Applier returns as a conflict); with an API reader the object is then read and checked again,
-// as above.
+// as above. A child the reader holds without a uid (a hand-built reader) is applied on the
+// resourceVersion the reader holds instead, or unconditionally when it holds none either.
 func (a *Applier) applyOwned(ctx context.Context, desired map[string]any, gvk schema.GroupVersionKind, like, live client.Object, o *applyOptions) (client.Object, bool, error) {
 	if !o.owned {
 		return a.apply(ctx, desired, gvk, live, "", o.force, precondition{})
@@ -286,7 +287,7 @@ func (a *Applier) applyOwned(ctx context.Context, desired map[string]any, gvk sc
 	for attempt := 1; ; attempt++ {
 		var pre precondition
 		switch {
-		case attempt == 1 && live != nil:
+		case attempt == 1 && live != nil && live.GetUID() != "":
 			// As Reader holds it, which may lag behind the server.
 			pre.uid = live.GetUID()
 		case read:

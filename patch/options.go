@@ -120,7 +120,9 @@ func (f ForceOwnership) applyToApply(o *applyOptions) {
 //     deleted since, or replaced by another writer's object of the same name; the apply then
 //     writes nothing, and the call returns a conflict (apierrors.IsConflict, a quiet requeue,
 //     by which time the cache has caught up), or, with [ApplierOptions.APIReader], reads the
-//     object and checks it as above.
+//     object and checks it as above. A reader that holds the child without a uid (a
+//     hand-built one) has the apply conditional on the resourceVersion it holds instead, which
+//     any change of the object fails as well; one that holds neither cannot be checked.
 //   - opts are ownership.Set's options ([ownership.RequireMechanism],
 //     [ownership.BlockOwnerDeletion]); an [ownership.Existing] among them is replaced by the live
 //     object.
