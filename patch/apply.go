@@ -303,9 +303,19 @@ func (a *Applier) applyOwned(ctx context.Context, desired map[string]any, gvk sc
 			}
 		}
 		result, changed, err := a.applyWithOwner(ctx, deepCopyMap(desired), gvk, live, o, pre)
-		if pre.uid != "" && isUIDChange(err) {
-			err = fmt.Errorf("failed to apply %s: %w", describeBody(desired, gvk, ""), apierrors.NewConflict(a.resource(gvk), like.GetName(),
-				fmt.Errorf("the object checked (uid %s) was replaced by another of the same name since it was read", pre.uid)))
+		if pre.uid != "" {
+			// Say what the uid found, in the Applier's words: the caller named none.
+			var what string
+			switch {
+			case isUIDChange(err):
+				what = "was replaced by another of the same name"
+			case apierrors.IsConflict(err) && !isFieldConflict(err):
+				what = "is gone or was replaced"
+			}
+			if what != "" {
+				err = fmt.Errorf("failed to apply %s: %w", describeBody(desired, gvk, ""), apierrors.NewConflict(a.resource(gvk), like.GetName(),
+					fmt.Errorf("the object checked (uid %s) %s since it was read", pre.uid, what)))
+			}
 		}
 		// A conflict is an object of that name where the read found none, one that changed
 		// since the read, or one other than the object the reader held (or a conflict injected

@@ -95,7 +95,7 @@ func TestOwnedByNeverWritesAnotherObjectThanTheOneItsReaderHolds(t *testing.T) {
 			desired: func(ns, _, v string) client.Object {
 				return &testtypes.Fixture{ObjectMeta: metav1.ObjectMeta{Name: ns + "-child"}, Spec: testtypes.WidgetSpec{Size: v}}
 			}},
-		{name: "a child deleted since, as an apply configuration", form: "configuration", policy: ownership.AdoptNever, deleted: true, wantText: "no existing object was found"},
+		{name: "a child deleted since, as an apply configuration", form: "configuration", policy: ownership.AdoptNever, deleted: true, wantText: "is gone or was replaced since it was read"},
 		{name: "a reader that holds the child without its uid, under AdoptNever", form: "typed", policy: ownership.AdoptNever, withoutUID: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
