@@ -57,7 +57,7 @@ func applyIn(ctx context.Context, g Gomega, a *patch.Applier, form string, desir
 		_, err = a.Apply(ctx, u, opts...)
 		return err
 	}
-	var ac runtime.ApplyConfiguration = client.ApplyConfigurationFromUnstructured(u)
+	ac := client.ApplyConfigurationFromUnstructured(u)
 	if cm, ok := desired.(*corev1.ConfigMap); ok {
 		ac = corev1ac.ConfigMap(cm.Name, cm.Namespace).WithLabels(cm.Labels).WithData(cm.Data)
 	}
