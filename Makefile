@@ -115,7 +115,7 @@ else
 endif
 
 .PHONY: chaos
-chaos: ## Run the example operator's reliability scenarios (about 15 minutes) and regenerate docs/reliability.md.
+chaos: ## Run the example operator's reliability scenarios (about 30 minutes on two cores) and regenerate docs/reliability.md.
 	$(MAKE) -C examples/cluster-operator chaos
 
 .PHONY: soak
