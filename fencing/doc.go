@@ -72,12 +72,16 @@ limitations under the License.
 //
 // # What the fence cannot do
 //
-// The check runs before the request is written, not when the API server receives it. A write
-// that passed the check can still arrive after the fence closed:
+// The check runs before the request is written, and again as the transport reads the
+// request's body, not when the API server receives it. A write that passed the check can still
+// arrive after the fence closed:
 //
-//   - a pause between the check and the bytes reaching the socket (the process stops just
-//     after the check; with HTTP/2 the request's frames are written by the connection, after
-//     RoundTrip handed them over);
+//   - a pause between the last check and the bytes reaching the socket: over HTTP/2, the
+//     moment between the transport's last read of the body and its write of the request's
+//     final frame; a write without a body (most deletes) has only the first check, before
+//     its connection is found and its headers written;
+//   - over HTTP/1.1, a body the transport read whole at its first read (a small one) may be
+//     written whole: the later checks find nothing left to refuse;
 //   - a partition that holds bytes already written (in the kernel's send buffer, or in
 //     retransmission) and delivers them after it heals; a client-side timeout does not recall
 //     them.

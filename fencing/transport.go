@@ -17,6 +17,7 @@ limitations under the License.
 package fencing
 
 import (
+	"io"
 	"net/http"
 	"strings"
 )
@@ -39,8 +40,14 @@ import (
 //     authentication and authorization use them on every replica.
 //
 // Every other request — POST, PUT, PATCH, DELETE, and methods it does not know — is a write.
-// The check is the last thing before rt: what it cannot cover is said in the package
-// documentation, under "What the fence cannot do".
+// The check is the last thing before rt, and it runs again each time rt reads the request's
+// body. So a write whose process paused after the first check (waiting for its connection, or
+// with its headers written) fails with the [*RefusedError] when it resumes with the fence
+// closed: over HTTP/2, which client-go speaks to an API server over TLS, the transport reads
+// the body to its end before it sends the end of the request, and on the refusal resets the
+// request's stream instead, so the API server never has the whole request and does not act on
+// it. What it cannot cover is said in the package documentation, under "What the fence cannot
+// do".
 func (l *Lock) WrapTransport(rt http.RoundTripper) http.RoundTripper {
 	return &transport{lock: l, next: rt}
 }
@@ -63,8 +70,43 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			return nil, err
 		}
+		if req.Body != nil && req.Body != http.NoBody {
+			req = t.fenceBody(req)
+		}
 	}
 	return t.next.RoundTrip(req)
+}
+
+// fenceBody returns a copy of req whose body checks the fence before each read, as does the
+// body GetBody returns for a retry. A RoundTripper must not change the request it is given.
+func (t *transport) fenceBody(req *http.Request) *http.Request {
+	fenced := new(http.Request)
+	*fenced = *req
+	fenced.Body = &fencedBody{ReadCloser: req.Body, lock: t.lock}
+	if getBody := req.GetBody; getBody != nil {
+		fenced.GetBody = func() (io.ReadCloser, error) {
+			b, err := getBody()
+			if err != nil || b == nil || b == http.NoBody {
+				return b, err
+			}
+			return &fencedBody{ReadCloser: b, lock: t.lock}, nil
+		}
+	}
+	return fenced
+}
+
+// fencedBody is a request body that refuses to be read once the fence is closed: the
+// transport then abandons the request (HTTP/2 resets its stream) before the body is complete.
+type fencedBody struct {
+	io.ReadCloser
+	lock *Lock
+}
+
+func (b *fencedBody) Read(p []byte) (int, error) {
+	if err := b.lock.Check(); err != nil {
+		return 0, err
+	}
+	return b.ReadCloser.Read(p)
 }
 
 // WrappedRoundTripper returns the transport the fence wraps, as client-go's

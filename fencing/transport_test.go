@@ -21,12 +21,16 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // recorder is an http.RoundTripper that counts the requests that reach it.
@@ -134,3 +138,103 @@ func TestLeasePathsNeedANamespaceAndAName(t *testing.T) {
 		})
 	}
 }
+
+// pausingBody is a request body whose first read stands for a pause of the process: it moves the
+// clock on by pause before it returns its bytes, as if the replica stopped right after the fence
+// let the request through.
+type pausingBody struct {
+	data  *strings.Reader
+	clock *clocktesting.FakePassiveClock
+	pause time.Duration
+	reads int
+}
+
+func (b *pausingBody) Read(p []byte) (int, error) {
+	b.reads++
+	if b.reads == 1 {
+		b.clock.SetTime(b.clock.Now().Add(b.pause))
+	}
+	return b.data.Read(p)
+}
+
+func (b *pausingBody) Close() error { return nil }
+
+func TestAWriteThatResumesWithTheFenceClosedNeverReachesTheServerWhole(t *testing.T) {
+	const patch = `{"metadata":{"labels":{"written":"true"}}}`
+	for _, tt := range []struct {
+		name string
+		// http2 is what client-go speaks to the API server over TLS. (Over HTTP/1.1 a body the
+		// transport reads whole at its first read is written whole: see the package
+		// documentation.)
+		http2 bool
+		pause time.Duration
+		// wantSent is whether the server reads the whole body.
+		wantSent bool
+	}{
+		{name: "over HTTP/2, a pause past the window between the check and the body", http2: true, pause: 13 * time.Second},
+		{name: "over HTTP/2, a pause within the window", http2: true, pause: 5 * time.Second, wantSent: true},
+		{name: "over HTTP/1.1, a pause within the window", pause: 5 * time.Second, wantSent: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			l, _, clock := newTestLock(t)
+			g.Expect(l.Create(context.Background(), renewal(me))).To(Succeed())
+
+			var whole atomic.Int32
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if b, err := io.ReadAll(r.Body); err == nil && string(b) == patch {
+					whole.Add(1)
+				}
+			}))
+			srv.EnableHTTP2 = tt.http2
+			srv.StartTLS()
+			transport := srv.Client().Transport.(*http.Transport).Clone()
+			transport.ForceAttemptHTTP2 = tt.http2
+			client := &http.Client{Transport: l.WrapTransport(transport)}
+
+			body := &pausingBody{data: strings.NewReader(patch), clock: clock, pause: tt.pause}
+			req, err := http.NewRequest(http.MethodPatch, srv.URL+"/api/v1/namespaces/demo/configmaps/c", body)
+			g.Expect(err).NotTo(HaveOccurred())
+			req.ContentLength = int64(len(patch))
+			resp, err := client.Do(req)
+			if err == nil {
+				g.Expect(resp.ProtoMajor).To(Equal(map[bool]int{true: 2, false: 1}[tt.http2]))
+				_ = resp.Body.Close()
+			}
+			srv.Close() // waits for the handler
+			if tt.wantSent {
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(whole.Load()).To(BeEquivalentTo(1))
+				return
+			}
+			var refused *RefusedError
+			g.Expect(errors.As(err, &refused)).To(BeTrue(), "want a *RefusedError, got %v", err)
+			g.Expect(whole.Load()).To(BeZero(), "the server must not have the whole request")
+		})
+	}
+}
+
+func TestABodyForARetryChecksTheFenceToo(t *testing.T) {
+	g := NewWithT(t)
+	l, _, clock := newTestLock(t)
+	g.Expect(l.Create(context.Background(), renewal(me))).To(Succeed())
+	var retryErr error
+	next := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		clock.SetTime(clock.Now().Add(13 * time.Second))
+		b, err := req.GetBody()
+		g.Expect(err).NotTo(HaveOccurred())
+		_, retryErr = io.ReadAll(b)
+		return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader("{}"))}, nil
+	})
+	req, err := http.NewRequest(http.MethodPost, "https://api.example.com/api/v1/namespaces/demo/events", strings.NewReader("{}"))
+	g.Expect(err).NotTo(HaveOccurred())
+	resp, err := l.WrapTransport(next).RoundTrip(req)
+	g.Expect(err).NotTo(HaveOccurred())
+	_ = resp.Body.Close()
+	var refused *RefusedError
+	g.Expect(errors.As(retryErr, &refused)).To(BeTrue(), "want a *RefusedError, got %v", retryErr)
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
