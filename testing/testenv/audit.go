@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,6 +120,11 @@ type AuditEvent struct {
 	URI string
 	// Code is the HTTP status code of the response, such as 200, 404 or 409.
 	Code int
+	// Message is the message of the response's status, for a request that failed: why, in the
+	// API server's words. A request the client abandoned before the API server had all of it
+	// (its HTTP/2 stream reset) is answered 500 with a message such as "stream error: stream ID
+	// 15; CANCEL"; see [AuditEvent.Abandoned].
+	Message string
 	// Received is when the API server received the request; Completed when it sent the
 	// last byte of the response.
 	Received, Completed time.Time
@@ -132,6 +138,15 @@ func (e AuditEvent) IsWrite() bool {
 		return e.Resource != ""
 	}
 	return false
+}
+
+// Abandoned reports whether the client cancelled the request before the API server had read
+// all of it, so that the API server could not act on it: an HTTP/2 stream the client reset,
+// answered 500 with a stream error. A write abandoned that way changed nothing.
+func (e AuditEvent) Abandoned() bool {
+	// Go's HTTP/2 server reports the reset as "stream error: stream ID <n>; CANCEL[; cause]".
+	return e.Code == http.StatusInternalServerError && strings.HasPrefix(e.Message, "stream error: ") &&
+		strings.Contains(e.Message, "; CANCEL")
 }
 
 // AuditEvents are requests in the order the audit log recorded them.
@@ -327,7 +342,8 @@ type rawAuditEvent struct {
 		Subresource string `json:"subresource"`
 	} `json:"objectRef"`
 	ResponseStatus *struct {
-		Code int `json:"code"`
+		Code    int    `json:"code"`
+		Message string `json:"message"`
 	} `json:"responseStatus"`
 	RequestReceivedTimestamp microTime `json:"requestReceivedTimestamp"`
 	StageTimestamp           microTime `json:"stageTimestamp"`
@@ -367,7 +383,7 @@ func (ev *rawAuditEvent) event() AuditEvent {
 		e.APIGroup, e.Resource, e.Subresource, e.Namespace, e.Name = r.APIGroup, r.Resource, r.Subresource, r.Namespace, r.Name
 	}
 	if ev.ResponseStatus != nil {
-		e.Code = ev.ResponseStatus.Code
+		e.Code, e.Message = ev.ResponseStatus.Code, ev.ResponseStatus.Message
 	}
 	return e
 }

@@ -17,7 +17,10 @@ limitations under the License.
 package testenv
 
 import (
+	"errors"
 	"fmt"
+	"net/http"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -25,6 +28,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -125,6 +129,61 @@ func TestAuditLogRecordsEveryRequestOfAUser(t *testing.T) {
 	g.Expect(byResource).To(HaveKeyWithValue("configmaps", 12))
 	g.Expect(byResource).To(HaveKey("selfsubjectaccessreviews"))
 	g.Expect(byResource).To(HaveLen(2))
+}
+
+// abandonedBody is a request body that fails when read: the client gives up on the request
+// after its headers went out, as a fenced transport does for a write whose fence closed.
+type abandonedBody struct{}
+
+func (abandonedBody) Read([]byte) (int, error) { return 0, errors.New("abandoned") }
+func (abandonedBody) Close() error             { return nil }
+
+// TestAuditLogTellsARequestTheClientAbandonedFromOneThatFailed sends a patch whose body the
+// client abandons after its headers, and requests that fail on the API server's side, and checks
+// that only the first is Abandoned, with the API server's message, and that it changed nothing.
+func TestAuditLogTellsARequestTheClientAbandonedFromOneThatFailed(t *testing.T) {
+	e := startOwnEnvironment(t, Options{Scheme: testScheme(), AuditLog: true})
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := e.Namespace(t)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "abandoned", Namespace: ns}, Data: map[string]string{"a": "1"}}
+	g.Expect(e.Client().Create(ctx, cm)).To(Succeed())
+	before, err := e.AuditLog().Mark(ctx)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	hc, err := rest.HTTPClientFor(e.Config())
+	g.Expect(err).NotTo(HaveOccurred())
+	uri := "/api/v1/namespaces/" + ns + "/configmaps/abandoned"
+	req, err := http.NewRequestWithContext(ctx, http.MethodPatch, strings.TrimSuffix(e.Config().Host, "/")+uri, abandonedBody{})
+	g.Expect(err).NotTo(HaveOccurred())
+	req.Header.Set("Content-Type", "application/merge-patch+json")
+	req.ContentLength = int64(len(`{"data":{"a":"2"}}`))
+	_, err = hc.Do(req)
+	g.Expect(err).To(MatchError(ContainSubstring("abandoned")))
+	err = e.Client().Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "abandoned", Namespace: ns}})
+	g.Expect(apierrors.IsAlreadyExists(err)).To(BeTrue(), "a create of an existing ConfigMap: %v", err)
+	err = e.Client().Patch(ctx, cm, client.RawPatch("application/merge-patch+json", []byte(`{"data":{"a":1}}`)))
+	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "a patch the API server refuses: %v", err)
+
+	// The API server completes the abandoned request when it notices the reset.
+	var abandoned, failed AuditEvents
+	g.Eventually(func(g Gomega) {
+		events, err := e.AuditLog().Since(before)
+		g.Expect(err).NotTo(HaveOccurred())
+		mine := events.Filter(func(ev AuditEvent) bool { return ev.Name == "abandoned" && ev.IsWrite() })
+		abandoned = mine.Filter(AuditEvent.Abandoned)
+		failed = mine.Filter(func(ev AuditEvent) bool { return !ev.Abandoned() })
+		g.Expect(abandoned).To(HaveLen(1))
+	}).Should(Succeed())
+	g.Expect(abandoned[0].URI).To(Equal(uri))
+	g.Expect(abandoned[0].Code).To(Equal(http.StatusInternalServerError))
+	g.Expect(abandoned[0].Message).To(ContainSubstring("CANCEL"))
+	g.Expect(failed.Count(func(ev AuditEvent) string { return fmt.Sprintf("%s %d", ev.Verb, ev.Code) })).To(Equal(map[string]int{"create 409": 1, "patch 422": 1}))
+	for _, ev := range failed {
+		g.Expect(ev.Message).NotTo(BeEmpty(), "a failure carries the API server's message")
+	}
+	g.Expect(e.Client().Get(ctx, client.ObjectKeyFromObject(cm), cm)).To(Succeed())
+	g.Expect(cm.Data).To(Equal(map[string]string{"a": "1"}), "the abandoned patch changed nothing")
 }
 
 func TestAuditLogIsNilWhenOff(t *testing.T) {
