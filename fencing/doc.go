@@ -78,8 +78,8 @@ limitations under the License.
 //
 //   - a pause between the last check and the bytes reaching the socket: over HTTP/2, the
 //     moment between the transport's last read of the body and its write of the request's
-//     final frame; a write without a body (most deletes) has only the first check, before
-//     its connection is found and its headers written;
+//     final frame; a write without a body (controller-runtime's deletes send their
+//     DeleteOptions as one) has only the first check, before its headers are written;
 //   - over HTTP/1.1, a body the transport read whole at its first read (a small one) may be
 //     written whole: the later checks find nothing left to refuse;
 //   - a partition that holds bytes already written (in the kernel's send buffer, or in
