@@ -313,7 +313,7 @@ func (a *Applier) applyOwned(ctx context.Context, desired map[string]any, gvk sc
 				what = "is gone or was replaced"
 			}
 			if what != "" {
-				err = fmt.Errorf("failed to apply %s: %w", describeBody(desired, gvk, ""), apierrors.NewConflict(a.resource(gvk), like.GetName(),
+				err = fmt.Errorf("failed to apply %s: %w", describeBody(desired, gvk, ""), apierrors.NewConflict(resourceOf(a.client, gvk), like.GetName(),
 					fmt.Errorf("the object checked (uid %s) %s since it was read", pre.uid, what)))
 			}
 		}
@@ -346,14 +346,6 @@ func isUIDChange(err error) bool {
 	return slices.ContainsFunc(status.Status().Details.Causes, func(c metav1.StatusCause) bool {
 		return c.Field == "metadata.uid"
 	})
-}
-
-// resource names gvk's resource in the errors the Applier makes itself.
-func (a *Applier) resource(gvk schema.GroupVersionKind) schema.GroupResource {
-	if m, err := a.client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
-		return m.Resource.GroupResource()
-	}
-	return schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}
 }
 
 // checkedApplyAttempts is the number of applies of a child the Applier's reader does not hold

@@ -467,10 +467,15 @@ func (p *patcher) finish(latest client.Object) {
 
 // resource names the object's resource in the errors the helper makes itself.
 func (p *patcher) resource() schema.GroupResource {
-	if m, err := p.h.client.RESTMapper().RESTMapping(p.h.gvk.GroupKind(), p.h.gvk.Version); err == nil {
+	return resourceOf(p.h.client, p.h.gvk)
+}
+
+// resourceOf names gvk's resource as c's RESTMapper maps it, or by its kind when it cannot.
+func resourceOf(c client.Client, gvk schema.GroupVersionKind) schema.GroupResource {
+	if m, err := c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
 		return m.Resource.GroupResource()
 	}
-	return schema.GroupResource{Group: p.h.gvk.Group, Resource: p.h.gvk.Kind}
+	return schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}
 }
 
 // touchesStatus reports whether ops change the status.
