@@ -29,6 +29,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
@@ -567,9 +568,11 @@ func denyLocked(t *testing.T, ns string) string {
 		t.Cleanup(func() { _ = client.IgnoreNotFound(env.Client().Delete(context.Background(), obj)) })
 	}
 	probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "probe", Labels: map[string]string{"locked": "true"}}}
+	// The API server's admission learns of a new policy through its informer: seconds on a
+	// loaded machine.
 	g.Eventually(func() bool {
 		return apierrors.IsForbidden(env.Client().Create(ctx, probe.DeepCopy(), client.DryRunAll))
-	}).Should(BeTrue(), "the API server enforces the policy")
+	}).WithTimeout(30*time.Second).Should(BeTrue(), "the API server enforces the policy")
 	return name
 }
 
@@ -588,7 +591,7 @@ func exhaustQuota(t *testing.T, ns string) {
 	probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "probe"}}
 	g.Eventually(func() error {
 		return env.Client().Create(ctx, probe.DeepCopy(), client.DryRunAll)
-	}).Should(MatchError(ContainSubstring("exceeded quota")))
+	}).WithTimeout(30 * time.Second).Should(MatchError(ContainSubstring("exceeded quota")))
 }
 
 // TestCreateOnlyApplyKeepsTheClassOfTheAPIServersRefusal has the API server refuse the apply

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
@@ -336,7 +337,7 @@ func TestOwnedByChecksAChildTheCacheDoesNotHold(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(changed).To(BeFalse())
 		g.Expect(api.take()).To(BeEmpty(), "the cache holds the labelled child")
-	}).Should(Succeed())
+	}).WithTimeout(10 * time.Second).Should(Succeed())
 	g.Expect(writes.take()).To(BeEmpty())
 
 	// What the APIReader prevents: without it the cache hides the rival's entry, and the apply,
