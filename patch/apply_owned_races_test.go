@@ -890,6 +890,16 @@ func (r heldReader) Get(_ context.Context, key client.ObjectKey, obj client.Obje
 	return env.Scheme().Convert(held.DeepCopyObject(), obj, nil)
 }
 
+// appliedChild applies desired with opts (OwnedBy among them) through a fresh Applier, as the
+// Applier under test once did, and returns the child as the API server then has it: what a
+// reader that lags goes on holding.
+func appliedChild(g Gomega, desired client.Object, opts ...patch.ApplyOption) client.Object {
+	first := patch.NewApplier(env.Client(), "tenon-test", patch.ApplierOptions{})
+	_, err := first.Apply(context.Background(), desired, opts...)
+	g.Expect(err).NotTo(HaveOccurred())
+	return liveOf(g, desired)
+}
+
 // TestOwnedByNeverTakesAnObjectThatReplacedTheOneItsReaderHolds has the Applier's reader, a
 // cache that lags, hold the owner's child as it was applied, while on the API server the child
 // is gone, or another writer's object of the same name has replaced it. The check passes on
@@ -925,10 +935,7 @@ func TestOwnedByNeverTakesAnObjectThatReplacedTheOneItsReaderHolds(t *testing.T)
 			key := client.ObjectKey{Namespace: ns, Name: "child"}
 
 			// The child as the Applier applied it, and as its reader goes on holding it.
-			first := patch.NewApplier(env.Client(), "tenon-test", patch.ApplierOptions{})
-			_, err := first.Apply(ctx, ownedConfigMap(ns, "child", "mine"), patch.OwnedBy(owner, tc.policy), patch.ForceOwnership(true))
-			g.Expect(err).NotTo(HaveOccurred())
-			held := liveOf(g, ownedConfigMap(ns, "child", ""))
+			held := appliedChild(g, ownedConfigMap(ns, "child", "mine"), patch.OwnedBy(owner, tc.policy), patch.ForceOwnership(true))
 			deleteNow(g, held)
 			switch tc.replace {
 			case "someone":
@@ -949,7 +956,7 @@ func TestOwnedByNeverTakesAnObjectThatReplacedTheOneItsReaderHolds(t *testing.T)
 			}
 			a := patch.NewApplier(writes, "tenon-test", opts)
 			// A change, so that what the reader holds cannot prove the apply needless.
-			_, err = a.Apply(ctx, ownedConfigMap(ns, "child", "changed"), patch.OwnedBy(owner, tc.policy), patch.ForceOwnership(true))
+			_, err := a.Apply(ctx, ownedConfigMap(ns, "child", "changed"), patch.OwnedBy(owner, tc.policy), patch.ForceOwnership(true))
 			g.Expect(writes.take()).To(Equal(counts{"apply": tc.wantApplies}))
 			g.Expect(api.calls).To(Equal(tc.wantReads))
 
@@ -993,10 +1000,7 @@ func TestOwnedByAppliesToTheObjectItsReaderHoldsInOneRequest(t *testing.T) {
 	ctx := t.Context()
 	ns := env.Namespace(t)
 	owner := newOwner(t, ns, "owner")
-	first := patch.NewApplier(env.Client(), "tenon-test", patch.ApplierOptions{})
-	_, err := first.Apply(ctx, ownedConfigMap(ns, "child", "mine"), patch.OwnedBy(owner), patch.ForceOwnership(true))
-	g.Expect(err).NotTo(HaveOccurred())
-	held := liveOf(g, ownedConfigMap(ns, "child", ""))
+	held := appliedChild(g, ownedConfigMap(ns, "child", "mine"), patch.OwnedBy(owner), patch.ForceOwnership(true))
 
 	writes := newCountingClient(t)
 	api := &hookedReader{Reader: env.Client()}

@@ -115,9 +115,7 @@ func TestOwnedByNeverWritesAnotherObjectThanTheOneItsReaderHolds(t *testing.T) {
 				t.Cleanup(func() { _ = client.IgnoreNotFound(env.Client().Delete(context.Background(), desired(ns, remote, ""))) })
 			}
 
-			first := patch.NewApplier(env.Client(), "tenon-test", patch.ApplierOptions{})
-			g.Expect(first.Apply(ctx, desired(ns, remote, "mine"), patch.OwnedBy(owner, tc.policy))).Error().NotTo(HaveOccurred())
-			held := liveOf(g, desired(ns, remote, ""))
+			held := appliedChild(g, desired(ns, remote, "mine"), patch.OwnedBy(owner, tc.policy))
 			deleteNow(g, held)
 			var before client.Object
 			if !tc.deleted {
@@ -164,9 +162,7 @@ func TestOwnedByKeepsTheClassOfAnInvalidFieldsRefusal(t *testing.T) {
 	ctx := t.Context()
 	ns := env.Namespace(t)
 	owner := newOwner(t, ns, "owner")
-	first := patch.NewApplier(env.Client(), "tenon-test", patch.ApplierOptions{})
-	g.Expect(first.Apply(ctx, ownedConfigMap(ns, "child", "mine"), patch.OwnedBy(owner))).Error().NotTo(HaveOccurred())
-	held := liveOf(g, ownedConfigMap(ns, "child", ""))
+	held := appliedChild(g, ownedConfigMap(ns, "child", "mine"), patch.OwnedBy(owner))
 
 	a := patch.NewApplier(env.Client(), "tenon-test", patch.ApplierOptions{
 		Reader: heldReader{held: map[client.ObjectKey]client.Object{client.ObjectKeyFromObject(held): held}}, APIReader: env.Client(),
@@ -211,9 +207,7 @@ func TestOwnedByAppliesToAChildBeingDeletedThatItsReaderHolds(t *testing.T) {
 	ctx := t.Context()
 	ns := env.Namespace(t)
 	owner := newOwner(t, ns, "owner")
-	first := patch.NewApplier(env.Client(), "tenon-test", patch.ApplierOptions{})
-	g.Expect(first.Apply(ctx, ownedConfigMap(ns, "child", "mine"), patch.OwnedBy(owner))).Error().NotTo(HaveOccurred())
-	child := liveOf(g, ownedConfigMap(ns, "child", ""))
+	child := appliedChild(g, ownedConfigMap(ns, "child", "mine"), patch.OwnedBy(owner))
 	mergePatchOnServer(t, g, child, `{"metadata":{"finalizers":["someone.example/keep"]}}`, false)
 	held := liveOf(g, child)
 	g.Expect(env.Client().Delete(ctx, held)).To(Succeed())
