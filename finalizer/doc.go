@@ -72,7 +72,8 @@ limitations under the License.
 // [ReleaseAnnotation] if the controller enabled Lifecycle.AllowRelease; the annotation counts
 // only when it was set after the deletion began, and the release is recorded in a Warning Event
 // and a log line that name who set it and the steps that did not finish. Lifecycle.Retain skips
-// the steps on purpose, for a deletion policy that keeps external resources.
+// the steps marked Step.External on purpose, for a deletion policy that keeps external
+// resources; steps that clean up Kubernetes objects still run.
 //
 // Namespace deletion waits for every object's finalizers, so a finalizer that never finishes
 // holds its namespace in Terminating too: the Deleting condition says why.

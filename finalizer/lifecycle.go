@@ -105,6 +105,12 @@ type Step[T client.Object] struct {
 	// cheap once done: check whether the external resource still exists before deleting it, and
 	// report [Finished] when it does not.
 	Run func(ctx context.Context, obj T) (Progress, error)
+
+	// External marks a step that cleans up something outside the cluster (a cloud resource, a
+	// DNS record): [Lifecycle].Retain skips external steps and only those. Steps that clean up
+	// Kubernetes objects (tracked children the garbage collector cannot reach) run whatever
+	// Retain says, so a policy that keeps the external resource does not leak them.
+	External bool
 }
 
 // Lifecycle runs a controller's finalizer: it adds the finalizer while the object lives and,
@@ -147,9 +153,10 @@ type Lifecycle[T client.Object] struct {
 	// able to unblock deletion after an external system disappeared.
 	AllowRelease bool
 
-	// Retain, when set and true for the object being deleted, skips the steps and removes the
-	// finalizer: the external resources are kept on purpose (a deletion policy such as
-	// spec.deletionPolicy: Retain). An Event records it.
+	// Retain, when set and true for the object being deleted, skips the steps marked External:
+	// the external resources are kept on purpose (a deletion policy such as
+	// spec.deletionPolicy: Retain). The other steps run as always, and the finalizer is removed
+	// once they are done. An Event records which steps were skipped.
 	Retain func(obj T) bool
 
 	mu      sync.Mutex
@@ -230,10 +237,6 @@ func (l *Lifecycle[T]) finalize(ctx context.Context, obj T) (ctrl.Result, error)
 	logger := log.FromContext(ctx).WithValues("finalizer", l.Finalizer)
 	state := l.state(obj)
 
-	if l.Retain != nil && l.Retain(obj) {
-		return l.release(ctx, obj, corev1.EventTypeNormal, ReasonRetained, "Retained",
-			fmt.Sprintf("external resources retained by policy; cleanup steps skipped: %s", strings.Join(l.stepNames(), ", ")))
-	}
 	if l.AllowRelease && obj.GetAnnotations()[ReleaseAnnotation] == l.Finalizer {
 		if by, ok := releasedBy(obj); ok {
 			pending := strings.Join(l.pendingSteps(obj, state), ", ")
@@ -249,18 +252,16 @@ func (l *Lifecycle[T]) finalize(ctx context.Context, obj T) (ctrl.Result, error)
 				"the %s annotation is ignored: it was set before the deletion began (set it again to release the finalizer)", ReleaseAnnotation)
 		}
 	}
-	if wait := l.wait(state); wait > 0 {
-		// A failing step waits for its retry, whatever woke this reconcile.
+	steps, retained := l.stepsToRun(obj)
+	if wait := l.wait(state); wait > 0 && !slices.Contains(retained, state.step) {
+		// A failing step waits for its retry, whatever woke this reconcile; one that Retain now
+		// skips does not hold the others up.
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 
 	h, err := patch.NewHelper(obj, l.Client)
 	if err != nil {
 		return ctrl.Result{}, err
-	}
-	steps := slices.Clone(l.Steps)
-	if l.Reverse {
-		slices.Reverse(steps)
 	}
 	for _, step := range steps {
 		progress, stepErr := step.Run(ctx, obj)
@@ -311,8 +312,31 @@ func (l *Lifecycle[T]) finalize(ctx context.Context, obj T) (ctrl.Result, error)
 		}
 		return res, resErr
 	}
+	if len(retained) > 0 {
+		return l.release(ctx, obj, corev1.EventTypeNormal, ReasonRetained, "Retained",
+			fmt.Sprintf("external resources retained by policy; cleanup steps skipped: %s; finalizer %s removed", strings.Join(retained, ", "), l.Finalizer))
+	}
 	return l.release(ctx, obj, corev1.EventTypeNormal, ReasonFinalized, "Finalized",
 		fmt.Sprintf("cleanup complete (%s); finalizer %s removed", strings.Join(l.stepNames(), ", "), l.Finalizer))
+}
+
+// stepsToRun returns the steps to run for obj, in the order they run, and the names of the steps
+// Retain skips.
+func (l *Lifecycle[T]) stepsToRun(obj T) (steps []Step[T], retained []string) {
+	steps = slices.Clone(l.Steps)
+	if l.Reverse {
+		slices.Reverse(steps)
+	}
+	if l.Retain == nil || !l.Retain(obj) {
+		return steps, nil
+	}
+	steps = slices.DeleteFunc(steps, func(s Step[T]) bool {
+		if s.External {
+			retained = append(retained, s.Name)
+		}
+		return s.External
+	})
+	return steps, retained
 }
 
 // release removes the finalizer and, once it is removed, records the Event that says why.

@@ -273,13 +273,17 @@ func TestTheReleaseAnnotationIsAnAuditedEscapeHatch(t *testing.T) {
 	g.Expect(released).To(ContainSubstring("last progress: step dns-record failed: dns api: no such zone"))
 }
 
-func TestRetainSkipsTheSteps(t *testing.T) {
+func TestRetainSkipsTheExternalStepsOnly(t *testing.T) {
 	g := NewWithT(t)
 	j := &journal{}
 	recorder := events.NewFakeRecorder(5)
+	dns := scriptedStep("dns-record", j)
+	dns.External = true
 	l := &finalizer.Lifecycle[*testtypes.Widget]{
 		Finalizer: ours, Client: env.Client(), Recorder: recorder,
-		Steps:  []finalizer.Step[*testtypes.Widget]{scriptedStep("dns-record", j)},
+		// The tracked children are Kubernetes objects the garbage collector cannot reach: a
+		// policy that keeps the DNS record must not leak them.
+		Steps:  []finalizer.Step[*testtypes.Widget]{dns, scriptedStep("tracked-children", j)},
 		Retain: func(w *testtypes.Widget) bool { return w.Spec.Size == "retain" },
 	}
 	w := deleted(t, g, l)
@@ -289,9 +293,35 @@ func TestRetainSkipsTheSteps(t *testing.T) {
 	_, _, err := l.Reconcile(t.Context(), w)
 
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(j.get()).To(BeEmpty())
+	g.Expect(j.get()).To(Equal([]string{"tracked-children"}))
 	g.Expect(gone(t.Context(), w)).To(BeTrue())
 	g.Expect(recorder.Events).To(Receive(ContainSubstring("Normal ResourcesRetained external resources retained by policy; cleanup steps skipped: dns-record")))
+}
+
+func TestRetainDoesNotWaitForTheRetryOfAnExternalStepItSkips(t *testing.T) {
+	g := NewWithT(t)
+	j := &journal{}
+	dns := scriptedStep("dns-record", j, func() (finalizer.Progress, error) { return finalizer.Progress{}, errors.New("dns api: no such zone") })
+	dns.External = true
+	l := &finalizer.Lifecycle[*testtypes.Widget]{
+		Finalizer: ours, Client: env.Client(), StalledRetryInterval: time.Hour,
+		Steps:  []finalizer.Step[*testtypes.Widget]{dns, scriptedStep("tracked-children", j)},
+		Retain: func(w *testtypes.Widget) bool { return w.Spec.Size == "retain" },
+	}
+	w := deleted(t, g, l)
+	_, _, err := l.Reconcile(t.Context(), w)
+	g.Expect(err).To(MatchError(ContainSubstring("no such zone")))
+
+	// A person gives up on the DNS record: the failing step's retry is not waited for.
+	g.Expect(env.Client().Get(t.Context(), client.ObjectKeyFromObject(w), w)).To(Succeed())
+	w.Spec.Size = "retain"
+	g.Expect(env.Client().Update(t.Context(), w)).To(Succeed())
+	_, res, err := l.Reconcile(t.Context(), w)
+
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.RequeueAfter).To(BeZero())
+	g.Expect(j.get()).To(Equal([]string{"dns-record", "tracked-children"}))
+	g.Expect(gone(t.Context(), w)).To(BeTrue())
 }
 
 func TestReconcileOfAnObjectWithItsFinalizerSendsNoWrite(t *testing.T) {
