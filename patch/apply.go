@@ -76,16 +76,15 @@ type ApplierOptions struct {
 	// APIReader reads the live object when Reader does not find it and the call has [OwnedBy]:
 	// a reader that goes to the API server, such as mgr.GetAPIReader(). Set it when Reader is a
 	// cache that holds only some objects (a label or field selector in the manager's cache
-	// options): an object of the child's name that the cache does not hold is then checked
-	// against the adoption policy instead of being taken over by the apply. A child the Applier
-	// never applied is first applied as a creation only (a precondition lets the API server
-	// create it and refuse, with nothing written, when an object of that name exists), so
-	// creating a child costs its apply and no read; the API reader reads it when that apply
-	// finds one, and when the Applier applied the child before and Reader does not hold it (a
-	// cache that lags, or a child deleted since). The apply after that read is conditional on
-	// it, so that an object another writer creates or changes in between is read and checked
-	// again instead of written to (see [OwnedBy]). Default: none; a child Reader does not find
-	// is taken not to exist.
+	// options), or one that may lag. A child the Applier never applied is first applied as a
+	// creation only (the API server creates it, or refuses, with nothing written, when an object
+	// of that name exists), so creating a child costs its apply and no read; the API reader
+	// reads the object when that apply is refused, when the Applier applied the child before and
+	// Reader does not hold it, and when an owned apply loses a race (see [OwnedBy]), so that the
+	// object is checked against the adoption policy and the loser of a race gets an
+	// [*ownership.AdoptionError]. Default: none; an owned apply that finds an object Reader does
+	// not hold, or that changed since Reader read it, then returns a conflict (the next
+	// reconcile checks again) and never writes to it.
 	APIReader client.Reader
 
 	// CacheSize is the number of (object, field manager, subresource) combinations whose last
@@ -251,81 +250,150 @@ func (a *Applier) ApplyConfiguration(ctx context.Context, ac runtime.ApplyConfig
 // Applier's reader holds of the object (nil when it does not), and like an empty object of its
 // type and name.
 //
-// A child the reader does not hold may still exist when the reader is a cache that holds only
-// some objects: with an API reader, the Applier does not take that for granted. For a child it
-// never applied (the usual case: a child created right now), it sends the apply as a creation
-// only, with a resourceVersion no object can have as a precondition: the API server creates the
-// child when none of that name exists, and otherwise refuses with a 409 and writes nothing. Only
-// then does it read the live object with the API reader and check it as always. A child it
-// applied before and the reader does not hold (a cache that lags behind, or a child deleted
-// since) is read with the API reader first. So creating a child costs one request, and no read.
+// An owned apply is always conditional on what was checked: the API server refuses it, with
+// nothing written, when the object is not the one whose ownership the adoption check saw (see
+// [Applier.ownedPrecondition]). Server-side apply would otherwise let the controller's own field
+// manager drop an owner reference it applied before, for another owner: two workers of one
+// controller, with a cache that lags, would both take one child.
 //
-// The apply that follows a read through the API reader is conditional on what the read found:
-// a creation only when it found nothing, the resourceVersion it read otherwise. An object
-// another writer creates, replaces or changes between the read and the apply is not written
-// to: the API server refuses the apply with a 409, and the object is read and checked again, up
-// to [checkedApplyAttempts] applies in all, after which that 409 is returned.
-//
-// A child the reader holds is checked as the reader holds it, and the apply names its uid: a
-// cache that lags may still hold an object deleted since, or replaced by another of the same
-// name, which the check did not see. The API server refuses the apply to any other object than
-// the one checked (a 409 when none exists, a 422 on metadata.uid when another does, which the
-// Applier returns as a conflict); with an API reader the object is then read and checked again,
-// as above. A child the reader holds without a uid (a hand-built reader) is applied on the
-// resourceVersion the reader holds instead, or unconditionally when it holds none either.
+// A refusal because the object changed since it was read (a 409, or the API server's refusal of
+// a second controller reference or of another uid, which the Applier returns as a conflict) is
+// a race lost to another writer. With an API reader the object is then read and checked again,
+// and applied on the resourceVersion read, up to [checkedApplyAttempts] applies in all, so that
+// the loser of a race for an unowned child gets the [*ownership.AdoptionError] that names the
+// winner. Without one the conflict is returned, and the next reconcile, with a reader that has
+// caught up, checks again. A field another manager owns is a conflict with an object already
+// checked: it is returned at once.
 func (a *Applier) applyOwned(ctx context.Context, desired map[string]any, gvk schema.GroupVersionKind, like, live client.Object, o *applyOptions) (client.Object, bool, error) {
 	if !o.owned {
 		return a.apply(ctx, desired, gvk, live, "", o.force, precondition{})
 	}
-	if live == nil && a.apiReader == nil {
-		return a.applyWithOwner(ctx, desired, gvk, nil, o, precondition{})
-	}
-	read := false
-	if live == nil {
-		_, read = a.cache.get(a.keyOf(desired, gvk, ""))
+	var pre precondition
+	if _, applied := a.cache.get(a.keyOf(desired, gvk, "")); live == nil && applied && a.apiReader != nil {
+		// Applied before, and the reader does not hold it: it lags behind, or the object was
+		// deleted since. A read costs less than an apply, and the apply is then conditional on
+		// what the read found.
+		var err error
+		if live, err = a.readLive(ctx, a.apiReader, like, gvk); err != nil {
+			return nil, false, err
+		}
+		pre = checkedRead(live)
+	} else {
+		pre = a.ownedPrecondition(desired, gvk, live, o)
 	}
 	for attempt := 1; ; attempt++ {
-		var pre precondition
-		switch {
-		case attempt == 1 && live != nil && live.GetUID() != "":
-			// As Reader holds it, which may lag behind the server.
-			pre.uid = live.GetUID()
-		case read:
-			var err error
-			if live, err = a.readLive(ctx, a.apiReader, like, gvk); err != nil {
-				return nil, false, err
-			}
-			fallthrough
-		default:
-			pre.resourceVersion = noSuchResourceVersion
-			if live != nil {
-				pre.resourceVersion = live.GetResourceVersion()
-			}
-		}
 		result, changed, err := a.applyWithOwner(ctx, deepCopyMap(desired), gvk, live, o, pre)
-		if pre.uid != "" {
-			// Say what the uid found, in the Applier's words: the caller named none.
-			var what string
-			switch {
-			case isUIDChange(err):
-				what = "was replaced by another of the same name"
-			case apierrors.IsConflict(err) && !isFieldConflict(err):
-				what = "is gone or was replaced"
-			}
-			if what != "" {
-				err = fmt.Errorf("failed to apply %s: %w", describeBody(desired, gvk, ""), apierrors.NewConflict(resourceOf(a.client, gvk), like.GetName(),
-					fmt.Errorf("the object checked (uid %s) %s since it was read", pre.uid, what)))
-			}
-		}
-		// A conflict is an object of that name where the read found none, one that changed
-		// since the read, or one other than the object the reader held (or a conflict injected
-		// on the way): check it like any other. A field another manager owns is a conflict with
-		// an object already checked.
+		err = a.lostRace(err, desired, gvk, like, pre)
 		if !apierrors.IsConflict(err) || (live != nil && isFieldConflict(err)) || a.apiReader == nil || attempt == checkedApplyAttempts {
 			return result, changed, err
 		}
-		read = true
+		if live, err = a.readLive(ctx, a.apiReader, like, gvk); err != nil {
+			return nil, false, err
+		}
+		pre = checkedRead(live)
 	}
+}
+
+// checkedRead returns the precondition of an owned apply after a read through the API reader
+// found live (nil for nothing): that version of the object, or a creation only.
+func checkedRead(live client.Object) precondition {
+	if live == nil {
+		return precondition{resourceVersion: noSuchResourceVersion}
+	}
+	return precondition{resourceVersion: live.GetResourceVersion()}
+}
+
+// ownedPrecondition returns what the API server must find for an owned apply after the Applier
+// checked live, the object its reader holds (nil for none), against the adoption policy:
+//
+//   - an object live shows controlled by the owner through an owner reference, or through
+//     tracking labels applied without ForceOwnership: the same object (its uid). Nothing can
+//     take it from the owner in between without the API server refusing the apply: it allows
+//     one controller reference only, and another manager's tracking labels are a field
+//     conflict.
+//   - any other object live shows (unowned, or marked by tracking labels that ForceOwnership
+//     would take over): the same version of it (its resourceVersion), so that a change of its
+//     ownership after the read, by anyone, the controller's own other workers included, fails
+//     the apply instead of being overwritten.
+//   - no object, when the Applier's last apply of this object, for this owner, left it at a
+//     resourceVersion the reader has not caught up with: that version, which the Applier knows
+//     to be the owner's; the API server also creates the object if it is gone. Likewise when
+//     live is older than that apply.
+//   - no object otherwise: a creation only, refused when an object of that name exists that
+//     the reader does not hold.
+//
+// A reader that holds the object without a uid or resourceVersion (a hand-built reader) gets
+// the condition it can: the resourceVersion, or none.
+func (a *Applier) ownedPrecondition(desired map[string]any, gvk schema.GroupVersionKind, live client.Object, o *applyOptions) precondition {
+	var owner types.UID
+	if !isNil(o.owner) {
+		owner = o.owner.GetUID()
+	}
+	r, applied := a.cache.get(a.keyOf(desired, gvk, ""))
+	applied = applied && r.owner == owner && owner != ""
+	if live == nil {
+		if applied {
+			return precondition{resourceVersion: r.resourceVersion}
+		}
+		return precondition{resourceVersion: noSuchResourceVersion}
+	}
+	if applied && olderThan(live.GetResourceVersion(), r.resourceVersion) {
+		// The reader lags behind the Applier's own apply, which left the object the owner's.
+		return precondition{uid: live.GetUID(), resourceVersion: r.resourceVersion}
+	}
+	mark, marked := ownership.OwnerOf(live)
+	marked = marked && mark.UID == owner && owner != ""
+	if marked && (mark.Mechanism == ownership.ControllerReference || !o.force) && live.GetUID() != "" {
+		return precondition{uid: live.GetUID()}
+	}
+	return precondition{uid: live.GetUID(), resourceVersion: live.GetResourceVersion()}
+}
+
+// lostRace returns err, the outcome of an owned apply under pre, with the API server's refusals
+// that mean the object is not the one checked as conflicts that say so in the Applier's words:
+// another controller's reference (it took the object since it was checked), another uid (the
+// object was replaced), an object where none was found, or another version than the one
+// checked. A conflict over fields another manager owns is returned as it is.
+func (a *Applier) lostRace(err error, desired map[string]any, gvk schema.GroupVersionKind, like client.Object, pre precondition) error {
+	var what string
+	switch {
+	case err == nil:
+		return nil
+	case isSecondController(err):
+		what = "another controller took the object since it was checked"
+	case pre.uid != "" && isUIDChange(err):
+		what = fmt.Sprintf("the object checked (uid %s) was replaced by another of the same name since it was read", pre.uid)
+	case !apierrors.IsConflict(err) || isFieldConflict(err):
+		return err
+	case pre.resourceVersion == noSuchResourceVersion:
+		what = "an object of that name exists that the Applier's reader does not hold"
+		if a.apiReader == nil {
+			what += "; set ApplierOptions.APIReader to read it and check its adoption"
+		}
+	case pre.uid != "" && pre.resourceVersion != "":
+		what = fmt.Sprintf("the object checked (uid %s) is gone, was replaced, or changed since it was read at resourceVersion %s", pre.uid, pre.resourceVersion)
+	case pre.resourceVersion != "":
+		what = fmt.Sprintf("the object changed since it was read at resourceVersion %s", pre.resourceVersion)
+	case pre.uid != "":
+		what = fmt.Sprintf("the object checked (uid %s) is gone or was replaced since it was read", pre.uid)
+	default:
+		return err
+	}
+	return fmt.Errorf("failed to apply %s: %w", describeBody(desired, gvk, ""),
+		apierrors.NewConflict(resourceOf(a.client, gvk), like.GetName(), errors.New(what)))
+}
+
+// isSecondController reports whether err is the API server's refusal of an object with more
+// than one controller owner reference: the apply added the owner's while another controller's
+// was there, set since the object was checked.
+func isSecondController(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	return slices.ContainsFunc(status.Status().Details.Causes, func(c metav1.StatusCause) bool {
+		return c.Field == "metadata.ownerReferences" && strings.Contains(c.Message, "Only one reference can have Controller set to true")
+	})
 }
 
 // precondition is what the API server must find for an apply to go ahead: an object of that
@@ -597,28 +665,50 @@ func (a *Applier) apply(ctx context.Context, desired map[string]any, gvk schema.
 		return nil, false, err
 	}
 	if live != nil {
-		// The same apply as last time, and the object has not changed since; or the reader (a
-		// cache) has not caught up with that apply yet, and will bring any later change to the
-		// object in a new event.
-		if r, ok := a.cache.get(key); ok && r.hash == hash &&
-			(r.resourceVersion == live.GetResourceVersion() || olderThan(live.GetResourceVersion(), r.resourceVersion)) {
+		r, applied := a.cache.get(key)
+		lagging := applied && olderThan(live.GetResourceVersion(), r.resourceVersion)
+		if applied && r.hash == hash && (r.resourceVersion == live.GetResourceVersion() || lagging) {
+			// The same apply as last time, and the object has not changed since; or the reader
+			// (a cache) has not caught up with that apply yet, and will bring any later change
+			// to the object in a new event.
 			return live, false, nil
 		}
-		liveMap, err := toMap(live)
-		if err != nil {
-			return nil, false, err
-		}
-		declared := declaredFields(a.types(), desired)
-		var declaredMeta map[string]any
-		if declared == nil {
-			declaredMeta = declaredMetadata(a.types(), desired)
-		}
-		if upToDate(desired, liveMap, live.GetManagedFields(), a.manager, subresource, declared, declaredMeta) {
-			a.cache.put(key, applyRecord{hash: hash, resourceVersion: live.GetResourceVersion()})
-			return live, false, nil
+		// A reader that has not caught up with the Applier's last apply, which was another,
+		// holds an object that is no longer so and proves nothing: applying A, then B, then A
+		// again must send A.
+		if !lagging {
+			upToDate, err := a.provenUpToDate(desired, gvk, live, subresource)
+			if err != nil {
+				return nil, false, err
+			}
+			if upToDate {
+				a.cache.put(key, applyRecord{hash: hash, resourceVersion: live.GetResourceVersion(), owner: ownerMarked(desired)})
+				return live, false, nil
+			}
 		}
 	}
+	return a.send(ctx, desired, gvk, live, subresource, force, pre, key, hash)
+}
 
+// provenUpToDate reports whether live, with its managedFields, proves that applying desired
+// would change nothing (see [Applier.Apply]).
+func (a *Applier) provenUpToDate(desired map[string]any, gvk schema.GroupVersionKind, live client.Object, subresource string) (bool, error) {
+	liveMap, err := toMap(live)
+	if err != nil {
+		return false, err
+	}
+	declared := declaredFields(a.types(), desired)
+	var declaredMeta map[string]any
+	if declared == nil {
+		declaredMeta = declaredMetadata(a.types(), desired)
+	}
+	return upToDate(desired, liveMap, live.GetManagedFields(), a.manager, subresource, declared, declaredMeta), nil
+}
+
+// send sends the apply request of desired under pre, and remembers it under key and hash.
+func (a *Applier) send(ctx context.Context, desired map[string]any, gvk schema.GroupVersionKind,
+	live client.Object, subresource string, force bool, pre precondition, key applyKey, hash [32]byte,
+) (result client.Object, changed bool, err error) {
 	u := &unstructured.Unstructured{Object: deepCopyMap(desired)}
 	// The precondition goes in the request only, after the hash: it is not what is declared.
 	if pre.uid != "" {
@@ -653,12 +743,22 @@ func (a *Applier) apply(ctx context.Context, desired map[string]any, gvk schema.
 	} else if r, ok := a.cache.get(key); ok && r.hash == hash {
 		previous = r.resourceVersion
 	}
-	a.cache.put(key, applyRecord{hash: hash, resourceVersion: u.GetResourceVersion()})
+	a.cache.put(key, applyRecord{hash: hash, resourceVersion: u.GetResourceVersion(), owner: ownerMarked(desired)})
 	changed = previous == "" || u.GetResourceVersion() != previous
 	if changed {
 		log.FromContext(ctx).V(1).Info("Applied", "object", what, "fieldManager", a.manager, "resourceVersion", u.GetResourceVersion())
 	}
 	return u, changed, nil
+}
+
+// ownerMarked returns the uid of the owner whose mark desired, the body of an apply request,
+// declares: its controller owner reference, or its tracking label; empty for none.
+func ownerMarked(desired map[string]any) types.UID {
+	owner, ok := ownership.OwnerOf(&unstructured.Unstructured{Object: desired})
+	if !ok {
+		return ""
+	}
+	return owner.UID
 }
 
 // describeBody names the object of an apply request body in messages: "ConfigMap ns/name", or
@@ -810,27 +910,28 @@ func statusBody(m map[string]any, gvk schema.GroupVersionKind, live client.Objec
 	if !has {
 		return body, nil
 	}
-	desired, ok := parseConditions(raw)
+	desired, ok := conditionList(raw)
 	if !ok {
-		return body, nil // not metav1.Conditions: applied as they are
+		return body, nil // not a list of conditions keyed by type: applied as it is
 	}
 	liveMap, err := toMap(live)
 	if err != nil {
 		return nil, err
 	}
 	liveRaw, _ := nested(liveMap, "status", "conditions")
-	current, _ := parseConditions(liveRaw)
-	out := make([]metav1.Condition, 0, len(desired))
-	for _, c := range desired {
-		if owned != nil && !slices.Contains(owned, conditions.Type(c.Type)) {
+	current, _ := conditionList(liveRaw)
+	out := make([]any, 0, len(desired))
+	for _, e := range desired {
+		c := asMap(e)
+		if owned != nil && !slices.Contains(owned, conditions.Type(conditionType(c))) {
 			continue
 		}
-		i := slices.IndexFunc(current, func(l metav1.Condition) bool { return l.Type == c.Type })
+		l := findCondition(current, conditionType(c))
 		switch {
-		case i >= 0 && current[i].Status == c.Status:
-			c.LastTransitionTime = current[i].LastTransitionTime
-		case c.LastTransitionTime.IsZero():
-			c.LastTransitionTime = metav1.NewTime(time.Now().Truncate(time.Second))
+		case l != nil && l["lastTransitionTime"] != nil && jsonEqual(l["status"], c["status"]):
+			c["lastTransitionTime"] = deepCopy(l["lastTransitionTime"])
+		case c["lastTransitionTime"] == nil || c["lastTransitionTime"] == "":
+			c["lastTransitionTime"] = time.Now().UTC().Truncate(time.Second).Format(time.RFC3339)
 		}
 		out = append(out, c)
 	}
@@ -838,15 +939,7 @@ func statusBody(m map[string]any, gvk schema.GroupVersionKind, live client.Objec
 		delete(status, "conditions")
 		return body, nil
 	}
-	list := make([]any, len(out))
-	for i := range out {
-		cm, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&out[i])
-		if err != nil {
-			return nil, fmt.Errorf("failed to convert condition %s: %w", out[i].Type, err)
-		}
-		list[i] = cm
-	}
-	status["conditions"] = list
+	status["conditions"] = out
 	return body, nil
 }
 

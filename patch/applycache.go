@@ -21,6 +21,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // applyKey identifies what one field manager applies to one object (or its status).
@@ -35,6 +36,9 @@ type applyKey struct {
 type applyRecord struct {
 	hash            [32]byte
 	resourceVersion string
+	// owner is the uid of the owner whose mark the apply declared (a controller owner reference
+	// or tracking labels), if any: the object at resourceVersion was that owner's.
+	owner types.UID
 }
 
 // applyCache remembers the last apply of up to size objects. It keeps two generations of

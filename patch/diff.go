@@ -20,8 +20,6 @@ import (
 	"slices"
 	"strconv"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/tenon-dev/tenon/conditions"
 )
 
@@ -220,27 +218,26 @@ func (d *differ) conditions(bs, rs map[string]any) {
 		return
 	}
 	path := []string{"status", "conditions"}
-	bc, okB := parseConditions(bRaw)
-	rc, okR := parseConditions(rRaw)
-	if !okB || !okR || !hasB || !hasR || !sameTypes(bc, rc) {
+	bl, okB := conditionList(bRaw)
+	rl, okR := conditionList(rRaw)
+	if !okB || !okR || !hasB || !hasR || !sameTypes(bl, rl) {
 		d.value(path, bRaw, rRaw, hasB, hasR, true)
 		return
 	}
-	bl, rl := list(bRaw), list(rRaw)
-	for i := range rc {
+	for i := range rl {
 		if jsonEqual(bl[i], rl[i]) {
 			continue
 		}
 		at := append(slices.Clip(path), strconv.Itoa(i))
 		switch {
-		case d.guarded != nil && d.guarded(rc[i].Type):
+		case d.guarded != nil && d.guarded(conditionType(rl[i])):
 			d.test(at, bl[i])
 		default:
 			// Owned: ours wins whatever else another writer changed, but the transition time
 			// is the latest object's while the status stays, which only a retry on the latest
 			// object can know when another writer changed either.
-			bm, _ := bl[i].(map[string]any)
-			d.test(append(at, "type"), rc[i].Type)
+			bm := asMap(bl[i])
+			d.test(append(at, "type"), conditionType(rl[i]))
 			d.test(append(at, "status"), bm["status"])
 			d.test(append(at, "lastTransitionTime"), bm["lastTransitionTime"])
 		}
@@ -272,8 +269,8 @@ func (r *request) finish(base map[string]any, lock bool) []op {
 	return out
 }
 
-func sameTypes(a, b []metav1.Condition) bool {
-	return slices.EqualFunc(a, b, func(x, y metav1.Condition) bool { return x.Type == y.Type })
+func sameTypes(a, b []any) bool {
+	return slices.EqualFunc(a, b, func(x, y any) bool { return conditionType(x) == conditionType(y) })
 }
 
 // ownedGuard returns the guard for differ.guarded: conditions of owned types are written without

@@ -86,7 +86,11 @@ limitations under the License.
 //	  OwnedConditions
 //
 // "Both changed it" means both changed the same field, key, list or condition; where both made
-// the same change there is nothing to merge. A [*ConflictError] writes nothing of the part that
+// the same change there is nothing to merge. A condition (an element of status.conditions with a
+// type) is one value whatever fields it carries besides metav1.Condition's (a Node's
+// lastHeartbeatTime, a Pod's lastProbeTime, Cluster API's severity): changing any of them
+// changes the condition, and every field of a condition this reconcile did not change is kept
+// as its writer left it; only lastTransitionTime is the latest object's while the status stays. A [*ConflictError] writes nothing of the part that
 // conflicts (metadata and spec, or status) and satisfies apierrors.IsConflict; the next
 // reconcile, reading the latest object, decides again.
 //

@@ -20,10 +20,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/tenon-dev/tenon/conditions"
 )
@@ -173,17 +169,20 @@ func set(l map[string]any, k string, v any, has bool) {
 	}
 }
 
-// conditions merges status.conditions by type into rs, latest's status.
+// conditions merges status.conditions by type into rs, latest's status. Conditions are merged
+// whole, as the objects hold them, whatever fields they carry besides metav1.Condition's (a
+// Node's lastHeartbeatTime, a Pod's lastProbeTime, Cluster API's severity): a condition this
+// reconcile did not change keeps latest's value exactly.
 func (m *merger) conditions(rs, bs, as map[string]any) {
 	bRaw, hasB := member(bs, "conditions")
 	aRaw, hasA := member(as, "conditions")
 	if hasB == hasA && (!hasA || jsonEqual(bRaw, aRaw)) {
 		return
 	}
-	bc, okB := parseConditions(bRaw)
-	ac, okA := parseConditions(aRaw)
+	bc, okB := conditionList(bRaw)
+	ac, okA := conditionList(aRaw)
 	lRaw, _ := member(rs, "conditions")
-	lc, okL := parseConditions(lRaw)
+	lc, okL := conditionList(lRaw)
 	if !okB || !okA || !okL {
 		// Not a list of conditions after all: a list like any other.
 		m.key([]string{"status"}, rs, "conditions", bs, as)
@@ -192,39 +191,44 @@ func (m *merger) conditions(rs, bs, as map[string]any) {
 	owned := func(t string) bool { return slices.Contains(m.owned, conditions.Type(t)) }
 	var types []string
 	for _, c := range ac {
-		if i := indexOfType(bc, c.Type); i < 0 || !sameContent(&bc[i], &c) {
-			types = append(types, c.Type)
+		if t := conditionType(c); !sameCondition(findCondition(bc, t), asMap(c)) {
+			types = append(types, t)
 		}
 	}
 	for _, c := range bc {
-		if indexOfType(ac, c.Type) < 0 {
-			types = append(types, c.Type)
+		if t := conditionType(c); findCondition(ac, t) == nil {
+			types = append(types, t)
 		}
 	}
 	for _, t := range types {
-		b, a, l := findType(bc, t), findType(ac, t), findType(lc, t)
+		b, a, l := findCondition(bc, t), findCondition(ac, t), findCondition(lc, t)
 		switch {
-		case sameContent(l, a):
+		case sameCondition(l, a):
 			// Already as this reconcile wants it.
-		case !sameContent(l, b) && !owned(t):
+		case !sameCondition(l, b) && !owned(t):
 			m.conflicts = append(m.conflicts, fmt.Sprintf("/status/conditions[%s]", t))
 		case a == nil:
-			lc = slices.DeleteFunc(lc, func(c metav1.Condition) bool { return c.Type == t })
+			lc = slices.DeleteFunc(lc, func(c any) bool { return conditionType(c) == t })
 		case l != nil:
-			c := *a
-			if l.Status == c.Status {
-				c.LastTransitionTime = l.LastTransitionTime
+			c := deepCopyMap(a)
+			if jsonEqual(l["status"], c["status"]) {
+				// The status did not change: the transition time is latest's.
+				if ltt, ok := l["lastTransitionTime"]; ok {
+					c["lastTransitionTime"] = deepCopy(ltt)
+				} else {
+					delete(c, "lastTransitionTime")
+				}
 			}
-			*l = c
+			lc[slices.IndexFunc(lc, func(e any) bool { return conditionType(e) == t })] = c
 		default:
 			at := len(lc)
 			for j := range lc {
-				if compareTypes(m.order, t, lc[j].Type) < 0 {
+				if compareTypes(m.order, t, conditionType(lc[j])) < 0 {
 					at = j
 					break
 				}
 			}
-			lc = slices.Insert(lc, at, *a)
+			lc = slices.Insert(lc, at, any(deepCopyMap(a)))
 		}
 	}
 	if len(m.conflicts) > 0 {
@@ -234,11 +238,7 @@ func (m *merger) conditions(rs, bs, as map[string]any) {
 		delete(rs, "conditions")
 		return
 	}
-	raw := make([]any, len(lc))
-	for i := range lc {
-		raw[i] = conditionToMap(&lc[i])
-	}
-	rs["conditions"] = raw
+	rs["conditions"] = lc
 }
 
 // compareTypes orders condition types as conditions.Set inserts them (see conditions.Orderer):
@@ -260,30 +260,10 @@ func compareTypes(first []conditions.Type, a, b string) int {
 	return strings.Compare(a, b)
 }
 
-// sameContent reports whether a and b (either may be nil, for a missing condition) agree on
-// everything but LastTransitionTime, which this reconcile does not own apart from the status.
-func sameContent(a, b *metav1.Condition) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	return a.Type == b.Type && a.Status == b.Status && a.Reason == b.Reason &&
-		a.Message == b.Message && a.ObservedGeneration == b.ObservedGeneration
-}
-
-func indexOfType(list []metav1.Condition, t string) int {
-	return slices.IndexFunc(list, func(c metav1.Condition) bool { return c.Type == t })
-}
-
-// findType returns the first condition of type t in list, or nil.
-func findType(list []metav1.Condition, t string) *metav1.Condition {
-	if i := indexOfType(list, t); i >= 0 {
-		return &list[i]
-	}
-	return nil
-}
-
-// parseConditions reads a status.conditions value; a missing value is an empty list.
-func parseConditions(raw any) ([]metav1.Condition, bool) {
+// conditionList returns a copy of raw, a status.conditions value, when it is a list of conditions
+// keyed by type: every element an object with a string type, no type twice. A missing value is
+// an empty list. The elements are kept whole, with every field they carry.
+func conditionList(raw any) ([]any, bool) {
 	if raw == nil {
 		return nil, true
 	}
@@ -291,94 +271,59 @@ func parseConditions(raw any) ([]metav1.Condition, bool) {
 	if !ok {
 		return nil, false
 	}
-	out := make([]metav1.Condition, len(l))
-	for i, e := range l {
-		m, ok := e.(map[string]any)
+	seen := make(map[string]bool, len(l))
+	for _, e := range l {
+		c, ok := e.(map[string]any)
 		if !ok {
 			return nil, false
 		}
-		if !conditionFromMap(m, &out[i]) {
-			// Something the fast path does not know: let the converter decide.
-			return parseConditionsSlowly(raw)
+		t, ok := c["type"].(string)
+		if !ok || seen[t] {
+			return nil, false
 		}
+		seen[t] = true
 	}
-	return out, true
+	return slices.Clone(l), true
 }
 
-// conditionFromMap reads a condition the way runtime.DefaultUnstructuredConverter does, without
-// reflection (it is on the path of every Patch), and reports whether m held only what a condition
-// holds.
-func conditionFromMap(m map[string]any, c *metav1.Condition) bool {
-	for k, v := range m {
-		switch k {
-		case "type", "status", "reason", "message":
-			s, ok := v.(string)
-			if !ok {
-				return false
-			}
-			switch k {
-			case "type":
-				c.Type = s
-			case "status":
-				c.Status = metav1.ConditionStatus(s)
-			case "reason":
-				c.Reason = s
-			default:
-				c.Message = s
-			}
-		case "observedGeneration":
-			n, ok := integer(v)
-			if !ok {
-				return false
-			}
-			c.ObservedGeneration = n
-		case "lastTransitionTime":
-			if v == nil {
-				continue
-			}
-			s, ok := v.(string)
-			if !ok {
-				return false
-			}
-			t, err := time.Parse(time.RFC3339, s)
-			if err != nil {
-				return false
-			}
-			c.LastTransitionTime = metav1.NewTime(t.Local())
-		default:
+// conditionType returns the type of c, an element of a list conditionList accepted.
+func conditionType(c any) string {
+	t, _ := asMap(c)["type"].(string)
+	return t
+}
+
+// findCondition returns the condition of type t in list, or nil.
+func findCondition(list []any, t string) map[string]any {
+	for _, c := range list {
+		if conditionType(c) == t {
+			return asMap(c)
+		}
+	}
+	return nil
+}
+
+// sameCondition reports whether a and b (either may be nil, for a missing condition) agree on
+// every field but lastTransitionTime, which moves with the status alone: the merge keeps the
+// latest object's while the status stays.
+func sameCondition(a, b map[string]any) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	for k, v := range a {
+		if k == "lastTransitionTime" {
+			continue
+		}
+		w, ok := b[k]
+		if !ok || !jsonEqual(v, w) {
+			return false
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok && k != "lastTransitionTime" {
 			return false
 		}
 	}
 	return true
-}
-
-// conditionToMap returns c as runtime.DefaultUnstructuredConverter would.
-func conditionToMap(c *metav1.Condition) map[string]any {
-	m := map[string]any{
-		"type":    c.Type,
-		"status":  string(c.Status),
-		"reason":  c.Reason,
-		"message": c.Message,
-	}
-	if c.LastTransitionTime.IsZero() {
-		m["lastTransitionTime"] = nil
-	} else {
-		m["lastTransitionTime"] = c.LastTransitionTime.UTC().Format(time.RFC3339)
-	}
-	if c.ObservedGeneration != 0 {
-		m["observedGeneration"] = c.ObservedGeneration
-	}
-	return m
-}
-
-func parseConditionsSlowly(raw any) ([]metav1.Condition, bool) {
-	u, err := conditions.FromUnstructured(&unstructured.Unstructured{Object: map[string]any{
-		"status": map[string]any{"conditions": raw},
-	}})
-	if err != nil {
-		return nil, false
-	}
-	return u.GetConditions(), true
 }
 
 // mergeFinalizers applies the finalizers added and removed from b to a to the metadata map m.

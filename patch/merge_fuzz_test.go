@@ -27,6 +27,7 @@ import (
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/tenon-dev/tenon/conditions"
 )
@@ -425,4 +426,21 @@ func randomValue(r *rand.Rand, depth int) any {
 		m[randomString(r)] = randomValue(r, depth-1)
 	}
 	return m
+}
+
+// parseConditions reads raw, a status.conditions value, as metav1.Conditions, for the checks of
+// this file; a missing value is an empty list.
+func parseConditions(raw any) ([]metav1.Condition, bool) {
+	l, ok := raw.([]any)
+	if !ok {
+		return nil, raw == nil
+	}
+	out := make([]metav1.Condition, len(l))
+	for i, e := range l {
+		m, ok := e.(map[string]any)
+		if !ok || runtime.DefaultUnstructuredConverter.FromUnstructured(m, &out[i]) != nil {
+			return nil, false
+		}
+	}
+	return out, true
 }
