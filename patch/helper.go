@@ -62,6 +62,22 @@ type Helper struct {
 	// statusSubresource is what this Helper learned from the server's answers about the kind:
 	// whether it has a status subresource. Unknown (nil) until a Patch found out.
 	statusSubresource *bool
+	// previous is the object the last Patch merged its changes onto; see Previous.
+	previous client.Object
+}
+
+// Previous returns the object as the API server held it when the last [Helper.Patch] merged the
+// reconcile's changes onto it, before that Patch wrote anything: the snapshot, the
+// [*History]'s record of the controller's own newer write, or the object read after a conflict.
+// It is nil before the first Patch. Do not modify it.
+//
+// Compare it with the object after Patch to tell what the write changed, for example the
+// conditions that observe.RecordEvents reports transitions of. The snapshot itself is not always
+// that: when the cache had not delivered the controller's own last write, a Patch with a History
+// sends nothing and Previous is that write, so a transition it already recorded is not recorded
+// again.
+func (h *Helper) Previous() client.Object {
+	return h.previous
 }
 
 // NewHelper returns a Helper for obj, keeping a deep copy of it as the snapshot that
@@ -151,6 +167,7 @@ func (h *Helper) Patch(ctx context.Context, obj client.Object, opts ...Option) e
 			h.describe(obj), h.before, client.ObjectKeyFromObject(h.before))
 	}
 	o := newHelperOptions(opts)
+	h.previous = h.before
 	if equality.Semantic.DeepEqual(h.before, obj) {
 		return nil
 	}
@@ -211,6 +228,7 @@ func (p *patcher) run(ctx context.Context) error {
 			return err
 		}
 		latest, base = p.recorded, m
+		p.h.previous = deepCopyObject(p.recorded)
 	}
 	var mainDone, mainWritten, probing, lock bool
 	var refused []op // the last request the server refused because a guard failed
@@ -290,6 +308,9 @@ func (p *patcher) run(ctx context.Context) error {
 				return p.fail(p.notFound(err), mainWritten)
 			}
 			latest, statusInMain, mainDone, probing = fresh, true, false, true
+			if !mainWritten {
+				p.h.previous = deepCopyObject(fresh)
+			}
 			if base, err = toMap(fresh); err != nil {
 				return err
 			}
@@ -331,6 +352,9 @@ func (p *patcher) run(ctx context.Context) error {
 				lock = true
 			}
 			latest, base = fresh, m
+			if !mainWritten {
+				p.h.previous = deepCopyObject(fresh)
+			}
 
 		default:
 			return p.fail(fmt.Errorf("failed to patch %s: %w", p.h.describe(p.obj), err), mainWritten)

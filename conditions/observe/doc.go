@@ -24,11 +24,12 @@ limitations under the License.
 //
 // Call both after the status was written, in the same deferred function as the patch:
 //
-//	before := slices.Clone(cluster.Status.Conditions)
 //	defer func() {
-//		err = errors.Join(err, helper.Patch(ctx, cluster, patch.OwnedConditions{conditions.Ready}))
+//		err = errors.Join(err, helper.Patch(ctx, cluster, patch.OwnedConditions{conditions.Ready}, &r.history))
 //		if err == nil {
-//			observe.RecordEvents(r.Recorder, cluster, before, cluster.Status.Conditions)
+//			// The conditions the write was made on: not always the ones read (see RecordEvents).
+//			previous := helper.Previous().(*v1alpha1.Cluster)
+//			observe.RecordEvents(r.Recorder, cluster, previous.Status.Conditions, cluster.Status.Conditions)
 //			r.Metrics.Record("Cluster", cluster)
 //		}
 //	}()

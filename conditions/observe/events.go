@@ -43,8 +43,19 @@ var negative = []conditions.Type{conditions.Reconciling, conditions.Stalled, con
 // with the same status is not a transition: a steady state records nothing. Nor is a Ready
 // condition that appears False or Unknown: that is how every new object starts, not news, and a
 // failure shows as Stalled; Ready's first Event says it became True, or, later, that it stopped
-// being True. Call it after the status was written, with the conditions read before the
-// reconcile changed them; a nil recorder records nothing.
+// being True. A nil recorder records nothing.
+//
+// Call it after the status was written, with before the conditions the API server held when
+// the write was made, and after those it holds now. The object the reconcile read is not
+// always before: a cache that has not delivered the controller's own last status write shows
+// the conditions from before it, and a transition computed from them would be recorded again.
+// With patch.Helper, before is the conditions of Helper.Previous, which is that last write when a
+// patch.History made Patch send nothing:
+//
+//	if err := h.Patch(ctx, cluster, owned, &r.history); err == nil {
+//		previous := h.Previous().(*v1alpha1.Cluster)
+//		observe.RecordEvents(r.Recorder, cluster, previous.Status.Conditions, cluster.Status.Conditions)
+//	}
 func RecordEvents(recorder events.EventRecorder, obj runtime.Object, before, after []metav1.Condition, types ...conditions.Type) {
 	if recorder == nil {
 		return

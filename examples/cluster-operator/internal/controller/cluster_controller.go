@@ -19,7 +19,6 @@ package controller
 import (
 	"context"
 	"errors"
-	"slices"
 	"sync"
 	"time"
 
@@ -149,7 +148,6 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	before := slices.Clone(cluster.Status.Conditions)
 	read := cluster.DeepCopy()
 	defer func() {
 		// Report records the outcome (Stalled for a terminal error, Reconciling while the Cluster
@@ -178,7 +176,9 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		if changed {
 			r.progress.wrote(req.NamespacedName)
 		}
-		observe.RecordEvents(r.Recorder, cluster, before, cluster.Status.Conditions)
+		// The conditions the write was made on: a stale read's would record a transition twice.
+		previous := helper.Previous().(*appsv1alpha1.Cluster)
+		observe.RecordEvents(r.Recorder, cluster, previous.Status.Conditions, cluster.Status.Conditions)
 		r.Metrics.Record("Cluster", cluster)
 	}()
 
