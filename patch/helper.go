@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -230,7 +231,7 @@ func (p *patcher) run(ctx context.Context) error {
 		latest, base = p.recorded, m
 		p.h.previous = deepCopyObject(p.recorded)
 	}
-	var mainDone, mainWritten, probing, lock bool
+	var mainDone, mainWritten, lock bool
 	var refused []op // the last request the server refused because a guard failed
 	conflicts, requests := 0, 0
 	for {
@@ -246,7 +247,7 @@ func (p *patcher) run(ctx context.Context) error {
 			mainDone = req.empty()
 		}
 		if mainDone {
-			if statusInMain && !probing {
+			if statusInMain {
 				p.finish(latest)
 				return nil
 			}
@@ -255,13 +256,6 @@ func (p *patcher) run(ctx context.Context) error {
 				return p.fail(newConflictError(p.h.describe(p.obj), m.conflicts, 0, nil), mainWritten)
 			}
 			req = d.diffStatus(base, result)
-			if probing {
-				// The status went with the rest of the object: whether the server kept it says
-				// whether the kind has a status subresource.
-				probing = false
-				p.h.statusSubresource = ptr.To(!req.empty())
-				statusInMain = req.empty()
-			}
 			if req.empty() {
 				p.finish(latest)
 				return nil
@@ -299,7 +293,15 @@ func (p *patcher) run(ctx context.Context) error {
 				return nil
 			}
 			mainDone, mainWritten = true, true
-			probing = statusInMain && p.h.statusSubresource == nil && touchesStatus(ops)
+			if statusInMain && p.h.statusSubresource == nil && touchesStatus(ops) {
+				// The status went with the rest of the object: whether the server kept what was
+				// sent of it says whether the kind has a status subresource. (Not whether the
+				// status now holds every change: another writer may have changed it since the
+				// object the request was computed on.)
+				kept := keptStatus(base, ops)
+				p.h.statusSubresource = ptr.To(!kept)
+				statusInMain = kept
+			}
 
 		case apierrors.IsNotFound(err) && req.status:
 			// The object is gone, or its kind has no status subresource: the object tells.
@@ -307,7 +309,9 @@ func (p *patcher) run(ctx context.Context) error {
 			if getErr != nil || !p.sameObject(fresh) {
 				return p.fail(p.notFound(err), mainWritten)
 			}
-			latest, statusInMain, mainDone, probing = fresh, true, false, true
+			// Send the status with the rest of the object, and find out from what the server keeps.
+			latest, statusInMain, mainDone = fresh, true, false
+			p.h.statusSubresource = nil
 			if !mainWritten {
 				p.h.previous = deepCopyObject(fresh)
 			}
@@ -500,6 +504,67 @@ func resourceOf(c client.Client, gvk schema.GroupVersionKind) schema.GroupResour
 		return m.Resource.GroupResource()
 	}
 	return schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}
+}
+
+// keptStatus reports whether obj, the server's answer to a request of ops, holds every change
+// ops made to the status: a value added or replaced is there (an empty object or list may be
+// missing, since a typed object cannot show one), a value removed is not.
+func keptStatus(obj map[string]any, ops []op) bool {
+	for _, o := range ops {
+		if o.kind == "test" || (o.path != "/status" && !strings.HasPrefix(o.path, "/status/")) {
+			continue
+		}
+		v, ok := atPointer(obj, o.path)
+		switch {
+		case o.kind == "remove":
+			if ok {
+				return false
+			}
+		case ok:
+			if !jsonEqual(v, o.value) {
+				return false
+			}
+		case !isEmptyValue(o.value):
+			return false
+		}
+	}
+	return true
+}
+
+// isEmptyValue reports whether v is an empty object or list.
+func isEmptyValue(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		return len(x) == 0
+	case []any:
+		return len(x) == 0
+	}
+	return false
+}
+
+// atPointer returns the value at the JSON pointer path in doc, and reports whether there is one.
+func atPointer(doc map[string]any, path string) (any, bool) {
+	var cur any = doc
+	for _, token := range strings.Split(path, "/")[1:] {
+		token = strings.ReplaceAll(strings.ReplaceAll(token, "~1", "/"), "~0", "~")
+		switch x := cur.(type) {
+		case map[string]any:
+			v, ok := x[token]
+			if !ok {
+				return nil, false
+			}
+			cur = v
+		case []any:
+			i, err := strconv.Atoi(token)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil, false
+			}
+			cur = x[i]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
 }
 
 // touchesStatus reports whether ops change the status.

@@ -22,6 +22,7 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/conditions/observe"
@@ -98,4 +99,46 @@ func TestPreviousIsWhatThePatchMergedOnto(t *testing.T) {
 	g.Expect(h.Previous().GetResourceVersion()).To(Equal(theirs.ResourceVersion), "the object read after the conflict")
 	g.Expect(conditions.Get(h.Previous().(*testtypes.Widget), "Theirs")).NotTo(BeNil())
 	g.Expect(conditions.Get(h.Previous().(*testtypes.Widget), conditions.Ready)).To(BeNil())
+}
+
+// TestAStatusAnotherWriterRevertedIsNoSignOfAStatusSubresource has a Helper with a History patch
+// a Gadget (a kind without a status subresource) from a stale snapshot, after another writer
+// reverted a status field the controller's last write set. The Patch merges onto that last
+// write and sends the status with the rest of the object; that the status then lacks the
+// reverted field says nothing about where the status is written. (It used to be read as "the
+// server did not keep the status": the Patch then sent a status request, which the kind does
+// not have, and returned a conflict after writing half of its changes.)
+func TestAStatusAnotherWriterRevertedIsNoSignOfAStatusSubresource(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	c := env.Client()
+	gd := &testtypes.Gadget{ObjectMeta: metav1.ObjectMeta{Namespace: env.Namespace(t), Name: "g"}}
+	gd.Status.ReadyReplicas = 3
+	g.Expect(c.Create(ctx, gd)).To(Succeed())
+	s0 := gd.DeepCopy()
+	var history patch.History
+
+	first, err := patch.NewHelper(s0.DeepCopy(), c)
+	g.Expect(err).NotTo(HaveOccurred())
+	l1 := s0.DeepCopy()
+	l1.Spec.Items = []string{""}
+	l1.Status.ObservedGeneration = 1
+	g.Expect(first.Patch(ctx, l1, &history)).To(Succeed())
+
+	theirs := l1.DeepCopy()
+	theirs.Spec.Items = []string{"b"}
+	theirs.Status.ObservedGeneration = 0
+	g.Expect(c.Update(ctx, theirs)).To(Succeed())
+
+	second, err := patch.NewHelper(s0, c)
+	g.Expect(err).NotTo(HaveOccurred())
+	s0.Spec.Items = []string{""}
+	s0.Status.ObservedGeneration = 1
+	s0.Status.Phase = "running"
+	g.Expect(second.Patch(ctx, s0, &history)).To(Succeed())
+
+	got := &testtypes.Gadget{}
+	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(gd), got)).To(Succeed())
+	g.Expect(got.Status.Phase).To(Equal("running"))
+	g.Expect(got.Spec.Items).To(Equal([]string{"b"}), "theirs: the controller's last write already had its items")
 }
