@@ -667,7 +667,7 @@ func (a *Applier) apply(ctx context.Context, desired map[string]any, gvk schema.
 	if live != nil {
 		r, applied := a.cache.get(key)
 		lagging := applied && olderThan(live.GetResourceVersion(), r.resourceVersion)
-		if applied && r.hash == hash && (r.resourceVersion == live.GetResourceVersion() || lagging) {
+		if applied && r.fixed && r.hash == hash && (r.resourceVersion == live.GetResourceVersion() || lagging) {
 			// The same apply as last time, and the object has not changed since; or the reader
 			// (a cache) has not caught up with that apply yet, and will bring any later change
 			// to the object in a new event.
@@ -682,7 +682,7 @@ func (a *Applier) apply(ctx context.Context, desired map[string]any, gvk schema.
 				return nil, false, err
 			}
 			if upToDate {
-				a.cache.put(key, applyRecord{hash: hash, resourceVersion: live.GetResourceVersion(), owner: ownerMarked(desired)})
+				a.cache.put(key, applyRecord{hash: hash, resourceVersion: live.GetResourceVersion(), owner: ownerMarked(desired), fixed: true})
 				return live, false, nil
 			}
 		}
@@ -743,7 +743,8 @@ func (a *Applier) send(ctx context.Context, desired map[string]any, gvk schema.G
 	} else if r, ok := a.cache.get(key); ok && r.hash == hash {
 		previous = r.resourceVersion
 	}
-	a.cache.put(key, applyRecord{hash: hash, resourceVersion: u.GetResourceVersion(), owner: ownerMarked(desired)})
+	a.cache.put(key, applyRecord{hash: hash, resourceVersion: u.GetResourceVersion(), owner: ownerMarked(desired),
+		fixed: fixedPoint(desired, u, a.manager, subresource)})
 	changed = previous == "" || u.GetResourceVersion() != previous
 	if changed {
 		log.FromContext(ctx).V(1).Info("Applied", "object", what, "fieldManager", a.manager, "resourceVersion", u.GetResourceVersion())
@@ -928,7 +929,7 @@ func statusBody(m map[string]any, gvk schema.GroupVersionKind, live client.Objec
 		}
 		l := findCondition(current, conditionType(c))
 		switch {
-		case l != nil && l["lastTransitionTime"] != nil && jsonEqual(l["status"], c["status"]):
+		case l != nil && l["lastTransitionTime"] != nil && sameStatus(l, c):
 			c["lastTransitionTime"] = deepCopy(l["lastTransitionTime"])
 		case c["lastTransitionTime"] == nil || c["lastTransitionTime"] == "":
 			c["lastTransitionTime"] = time.Now().UTC().Truncate(time.Second).Format(time.RFC3339)

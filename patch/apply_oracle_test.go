@@ -43,6 +43,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/tenon-dev/tenon/internal/realkinds"
 	"github.com/tenon-dev/tenon/internal/testtypes"
 	"github.com/tenon-dev/tenon/ownership"
 	"github.com/tenon-dev/tenon/patch"
@@ -139,6 +140,21 @@ func (s *oracleStats) add(i int, r caseResultForApply) {
 // be refused, with nothing sent, exactly when another owner controls the object; and a repeated
 // apply of the same desired object to the unchanged object must send nothing.
 func TestApplySkipsOnlyWhatTheAPIServerConfirms(t *testing.T) {
+	runOracle(t, oracleKinds, oracleBounds{noChangeRate: maxNoChangeApplyRate, owned: true, configurations: true, refusals: true})
+}
+
+// oracleBounds are the shares of outcomes a run of the oracle must reach, so that it tests what
+// it means to.
+type oracleBounds struct {
+	// noChangeRate bounds the share of applies that changed nothing.
+	noChangeRate float64
+	// owned, configurations and refusals require skips with OwnedBy, skips of apply
+	// configurations, and refusals by OwnedBy.
+	owned, configurations, refusals bool
+}
+
+// runOracle runs the randomized test of the Applier's skips on kinds.
+func runOracle(t *testing.T, kinds []*oracleKind, bounds oracleBounds) {
 	g := NewWithT(t)
 	seed := envInt(t, applySeedEnvVar, rand.Int64())
 	n := envInt(t, applyCasesEnvVar, 800)
@@ -146,7 +162,7 @@ func TestApplySkipsOnlyWhatTheAPIServerConfirms(t *testing.T) {
 
 	base, err := client.NewWithWatch(env.Config(), client.Options{Scheme: env.Scheme()})
 	g.Expect(err).NotTo(HaveOccurred())
-	o := &oracle{base: base, ns: env.Namespace(t)}
+	o := &oracle{base: base, ns: env.Namespace(t), kinds: kinds}
 	o.createOwners(t)
 
 	// Each case draws from its own generator, seeded by the seed and its index: the cases run
@@ -178,7 +194,7 @@ func TestApplySkipsOnlyWhatTheAPIServerConfirms(t *testing.T) {
 	}
 	for _, kind := range slices.Sorted(maps.Keys(byKind)) {
 		k := byKind[kind]
-		t.Logf("%-14s %3d skipped, %3d applied (%2d changed nothing), %3d rejected, %3d refused", kind+":", k.skipped, k.applied, k.unchanged, k.rejected, k.refused)
+		t.Logf("%-22s %3d skipped, %3d applied (%2d changed nothing), %3d rejected, %3d refused", kind+":", k.skipped, k.applied, k.unchanged, k.rejected, k.refused)
 	}
 	rate := float64(total.unchanged) / float64(max(total.applied, 1))
 	t.Logf("%d cases: %d skipped (%d by a fresh Applier, %d with OwnedBy, %d apply configurations), each confirmed by a dry run; %d applied, %d of them (%.1f %%) changed nothing; %d rejected by the API server (conflicts, invalid objects); %d refused by OwnedBy",
@@ -193,13 +209,19 @@ func TestApplySkipsOnlyWhatTheAPIServerConfirms(t *testing.T) {
 	}
 	g.Expect(total.freshSkipped).To(BeNumerically(">=", n/20), "the test must exercise the proof from managedFields")
 	g.Expect(total.skipped-total.freshSkipped).To(BeNumerically(">=", n/20), "the test must exercise the Applier's memory")
-	g.Expect(total.ownedSkipped).To(BeNumerically(">=", n/40), "the test must exercise skips with OwnedBy")
-	g.Expect(total.configurationSkipped).To(BeNumerically(">=", n/40), "the test must exercise skips of apply configurations")
-	g.Expect(total.refused).To(BeNumerically(">=", n/200), "the test must exercise refusals of OwnedBy")
-	if rate > maxNoChangeApplyRate {
+	if bounds.owned {
+		g.Expect(total.ownedSkipped).To(BeNumerically(">=", n/40), "the test must exercise skips with OwnedBy")
+	}
+	if bounds.configurations {
+		g.Expect(total.configurationSkipped).To(BeNumerically(">=", n/40), "the test must exercise skips of apply configurations")
+	}
+	if bounds.refusals {
+		g.Expect(total.refused).To(BeNumerically(">=", n/200), "the test must exercise refusals of OwnedBy")
+	}
+	if rate > bounds.noChangeRate {
 		t.Logf("applies that changed nothing:\n%s", strings.Join(total.unchangedCases, "\n"))
 	}
-	g.Expect(rate).To(BeNumerically("<=", maxNoChangeApplyRate), "share of applies that changed nothing (seed %d)", seed)
+	g.Expect(rate).To(BeNumerically("<=", bounds.noChangeRate), "share of applies that changed nothing (seed %d)", seed)
 }
 
 // envInt returns the integer in the environment variable name, or def when it is not set.
@@ -220,6 +242,8 @@ func envInt(t *testing.T, name string, def int64) int {
 type oracle struct {
 	base client.WithWatch
 	ns   string
+	// kinds are the kinds the cases draw from.
+	kinds []*oracleKind
 	// owners are the owners a case's objects may have: a Widget in ns (an owner reference), a
 	// Widget in another namespace (tracking labels) and a cluster-scoped Fixture (an owner
 	// reference); rival is a Widget in ns that takes objects nobody controls.
@@ -292,8 +316,11 @@ type oracleCase struct {
 
 func (o *oracle) run(ctx context.Context, seed, i int) caseResultForApply {
 	r := rand.New(rand.NewPCG(uint64(seed), uint64(i)))
-	c := &oracleCase{o: o, r: r, kind: oracleKinds[r.IntN(len(oracleKinds))], name: fmt.Sprintf("case-%d", i)}
+	c := &oracleCase{o: o, r: r, kind: o.kinds[r.IntN(len(o.kinds))], name: fmt.Sprintf("case-%d", i)}
 	c.form = oracleForm(r.IntN(3))
+	if c.form == formTyped && c.kind.newTyped == nil {
+		c.form = formUnstructured // a custom resource without a Go type
+	}
 	if !c.kind.status && r.IntN(2) == 0 {
 		c.owner = o.owners[r.IntN(len(o.owners))]
 	}
@@ -338,17 +365,23 @@ func (c *oracleCase) apply(ctx context.Context, a *patch.Applier, desired map[st
 	return a.Apply(ctx, c.object(desired), opts...)
 }
 
-// controlledElsewhere reports whether live records a controlling owner other than the case's:
-// then an apply with OwnedBy must be refused.
+// controlledElsewhere reports whether the adoption policy of the case's apply with OwnedBy
+// (ownership.AdoptIfUnowned) must refuse live: live records a controlling owner other than the
+// case's, or, when the case's owner does not control it yet, owner references of others.
 func (c *oracleCase) controlledElsewhere(live *unstructured.Unstructured) bool {
 	if c.owner == nil || live == nil {
+		return false
+	}
+	if ownership.Owns(c.owner, live) {
 		return false
 	}
 	if ref := metav1.GetControllerOf(live); ref != nil && ref.UID != c.owner.GetUID() {
 		return true
 	}
-	uid, ok := live.GetLabels()[ownership.LabelOwnerUID]
-	return ok && uid != string(c.owner.GetUID())
+	if uid, ok := live.GetLabels()[ownership.LabelOwnerUID]; ok && uid != string(c.owner.GetUID()) {
+		return true
+	}
+	return slices.ContainsFunc(live.GetOwnerReferences(), func(r metav1.OwnerReference) bool { return r.UID != c.owner.GetUID() })
 }
 
 // writes returns the number of requests counted in n that are not reads.
@@ -507,7 +540,12 @@ func fieldSets(u *unstructured.Unstructured) []metav1.ManagedFieldsEntry {
 func (c *oracleCase) write(ctx context.Context, first bool, mine *patch.Applier) error {
 	if first && c.kind.status {
 		// The status is written to an object that exists.
-		obj := &testtypes.Shape{ObjectMeta: metav1.ObjectMeta{Namespace: c.o.ns, Name: c.name}, Spec: testtypes.ShapeSpec{Text: "x"}}
+		var obj client.Object = &testtypes.Shape{ObjectMeta: metav1.ObjectMeta{Namespace: c.o.ns, Name: c.name}, Spec: testtypes.ShapeSpec{Text: "x"}}
+		if c.kind.real != nil {
+			u := realkinds.Object(c.kind.real.Kind, c.o.ns, c.name)
+			delete(u.Object, "status")
+			obj = u
+		}
 		if err := c.o.base.Create(ctx, obj, client.FieldOwner("other-creator")); err != nil {
 			return fmt.Errorf("failed to create the object: %w", err)
 		}
@@ -600,6 +638,15 @@ func (c *oracleCase) applyMine(ctx context.Context, mine *patch.Applier) error {
 // nextDesired returns the desired object of this manager's next apply: often the last one again,
 // or a change of it, or a new one.
 func (c *oracleCase) nextDesired() map[string]any {
+	for range 8 {
+		if d := c.drawDesired(); c.fits(d) {
+			return d
+		}
+	}
+	return c.kind.identity(c.o.ns, c.name)
+}
+
+func (c *oracleCase) drawDesired() map[string]any {
 	switch x := c.r.IntN(10); {
 	case c.last != nil && x < 4:
 		return runtime.DeepCopyJSON(c.last)
@@ -617,11 +664,34 @@ func (c *oracleCase) object(desired map[string]any) client.Object {
 	if c.form != formTyped {
 		return u
 	}
-	obj := c.kind.newTyped()
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
+	obj, err := c.typed(desired)
+	if err != nil {
 		panic(fmt.Sprintf("the generator made a %s the Go type cannot hold: %v", c.kind.gvk.Kind, err))
 	}
 	return obj
+}
+
+// typed returns desired as the kind's Go type.
+func (c *oracleCase) typed(desired map[string]any) (client.Object, error) {
+	obj := c.kind.newTyped()
+	dec := json.NewDecoder(strings.NewReader(mustJSON(desired)))
+	dec.DisallowUnknownFields()
+	return obj, dec.Decode(obj)
+}
+
+// fits reports whether desired can be passed in the case's form: a typed object of the kind's
+// Go type, or an apply configuration, hold all of it.
+func (c *oracleCase) fits(desired map[string]any) bool {
+	switch {
+	case c.form == formTyped:
+		_, err := c.typed(desired)
+		return err == nil
+	case c.form == formConfiguration && c.kind.newConfiguration != nil:
+		dec := json.NewDecoder(strings.NewReader(mustJSON(desired)))
+		dec.DisallowUnknownFields()
+		return dec.Decode(c.kind.newConfiguration()) == nil
+	}
+	return true
 }
 
 // configuration returns the desired object as an apply configuration: client-go's for a built-in
@@ -701,10 +771,16 @@ type oracleKind struct {
 	// base returns what every object of the kind sets.
 	base   func(r *rand.Rand) map[string]any
 	fields []oracleField
+	// real is set for a kind of internal/realkinds: its objects, partial applies and changes are
+	// drawn from its schema (realkinds_oracle_test.go) instead of fields.
+	real *realKind
 }
 
 // desired returns a random desired object that sets at least one field.
 func (k *oracleKind) desired(r *rand.Rand, ns, name string) map[string]any {
+	if k.real != nil {
+		return k.realDesired(r, ns, name)
+	}
 	m := k.identity(ns, name)
 	if k.base != nil {
 		mergeInto(m, k.base(r))
@@ -720,6 +796,9 @@ func (k *oracleKind) desired(r *rand.Rand, ns, name string) map[string]any {
 
 // partial returns what another applier sets: one or two fields.
 func (k *oracleKind) partial(r *rand.Rand, ns, name string) map[string]any {
+	if k.real != nil {
+		return k.realPartial(r, ns, name)
+	}
 	m := k.identity(ns, name)
 	for range 1 + r.IntN(2) {
 		f := k.fields[r.IntN(len(k.fields))]
@@ -731,6 +810,9 @@ func (k *oracleKind) partial(r *rand.Rand, ns, name string) map[string]any {
 // mutate changes n fields of m: a key or element removed inside it, the field removed, or a new
 // value. It returns what it did.
 func (k *oracleKind) mutate(r *rand.Rand, m map[string]any, n int) string {
+	if k.real != nil {
+		return k.realMutate(r, m, n)
+	}
 	var did []string
 	for range n {
 		// Mostly a field m sets: a change next to what is owned is what a proof can get wrong.

@@ -310,3 +310,39 @@ func TestARevertIsAppliedWhileTheReaderLagsBehindOurOwnApply(t *testing.T) {
 		g.Expect(conditions.IsTrue(live, conditions.Ready)).To(BeTrue())
 	})
 }
+
+// TestAnApplyAnAdmissionPluginAddedToIsNotSkippedAsUnchanged creates a Node by applying its taints:
+// the API server's admission adds a not-ready taint as the Node is created, to the list the
+// manager owns as a whole. Applying the same taints again removes it, so the Applier's memory of
+// its apply must not skip that apply as one that changes nothing; the apply after it is skipped.
+func TestAnApplyAnAdmissionPluginAddedToIsNotSkippedAsUnchanged(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	c := newCountingClient(t)
+	a := patch.NewApplier(c, "node-tainter", patch.ApplierOptions{})
+	name := env.Namespace(t) + "-node"
+	t.Cleanup(func() {
+		_ = env.Client().Delete(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	})
+	desired := func() *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.NodeSpec{
+			Taints: []corev1.Taint{{Key: "example.com/dedicated", Value: "db", Effect: corev1.TaintEffectNoSchedule}}}}
+	}
+
+	_, err := a.Apply(ctx, desired())
+	g.Expect(err).NotTo(HaveOccurred())
+	created := &corev1.Node{}
+	g.Expect(env.Client().Get(ctx, client.ObjectKey{Name: name}, created)).To(Succeed())
+	g.Expect(created.Spec.Taints).To(HaveLen(2), "the admission plugin added its taint")
+	c.take()
+
+	changed, err := a.Apply(ctx, desired())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed).To(BeTrue(), "the apply removes the taint the manager owns and no longer declares")
+	g.Expect(c.take()).To(Equal(counts{"get": 1, "apply": 1}))
+
+	changed, err = a.Apply(ctx, desired())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed).To(BeFalse())
+	g.Expect(c.take()).To(Equal(counts{"get": 1}), "now unchanged: skipped")
+}

@@ -39,6 +39,9 @@ type applyRecord struct {
 	// owner is the uid of the owner whose mark the apply declared (a controller owner reference
 	// or tracking labels), if any: the object at resourceVersion was that owner's.
 	owner types.UID
+	// fixed reports whether applying the same request again to the object at resourceVersion
+	// changes nothing (see fixedPoint): only then does the record prove a skip.
+	fixed bool
 }
 
 // applyCache remembers the last apply of up to size objects. It keeps two generations of

@@ -26,6 +26,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -251,4 +252,46 @@ func TestApplyStatusKeepsEveryFieldOfConditionsThatCarryMoreThanMetav1Condition(
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(node), got)).To(Succeed())
 	g.Expect(nodeCondition(got, "example.com/Checked").LastHeartbeatTime).To(Equal(at("2026-01-01T00:04:00Z")))
 	g.Expect(nodeCondition(got, "example.com/Checked").LastTransitionTime).To(Equal(transition))
+}
+
+// TestApplyStatusOfAConditionWithoutAStatusSendsNothingInTheNextSecond applies, to a StatefulSet,
+// a condition without a status: the API server returns it with the status "" (the Go type
+// requires the field). A later apply of the same condition, in another second, must find the
+// status unchanged and keep the transition time, and so send nothing; it used to take "" for a
+// new status and stamp the current time, a write each second.
+func TestApplyStatusOfAConditionWithoutAStatusSendsNothingInTheNextSecond(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := env.Namespace(t)
+	sts := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
+		Spec: appsv1.StatefulSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "db"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "db", Image: "db:1"}}},
+			},
+		},
+	}
+	g.Expect(env.Client().Create(ctx, sts)).To(Succeed())
+	c := newCountingClient(t)
+	a := patch.NewApplier(c, "sts-checker", patch.ApplierOptions{})
+	desired := func() *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": map[string]any{"name": "db", "namespace": ns},
+			"status": map[string]any{"replicas": int64(1), "conditions": []any{map[string]any{"type": "Progressing"}}},
+		}}
+	}
+	_, err := a.ApplyStatus(ctx, desired())
+	g.Expect(err).NotTo(HaveOccurred())
+	first := time.Now().Unix()
+	c.take()
+
+	g.Eventually(func() int64 { return time.Now().Unix() }).WithTimeout(3*time.Second).Should(BeNumerically(">", first), "the next second")
+	fresh := patch.NewApplier(c, "sts-checker", patch.ApplierOptions{}) // proves from managedFields, as after a restart
+	changed, err := fresh.ApplyStatus(ctx, desired())
+
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed).To(BeFalse())
+	g.Expect(c.take()).To(Equal(counts{"get": 1}), "a read, no write")
 }

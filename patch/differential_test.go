@@ -928,6 +928,27 @@ func report(t *testing.T, seed int64, results []caseResult) {
 	if failed == 0 {
 		return
 	}
+	reportDivergences(t, patchSeedEnvVar, patchCasesEnvVar, seed, results)
+}
+
+// reportDivergences fails t with every divergence of results, grouped by kind, each with its
+// seeds and the smallest case that shows it; seedVar and casesVar replay the run.
+func reportDivergences(t *testing.T, seedVar, casesVar string, seed int64, results []caseResult) {
+	t.Helper()
+	groups := map[string][]*caseResult{}
+	failed := 0
+	for i := range results {
+		r := &results[i]
+		if len(r.divergences) > 0 {
+			failed++
+		}
+		for _, d := range r.divergences {
+			groups[d] = append(groups[d], r)
+		}
+	}
+	if failed == 0 {
+		return
+	}
 	names := sortedKeys(func() map[string]any {
 		m := map[string]any{}
 		for k := range groups {
@@ -937,8 +958,8 @@ func report(t *testing.T, seed int64, results []caseResult) {
 	}())
 	sort.SliceStable(names, func(i, j int) bool { return len(groups[names[i]]) > len(groups[names[j]]) })
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d of %d cases diverged from the model. Replay the run with %s=%d %s=%d, one case with %s=<its seed> %s=1.\n",
-		failed, len(results), patchSeedEnvVar, seed, patchCasesEnvVar, len(results), patchSeedEnvVar, patchCasesEnvVar)
+	fmt.Fprintf(&b, "%d of %d cases diverged from the model. Replay the run with %s=%d (and the same number of cases), one case with %s=<its seed> %s=1.\n",
+		failed, len(results), seedVar, seed, seedVar, casesVar)
 	for _, name := range names {
 		// Seeds of the cases where this is the only divergence first: they show it alone.
 		rs := slices.Clone(groups[name])

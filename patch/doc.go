@@ -107,6 +107,9 @@ limitations under the License.
 //     such values with the [Applier], which server-side apply handles as the schema says.
 //   - Lists are never merged element by element, not even those of type map or set: when both
 //     change one, Patch reports the conflict instead of guessing.
+//   - An empty list is a missing one, as a typed object shows it (omitempty): a Patch that
+//     empties a list removes it, so a default the schema has for the list (a CRD's default
+//     conditions, say) applies again. An empty object is written as one.
 //   - Two writers changing the same scalar is "last writer wins" for the controller: a field a
 //     controller changes is the controller's.
 //

@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/tenon-dev/tenon/internal/realkinds"
 	"github.com/tenon-dev/tenon/internal/testtypes"
 	"github.com/tenon-dev/tenon/testing/testenv"
 )
@@ -45,7 +46,7 @@ func TestMain(m *testing.M) {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(testtypes.AddToScheme(scheme))
-	env = testenv.New(testenv.Options{CRDDirectoryPaths: []string{testtypes.CRDDirectory()}, Scheme: scheme})
+	env = testenv.New(testenv.Options{CRDDirectoryPaths: []string{testtypes.CRDDirectory(), realkinds.CRDDirectory()}, Scheme: scheme})
 	os.Exit(env.Run(m))
 }
 

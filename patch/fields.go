@@ -19,6 +19,7 @@ package patch
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -334,4 +335,145 @@ func selector(owned map[string]any, used map[string]bool, i int, e any) string {
 		}
 	}
 	return ""
+}
+
+// fixedPoint reports whether obj, the API server's answer to an apply of desired by manager to
+// subresource, is what applying desired again would leave as it is, as far as a mutating
+// admission plugin or webhook can have changed it. Such a plugin may add to the object as it is
+// applied (a Node's not-ready taint, a Pod's default tolerations, an injected sidecar), and what it
+// adds becomes the manager's: a field or list element desired does not set, or more elements in a
+// list the manager owns as a whole. Applying the same desired object again would remove them, so
+// the Applier's memory of the apply must not skip the next one. Values the API server normalises
+// or defaults inside what desired sets are not such changes: applying again normalises and
+// defaults them again. A list key the server defaults (a port's protocol) is taken to be desired's.
+func fixedPoint(desired map[string]any, obj *unstructured.Unstructured, manager, subresource string) bool {
+	for _, e := range obj.GetManagedFields() {
+		if e.Manager != manager || e.Operation != metav1.ManagedFieldsOperationApply || e.Subresource != subresource {
+			continue
+		}
+		owned, ok := fieldSet(&e)
+		return ok && ownsOnly(owned, desiredFields(desired), obj.Object)
+	}
+	// No entry: the manager owns nothing (what it applied sets no field, such as an empty list
+	// of type map), and nothing the apply did can be undone by applying again.
+	return true
+}
+
+// ownsOnly reports whether owned, a field set, holds no field or element that d, the value
+// applied, does not set, and l, the value the object holds, has as many elements as d in each
+// list owned as a whole.
+func ownsOnly(owned map[string]any, d, l any) bool {
+	if children(owned) == 0 {
+		dl, isList := d.([]any)
+		ll, _ := l.([]any)
+		return !isList || len(dl) == 0 || len(ll) == len(dl)
+	}
+	switch dv := d.(type) {
+	case map[string]any:
+		lv, _ := l.(map[string]any)
+		for k, sub := range owned {
+			if k == "." {
+				continue
+			}
+			name, ok := strings.CutPrefix(k, "f:")
+			if !ok {
+				return false
+			}
+			de, ok := dv[name]
+			sm, _ := sub.(map[string]any)
+			if !ok || !ownsOnly(sm, de, lv[name]) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		if children(owned) != len(dv) {
+			return false
+		}
+		lv, _ := l.([]any)
+		used := make(map[string]bool, len(dv))
+		for i, de := range dv {
+			k := selector(owned, used, i, de)
+			if k == "" {
+				k = defaultedSelector(owned, used, de)
+			}
+			if k == "" {
+				return false
+			}
+			used[k] = true
+			sm, _ := owned[k].(map[string]any)
+			if !ownsOnly(sm, de, liveElement(k, lv)) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// liveElement returns the element of l that the field set key k (a "k:" key or an "i:" index)
+// selects, or nil.
+func liveElement(k string, l []any) any {
+	switch {
+	case strings.HasPrefix(k, "i:"):
+		if i, err := strconv.Atoi(k[2:]); err == nil && i >= 0 && i < len(l) {
+			return l[i]
+		}
+	case strings.HasPrefix(k, "k:"):
+		var key map[string]any
+		if json.Unmarshal([]byte(k[2:]), &key) != nil {
+			return nil
+		}
+		for _, e := range l {
+			em, ok := e.(map[string]any)
+			if !ok {
+				continue
+			}
+			match := true
+			for kk, kv := range key {
+				if !jsonEqual(em[kk], kv) {
+					match = false
+					break
+				}
+			}
+			if match {
+				return e
+			}
+		}
+	}
+	return nil
+}
+
+// defaultedSelector returns the key of owned that selects the list element e once the server
+// defaulted the key fields e leaves out: every key field e sets has the key's value. "" when
+// none, or more than one, does.
+func defaultedSelector(owned map[string]any, used map[string]bool, e any) string {
+	em, ok := e.(map[string]any)
+	if !ok {
+		return ""
+	}
+	found := ""
+	for k := range owned {
+		if used[k] || !strings.HasPrefix(k, "k:") {
+			continue
+		}
+		var key map[string]any
+		if json.Unmarshal([]byte(k[2:]), &key) != nil {
+			continue
+		}
+		match := true
+		for kk, kv := range key {
+			if ev, ok := em[kk]; ok && !jsonEqual(ev, kv) {
+				match = false
+				break
+			}
+		}
+		if match {
+			if found != "" {
+				return ""
+			}
+			found = k
+		}
+	}
+	return found
 }

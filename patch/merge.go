@@ -189,14 +189,16 @@ func (m *merger) conditions(rs, bs, as map[string]any) {
 		return
 	}
 	owned := func(t string) bool { return slices.Contains(m.owned, conditions.Type(t)) }
+	// The conditions this reconcile removed first, then those it changed or added: a condition
+	// added goes before the first of latest's that sorts after it, once the removed are gone.
 	var types []string
-	for _, c := range ac {
-		if t := conditionType(c); !sameCondition(findCondition(bc, t), asMap(c)) {
+	for _, c := range bc {
+		if t := conditionType(c); findCondition(ac, t) == nil {
 			types = append(types, t)
 		}
 	}
-	for _, c := range bc {
-		if t := conditionType(c); findCondition(ac, t) == nil {
+	for _, c := range ac {
+		if t := conditionType(c); !sameCondition(findCondition(bc, t), asMap(c)) {
 			types = append(types, t)
 		}
 	}
@@ -211,7 +213,7 @@ func (m *merger) conditions(rs, bs, as map[string]any) {
 			lc = slices.DeleteFunc(lc, func(c any) bool { return conditionType(c) == t })
 		case l != nil:
 			c := deepCopyMap(a)
-			if jsonEqual(l["status"], c["status"]) {
+			if sameStatus(l, c) {
 				// The status did not change: the transition time is latest's.
 				if ltt, ok := l["lastTransitionTime"]; ok {
 					c["lastTransitionTime"] = deepCopy(ltt)
@@ -258,6 +260,19 @@ func compareTypes(first []conditions.Type, a, b string) int {
 		return 1
 	}
 	return strings.Compare(a, b)
+}
+
+// sameStatus reports whether conditions a and b have the same status, a missing one being the
+// empty string, as a kind whose Go type requires the field returns it.
+func sameStatus(a, b map[string]any) bool {
+	x, y := a["status"], b["status"]
+	if x == nil {
+		x = ""
+	}
+	if y == nil {
+		y = ""
+	}
+	return jsonEqual(x, y)
 }
 
 // conditionList returns a copy of raw, a status.conditions value, when it is a list of conditions

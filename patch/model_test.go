@@ -285,20 +285,6 @@ func sameCondition(x, y any) bool {
 	return equal(strip(x), strip(y))
 }
 
-// sameFour reports whether two conditions (or absent) have the same status, reason, message
-// and observedGeneration.
-func sameFour(x, y any) bool {
-	if isAbsent(x) || isAbsent(y) {
-		return isAbsent(x) && isAbsent(y)
-	}
-	for _, k := range []string{"status", "reason", "message", "observedGeneration"} {
-		if !equal(lookup(asObject(x), k), lookup(asObject(y), k)) {
-			return false
-		}
-	}
-	return true
-}
-
 // mergeConditions is the status.conditions rows, as the table states them "more precisely".
 // owned reports whether a type is owned (OwnedConditions, or ForceOverwriteConditions).
 func mergeConditions(s0, a, s1 any, owned func(string) bool) (any, []string) {
@@ -322,14 +308,14 @@ func mergeConditions(s0, a, s1 any, owned func(string) bool) (any, []string) {
 		}
 		c1, _ := findCondition(l1, t)
 		switch {
-		case owned(t) || sameFour(c1, c0):
+		case owned(t) || sameCondition(c1, c0):
 			want := ca
 			if !isAbsent(ca) {
 				w := map[string]any{}
 				for k, v := range asObject(ca) {
 					w[k] = v
 				}
-				if !isAbsent(c1) && equal(asObject(c1)["status"], w["status"]) {
+				if !isAbsent(c1) && equal(orEmpty(lookup(asObject(c1), "status")), orEmpty(lookup(w, "status"))) {
 					put(w, "lastTransitionTime", lookup(asObject(c1), "lastTransitionTime"))
 				}
 				want = w
@@ -343,7 +329,7 @@ func mergeConditions(s0, a, s1 any, owned func(string) bool) (any, []string) {
 			case !isAbsent(want):
 				added = append(added, want)
 			}
-		case sameFour(c1, ca): // S1's already is ours: nothing to do
+		case sameCondition(c1, ca): // S1's already is ours: nothing to do
 		default:
 			conflicts = append(conflicts, "status.conditions["+t+"]")
 		}
@@ -361,6 +347,37 @@ func mergeConditions(s0, a, s1 any, owned func(string) bool) (any, []string) {
 		return s1, conflicts
 	}
 	return orAbsent(out), nil
+}
+
+// orEmpty returns v, or the empty string for absent: a condition without a status has the
+// status "" where a Go type requires the field.
+func orEmpty(v any) any {
+	if isAbsent(v) || v == nil {
+		return ""
+	}
+	return v
+}
+
+// conditionsByType reports whether v, a status.conditions value, is a list of conditions keyed
+// by type (every element an object with a string type, no type twice), or absent: the table's
+// conditions rows. Any other value is a list like any other.
+func conditionsByType(v any) bool {
+	if isAbsent(v) {
+		return true
+	}
+	l, ok := v.([]any)
+	if !ok {
+		return false
+	}
+	seen := map[string]bool{}
+	for _, e := range l {
+		t, ok := asObject(e)["type"].(string)
+		if !isObject(e) || !ok || seen[t] {
+			return false
+		}
+		seen[t] = true
+	}
+	return true
 }
 
 // mergeMetadata merges the four fields of metadata the table speaks about.
@@ -392,7 +409,7 @@ func mergeStatus(s0, a, s1 any, owned func(string) bool) (any, []string) {
 	for _, k := range sortedKeys(m0, ma, m1) {
 		var v any
 		var c []string
-		if k == "conditions" {
+		if k == "conditions" && conditionsByType(lookup(m0, k)) && conditionsByType(lookup(ma, k)) && conditionsByType(lookup(m1, k)) {
 			v, c = mergeConditions(lookup(m0, k), lookup(ma, k), lookup(m1, k), owned)
 		} else {
 			v, c = mergeValue("status."+k, lookup(m0, k), lookup(ma, k), lookup(m1, k))
