@@ -34,8 +34,9 @@ import (
 // external resource. Each run:
 //
 //   - finishes at once when the object's annotation shows that no create was ever decided: every
-//     create is stored there before it is sent. A copy without the annotation is read again with
-//     APIReader first, since a cache may not have seen it yet;
+//     create is stored there before it is sent, and before the deletion began. A copy without
+//     the annotation is checked with APIReader first: one read, for an object that never had a
+//     resource, rather than trust a copy that a cache may have transformed;
 //   - waits for an operation that is still running: a delete's, until it finishes; a create's or
 //     an update's before deleting, since an unfinished create may still make the resource
 //     (an operation that never finishes holds the deletion: Lifecycle.Timeout marks the object

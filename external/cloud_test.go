@@ -97,6 +97,11 @@ const (
 	faultOperationInvalid
 	// faultOperationHangs: the operation the call starts never finishes.
 	faultOperationHangs
+	// faultOperationSlow: the operation the call starts takes 20 Ticks.
+	faultOperationSlow
+	// faultDelayed: the request is held up in the network: the client times out, and the service
+	// acts on it at the next Tick (Insert only).
+	faultDelayed
 	// faultCrashBefore: the controller's process dies before the request is sent.
 	faultCrashBefore
 	// faultCrashAfter: the service acts on the request, and the controller's process dies
@@ -121,6 +126,8 @@ type Cloud struct {
 	fault func(cloudCall) cloudFault
 	// calls counts the calls that changed something, by method.
 	calls map[string]int
+	// delayed are requests held up in the network, which the next Tick delivers.
+	delayed []func()
 }
 
 // cloudOp is an operation in progress.
@@ -161,17 +168,26 @@ func (c *Cloud) Insert(_ context.Context, in Instance, requestID string) (string
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	f := c.faultOf("Insert", in.Name)
-	if f == faultTimeoutBefore {
+	switch f {
+	case faultTimeoutBefore:
+		return "", errTimeout
+	case faultDelayed:
+		c.delayed = append(c.delayed, func() { _, _ = c.insert(in, requestID, faultNone) })
 		return "", errTimeout
 	}
+	op, err := c.insert(in, requestID, f)
+	return c.respond(f, op, err)
+}
+
+func (c *Cloud) insert(in Instance, requestID string, f cloudFault) (string, error) {
 	if in.Tier == "" {
 		return "", fmt.Errorf("%w: no tier", errInvalid)
 	}
 	if op, ok := c.requests[requestID]; ok && c.opts.honourRequestIDs {
-		return c.respond(f, op)
+		return op, nil
 	}
 	if c.opts.uniqueNames && c.live(in.Name) != nil {
-		return c.respond(f, "", fmt.Errorf("%w: %s", errAlreadyExists, in.Name))
+		return "", fmt.Errorf("%w: %s", errAlreadyExists, in.Name)
 	}
 	c.next++
 	created := in
@@ -180,7 +196,18 @@ func (c *Cloud) Insert(_ context.Context, in Instance, requestID string) (string
 	c.calls["Insert"]++
 	op := c.start("create", &created, f, func() { created.State = stateRunning })
 	c.requests[requestID] = op
-	return c.respond(f, op)
+	return op, nil
+}
+
+// Deliver makes the service act on the requests held up in the network now.
+func (c *Cloud) Deliver() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delayed := c.delayed
+	c.delayed = nil
+	for _, f := range delayed {
+		f()
+	}
 }
 
 // Resize starts changing an instance's tier.
@@ -239,8 +266,10 @@ func (c *Cloud) Operation(_ context.Context, id string) (CloudOperation, error) 
 	return op.CloudOperation, nil
 }
 
-// Tick lets time pass: every operation moves one step; those that finish take effect.
+// Tick lets time pass: the requests held up in the network arrive, then every operation moves
+// one step; those that finish take effect.
 func (c *Cloud) Tick() {
+	c.Deliver()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, id := range c.sortedOps() {
@@ -308,7 +337,7 @@ func (c *Cloud) faultOf(method, name string) cloudFault {
 	}
 	f := c.fault(cloudCall{Method: method, Name: name})
 	if f == faultCrashBefore || f == faultCrashAfter && (method == "Get" || method == "Operation") {
-		panic(killed{where: "before cloud " + method})
+		panic(killed{where: "before a cloud call"})
 	}
 	return f
 }
@@ -319,7 +348,7 @@ func (c *Cloud) respond(f cloudFault, op string, err ...error) (string, error) {
 	case faultLoseResponse:
 		return "", errTimeout
 	case faultCrashAfter:
-		panic(killed{where: "after cloud call"})
+		panic(killed{where: "after a cloud call"})
 	}
 	return op, errors.Join(err...)
 }
@@ -335,6 +364,8 @@ func (c *Cloud) start(kind string, in *Instance, f cloudFault, apply func()) str
 		op.fail = fmt.Errorf("%w: the tier is not available in this region", errInvalid)
 	case faultOperationHangs:
 		op.remaining = -1
+	case faultOperationSlow:
+		op.remaining = 20
 	}
 	c.ops[op.ID] = op
 	return op.ID
