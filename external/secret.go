@@ -20,7 +20,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -110,9 +109,14 @@ func (s Secrets) GenerateOnce(ctx context.Context, owner client.Object, name, ke
 			}
 			continue
 		}
-		if err := addKey(ctx, s.Client, &live, key, value); err == nil {
+		err = addKey(ctx, s.Client, &live, key, value)
+		if err == nil {
 			return value, nil
-		} else if !errors.Is(err, errStale) {
+		}
+		// A failed test (another writer added the key first), or an answer that was lost: the
+		// Secret tells which, whatever the error looks like.
+		var latest corev1.Secret
+		if getErr := reader.Get(ctx, secretKey, &latest); getErr == nil && latest.ResourceVersion == live.ResourceVersion {
 			return nil, err
 		}
 	}
@@ -137,9 +141,6 @@ func addKey(ctx context.Context, c client.Client, live *corev1.Secret, key strin
 		return fmt.Errorf("failed to encode the patch of Secret %s: %w", client.ObjectKeyFromObject(live), err)
 	}
 	if err := c.Patch(ctx, live.DeepCopy(), client.RawPatch(types.JSONPatchType, data)); err != nil {
-		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) || isGuardFailure(err) {
-			return errStale
-		}
 		return fmt.Errorf("failed to add %s to Secret %s: %w", key, client.ObjectKeyFromObject(live), err)
 	}
 	return nil

@@ -18,16 +18,14 @@ package external
 
 import (
 	"context"
-	"crypto/sha1" //nolint:gosec // a name-based UUID (RFC 9562, version 5) is defined with SHA-1
+	"crypto/sha1"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -156,15 +154,28 @@ func (r *Resource[T]) write(ctx context.Context, obj T, rec record, next state, 
 		return rec, fmt.Errorf("failed to copy %s: %T does not copy into its own type", describe(obj), obj)
 	}
 	if err := r.Client.Patch(ctx, work, client.RawPatch(types.JSONPatchType, data)); err != nil {
-		switch {
-		case apierrors.IsNotFound(err):
+		if apierrors.IsNotFound(err) {
 			return rec, errGone
-		case apierrors.IsConflict(err) || isGuardFailure(err):
+		}
+		// A failed guard, or a write whose answer was lost: the object tells which, whatever
+		// the error looks like (the API server's 422, a fake client's own error, a timeout).
+		latest, readErr := r.latest(ctx, obj)
+		switch {
+		case errors.Is(readErr, errGone):
+			return rec, errGone
+		case readErr == nil && !rec.same(latest):
 			return rec, errStale
 		}
 		return rec, fmt.Errorf("failed to write annotation %s of %s: %w", r.annotation(), describe(obj), err)
 	}
 	return r.recordOf(work)
+}
+
+// same reports whether the copies that rec and o were read from agree on everything a write
+// of the state tests.
+func (rec record) same(o record) bool {
+	return rec.uid == o.uid && rec.annotations == o.annotations && rec.present == o.present && rec.raw == o.raw &&
+		rec.deleting == o.deleting
 }
 
 // latest reads obj from the API server (the APIReader, else the Client) into a copy and returns
@@ -191,15 +202,13 @@ func (r *Resource[T]) latest(ctx context.Context, obj T) (record, error) {
 }
 
 // key returns the idempotency key of attempt for the object with uid: a name-based UUID
-// (version 5) of both, so that it has the form providers that take a request id expect.
+// (RFC 9562 version 5, which is defined with SHA-1) of both, so that it has the form providers
+// that take a request id expect.
 func key(uid types.UID, attempt int) string {
 	// The namespace of the UUIDs: a fixed random UUID of tenon's.
-	namespace := [16]byte{0x6f, 0x2b, 0x1c, 0x4e, 0x93, 0x5a, 0x4d, 0x0b, 0x8e, 0x71, 0x2f, 0x3c, 0xa4, 0x55, 0x18, 0xd9}
-	h := sha1.New() //nolint:gosec // see the import
-	h.Write(namespace[:])
-	h.Write([]byte(string(uid) + "/" + strconv.Itoa(attempt)))
-	var u [16]byte
-	copy(u[:], h.Sum(nil))
+	namespace := []byte{0x6f, 0x2b, 0x1c, 0x4e, 0x93, 0x5a, 0x4d, 0x0b, 0x8e, 0x71, 0x2f, 0x3c, 0xa4, 0x55, 0x18, 0xd9}
+	sum := sha1.Sum(append(namespace, string(uid)+"/"+strconv.Itoa(attempt)...))
+	u := sum[:16]
 	u[6] = u[6]&0x0f | 0x50
 	u[8] = u[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
@@ -208,19 +217,6 @@ func key(uid types.UID, attempt int) string {
 // escape escapes a JSON Pointer token.
 func escape(token string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(token, "~", "~0"), "/", "~1")
-}
-
-// isGuardFailure reports whether err is the API server's refusal of a JSON Patch whose test
-// failed: 422 Unprocessable Entity without details, unlike a validation error or an admission
-// policy's denial, which name the object and list causes.
-func isGuardFailure(err error) bool {
-	var status apierrors.APIStatus
-	if !errors.As(err, &status) {
-		return false
-	}
-	s := status.Status()
-	return s.Code == http.StatusUnprocessableEntity && s.Reason == metav1.StatusReasonInvalid &&
-		(s.Details == nil || (len(s.Details.Causes) == 0 && s.Details.Name == "" && s.Details.Kind == ""))
 }
 
 // describe names obj for errors: its key.
