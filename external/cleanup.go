@@ -30,8 +30,8 @@ import (
 //	Steps: []finalizer.Step[*v1alpha1.Database]{r.database.Step()},
 //
 // The step is named [Resource.Name] and marked External, so finalizer.Lifecycle.Retain skips it
-// (and only it, of the steps that clean up Kubernetes objects) for a policy that keeps the
-// external resource. Each run:
+// for a policy that keeps the external resource, while the steps that clean up Kubernetes
+// objects still run. Each run:
 //
 //   - finishes at once when the object's annotation shows that no create was ever decided: every
 //     create is stored there before it is sent, and before the deletion began. A copy without

@@ -30,7 +30,7 @@ import (
 //
 // Errors: return the provider's error as it is, wrapped with context. Wrap it in
 // reconcile.TerminalError when retrying cannot help until the object changes (the provider
-// refused the request as invalid, or the name belongs to someone else): the object is then
+// refused the request as invalid, the credentials are wrong): the object is then
 // Stalled with the reason of the call that failed ([ReasonCreateFailed] and so on). Any other
 // error is retried with backoff, and for Create it means that the outcome is unknown (see
 // [Resource.IdempotentCreate]).
@@ -44,9 +44,9 @@ type Provider[T client.Object] interface {
 	// must be reported so. A provider whose reads lag behind its writes makes a resource look
 	// deleted behind the controller's back, and it is created again.
 	//
-	// A resource called name that is not obj's (another owner's tag, an object of the same name
-	// that was deleted and created again) is an error, terminal when it will stay so: [Resource]
-	// adopts whatever Observe reports as existing.
+	// A resource called name that is not obj's (another owner's tag, the resource of an earlier
+	// object of the same name) is an error wrapping [ErrNameTaken]: [Resource] adopts whatever
+	// Observe reports as existing, and never touches a name taken.
 	Observe(ctx context.Context, obj T, name string) (Observation, error)
 
 	// Create starts creating the resource called name, as obj's spec says. key is the same for

@@ -50,8 +50,8 @@ const (
 	// condition keeps its status (it is set Unknown only when there is none yet), so a provider
 	// that is briefly unavailable does not flip it.
 	ReasonProviderError conditions.Reason = "ProviderError"
-	// ReasonObserveFailed: Observe returned a terminal error, such as a name that belongs to
-	// someone else.
+	// ReasonObserveFailed: Observe returned a terminal error, such as credentials the provider
+	// refuses.
 	ReasonObserveFailed conditions.Reason = "ObserveFailed"
 	// ReasonCreateFailed: Create, or its operation, failed with a terminal error.
 	ReasonCreateFailed conditions.Reason = "CreateFailed"
@@ -74,7 +74,9 @@ var ErrNameTaken = errors.New("the name is taken by a resource that is not this 
 
 // Defaults of [Resource]'s intervals.
 const (
-	DefaultPollInterval  = 10 * time.Second
+	// DefaultPollInterval is Resource.PollInterval's default.
+	DefaultPollInterval = 10 * time.Second
+	// DefaultDriftInterval is Resource.DriftInterval's default.
 	DefaultDriftInterval = 10 * time.Minute
 )
 
@@ -108,10 +110,10 @@ type Resource[T client.Object] struct {
 	// caller's patch helper: a marker must be stored before the call it announces). Required.
 	Client client.Client
 
-	// APIReader reads the object from the API server when a guarded write finds that the copy a
-	// decision was based on is stale, or when the copy of an object being deleted has no state
-	// (a cache that has not seen the write yet). Use the manager's API reader. Defaults to
-	// Client, which may need a few more attempts while its cache lags.
+	// APIReader reads the object from the API server when a guarded write was refused (the copy
+	// a decision was based on is stale), and when the copy of an object being deleted has no
+	// state. Use the manager's API reader. Defaults to Client, which may need a few more
+	// attempts while its cache lags.
 	APIReader client.Reader
 
 	// Condition is the condition type Ensure sets, such as "DatabaseReady"; T must then be a
