@@ -51,7 +51,8 @@ import (
 //   - after it is gone: no instance.
 //
 // TENON_EXTERNAL_SEED replays a run (each case's seed derives from it and the case's number);
-// TENON_EXTERNAL_CASES sets the number of cases (default 24; make crash-external runs thousands).
+// TENON_EXTERNAL_CASES sets the number of cases (default 24; make crash-external runs thousands);
+// TENON_EXTERNAL_CASE=<n> runs case n alone. A failure prints the case's last events.
 
 // crashCase is what one case found.
 type crashCase struct {
@@ -75,6 +76,14 @@ func TestCrashesAtEveryStepLeaveExactlyOneInstanceWhileTheObjectLivesAndNoneAfte
 		if cases, err = strconv.Atoi(s); err != nil || cases < 1 {
 			t.Fatalf("TENON_EXTERNAL_CASES=%q: want a positive number", s)
 		}
+	}
+	first := 0
+	if s := os.Getenv("TENON_EXTERNAL_CASE"); s != "" {
+		var err error
+		if first, err = strconv.Atoi(s); err != nil || first < 0 {
+			t.Fatalf("TENON_EXTERNAL_CASE=%q: want a case number", s)
+		}
+		cases = 1
 	}
 	ns := env.Namespace(t)
 	api, err := client.NewWithWatch(env.Config(), client.Options{Scheme: scheme})
@@ -103,7 +112,7 @@ func TestCrashesAtEveryStepLeaveExactlyOneInstanceWhileTheObjectLivesAndNoneAfte
 		})
 	}
 	for i := range cases {
-		work <- i
+		work <- first + i
 	}
 	close(work)
 	wg.Wait()
@@ -169,6 +178,8 @@ type crashRun struct {
 	deleting bool
 	found    crashCase
 	proc     *process
+	// trace records what happened, for the failure message.
+	trace []string
 	// history holds the versions of the Database seen, by resourceVersion, for stale reads.
 	history []*Database
 }
@@ -180,7 +191,16 @@ type process struct {
 	r     *DatabaseReconciler
 }
 
-func runCrashCase(ctx context.Context, api client.WithWatch, ns string, seed uint64, i int) (found crashCase, err error) {
+func runCrashCase(ctx context.Context, api client.WithWatch, ns string, seed uint64, i int) (crashCase, error) {
+	run, err := crashCaseRun(ctx, api, ns, seed, i)
+	if err != nil {
+		trace := run.trace[max(0, len(run.trace)-60):]
+		err = fmt.Errorf("%w\n          last events:\n          %s", err, strings.Join(trace, "\n          "))
+	}
+	return run.found, err
+}
+
+func crashCaseRun(ctx context.Context, api client.WithWatch, ns string, seed uint64, i int) (run *crashRun, err error) {
 	rng := rand.New(rand.NewPCG(seed, uint64(i)))
 	opts := cloudOptions{}
 	idempotent := true
@@ -192,12 +212,13 @@ func runCrashCase(ctx context.Context, api client.WithWatch, ns string, seed uin
 	default:
 		idempotent = false
 	}
-	run := &crashRun{ctx: ctx, api: api, rng: rng, cloud: NewCloud(opts), idempotent: idempotent}
+	run = &crashRun{ctx: ctx, api: api, rng: rng, cloud: NewCloud(opts), idempotent: idempotent}
+	run.logf("cloud %+v, idempotent creates %t", opts, idempotent)
 	run.cloud.fault = run.fault
 
 	run.db = &Database{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("db-%d", i)}, Spec: DatabaseSpec{Tier: "small"}}
 	if err := api.Create(ctx, run.db); err != nil {
-		return found, err
+		return run, err
 	}
 	run.name = "db-" + string(run.db.UID)
 	run.restart()
@@ -210,33 +231,37 @@ func runCrashCase(ctx context.Context, api client.WithWatch, ns string, seed uin
 	for round := range 45 {
 		if deleteInChaos && round == deleteAt {
 			if err := run.delete(); err != nil {
-				return run.found, err
+				return run, err
 			}
 		}
 		if err := run.round(); err != nil {
-			return run.found, fmt.Errorf("round %d: %w", round, err)
+			return run, fmt.Errorf("round %d: %w", round, err)
 		}
 	}
 	run.chaos = false
 	if !run.deleting {
 		if err := run.calm(); err != nil {
-			return run.found, err
+			return run, err
 		}
 		if err := run.delete(); err != nil {
-			return run.found, err
+			return run, err
 		}
 		run.chaos = true
 		for round := range 20 {
 			if err := run.round(); err != nil {
-				return run.found, fmt.Errorf("deletion round %d: %w", round, err)
+				return run, fmt.Errorf("deletion round %d: %w", round, err)
 			}
 		}
 		run.chaos = false
 	}
 	if err := run.calm(); err != nil {
-		return run.found, err
+		return run, err
 	}
-	return run.found, nil
+	return run, nil
+}
+
+func (c *crashRun) logf(format string, args ...any) {
+	c.trace = append(c.trace, fmt.Sprintf(format, args...))
 }
 
 // round does one thing: reconcile (most often), let the cloud's time pass, drift, change the
@@ -244,21 +269,23 @@ func runCrashCase(ctx context.Context, api client.WithWatch, ns string, seed uin
 func (c *crashRun) round() error {
 	switch p := c.rng.Float64(); {
 	case p < 0.6:
-		c.reconcile()
+		_ = c.reconcile()
 	case p < 0.85:
+		c.logf("tick")
 		c.cloud.Tick()
 	case p < 0.89 && c.chaos:
 		c.found.drifts++
 		if c.rng.IntN(2) == 0 {
-			c.cloud.DeleteBehindTheBack(c.name)
+			c.logf("drift: deleted behind the back: %t", c.cloud.DeleteBehindTheBack(c.name))
 		} else {
-			c.cloud.ResizeBehindTheBack(c.name, "huge")
+			c.logf("drift: resized behind the back: %t", c.cloud.ResizeBehindTheBack(c.name, "huge"))
 		}
 	case p < 0.94 && !c.deleting:
 		if err := c.resize(); err != nil {
 			return err
 		}
 	default:
+		c.logf("restart")
 		c.restart()
 	}
 	return c.check()
@@ -270,7 +297,7 @@ func (c *crashRun) round() error {
 func (c *crashRun) calm() error {
 	for range 80 {
 		c.restart() // a fresh process forgets the Lifecycle's backoff, which runs on the wall clock
-		c.reconcile()
+		reconcileErr := c.reconcile()
 		if err := c.check(); err != nil {
 			return err
 		}
@@ -286,13 +313,15 @@ func (c *crashRun) calm() error {
 		if err != nil {
 			return err
 		}
-		if ready := conditions.Get(db, DatabaseReady); ready != nil && ready.Reason == string(external.ReasonCreateOutcomeUnknown) {
+		ready := conditions.Get(db, DatabaseReady)
+		switch {
+		case db.DeletionTimestamp != nil:
+		case ready != nil && ready.Reason == string(external.ReasonCreateOutcomeUnknown):
 			if err := c.resolveUnknownOutcome(db); err != nil {
 				return err
 			}
 			continue
-		}
-		if db.DeletionTimestamp == nil && conditions.IsTrue(db, DatabaseReady) && conditions.IsReady(db) {
+		case reconcileErr == nil && conditions.IsTrue(db, DatabaseReady) && conditions.IsCurrent(db, DatabaseReady) && conditions.IsReady(db):
 			return c.checkAvailable(db)
 		}
 		c.cloud.Tick()
@@ -305,10 +334,14 @@ func (c *crashRun) resolveUnknownOutcome(db *Database) error {
 	if c.idempotent {
 		return fmt.Errorf("stalled with an unknown create outcome although creates are idempotent")
 	}
+	// A careful person waits longer than a request can be on its way before looking.
+	c.cloud.Deliver()
 	if n := len(c.instances()); n > 0 {
-		return fmt.Errorf("stalled with an unknown create outcome although Observe could find the instance")
+		c.logf("the person finds the instance: the next reconcile adopts it")
+		return nil
 	}
 	c.found.stalledForAPerson++
+	c.logf("the person removes the annotation")
 	delete(db.Annotations, external.AnnotationPrefix+"database")
 	return c.api.Update(c.ctx, db)
 }
@@ -355,8 +388,9 @@ func (c *crashRun) instances() []Instance {
 	return out
 }
 
-// reconcile runs one reconcile in the current process; a kill ends the process.
-func (c *crashRun) reconcile() {
+// reconcile runs one reconcile in the current process, and returns its error; a kill ends the
+// process.
+func (c *crashRun) reconcile() (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			k, ok := v.(killed)
@@ -367,10 +401,26 @@ func (c *crashRun) reconcile() {
 				c.found.kills = map[string]int{}
 			}
 			c.found.kills[k.where]++
+			c.logf("  killed %s", k.where)
 			c.restart()
+			err = errors.New("killed")
 		}
 	}()
-	_, _ = c.proc.r.Reconcile(c.ctx, reconcileRequest(c.db))
+	c.logf("reconcile")
+	res, err := c.proc.r.Reconcile(c.ctx, reconcileRequest(c.db))
+	db := &Database{}
+	_ = c.api.Get(c.ctx, client.ObjectKeyFromObject(c.db), db)
+	ready := conditions.Get(db, DatabaseReady)
+	if ready == nil {
+		ready = &metav1.Condition{}
+	}
+	var deleting string
+	if d := conditions.Get(db, conditions.Deleting); d != nil {
+		deleting = "; deleting: " + d.Message
+	}
+	c.logf("  -> %v, %v; %s %s %q; %s; instances %+v%s", res.RequeueAfter, err, ready.Status, ready.Reason, ready.Message,
+		db.Annotations[external.AnnotationPrefix+"database"], c.instances(), deleting)
+	return err
 }
 
 // restart starts a new process: a new reconciler, whose cache starts from the latest version.
@@ -387,6 +437,7 @@ func (c *crashRun) restart() {
 func (c *crashRun) delete() error {
 	c.cloud.Deliver()
 	c.deleting = true
+	c.logf("delete")
 	return client.IgnoreNotFound(c.api.Delete(c.ctx, c.db))
 }
 
@@ -395,12 +446,21 @@ func (c *crashRun) resize() error {
 	tiers := []string{"small", "medium", "large"}
 	patch := []byte(fmt.Sprintf(`{"spec":{"tier":%q}}`, tiers[c.rng.IntN(len(tiers))]))
 	c.found.resizes++
+	c.logf("spec: %s", patch)
 	return client.IgnoreNotFound(c.api.Patch(c.ctx, c.db.DeepCopy(), client.RawPatch("application/merge-patch+json", patch)))
 }
 
 // fault is the cloud's fault hook: it counts Inserts after the deletion began and, in chaos,
 // injects faults and kills.
 func (c *crashRun) fault(call cloudCall) cloudFault {
+	f := c.chooseFault(call)
+	if call.Method != "Get" && call.Method != "Operation" || f != faultNone {
+		c.logf("  cloud %s %s: fault %d", call.Method, call.Name, f)
+	}
+	return f
+}
+
+func (c *crashRun) chooseFault(call cloudCall) cloudFault {
 	if call.Method == "Insert" {
 		c.found.creates++
 		if c.deleting {

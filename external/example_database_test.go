@@ -19,6 +19,7 @@ package external_test
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -162,7 +163,10 @@ func Example_database() {
 	}
 
 	reconcileAndPrint() // create
-	fmt.Println(db.Annotations[external.AnnotationPrefix+"database"])
+	var state map[string]any // the Resource's state, its random idempotency key aside
+	_ = json.Unmarshal([]byte(db.Annotations[external.AnnotationPrefix+"database"]), &state)
+	delete(state, "key")
+	fmt.Println(state)
 	cloud.Tick()
 	reconcileAndPrint() // running
 
@@ -179,7 +183,7 @@ func Example_database() {
 
 	// Output:
 	// DatabaseReady Creating: creating database db-7d1c0a52: operation op-2 (poll: true, error: <nil>)
-	// {"name":"db-7d1c0a52","phase":"Creating","attempt":1,"operation":"op-2","operationKind":"Create"}
+	// map[attempt:1 name:db-7d1c0a52 operation:op-2 operationKind:Create phase:Creating]
 	// DatabaseReady Available: instance db-7d1c0a52 is RUNNING, tier small (poll: true, error: <nil>)
 	// DatabaseReady Updating: updating database db-7d1c0a52: operation op-3 (poll: true, error: <nil>)
 	// DatabaseReady Available: instance db-7d1c0a52 is RUNNING, tier large (poll: true, error: <nil>)

@@ -52,7 +52,8 @@ type Provider[T client.Object] interface {
 	// Create starts creating the resource called name, as obj's spec says. key is the same for
 	// every call of one attempt, across restarts and replicas, and new for each attempt after one
 	// known to have failed: give it to the provider as the request's idempotency key (a client
-	// token, a request id) where it takes one. It is a UUID.
+	// token, a request id) where it takes one. It is a random UUID, stored in the object before
+	// Create is called.
 	//
 	// Return the operation to poll, or "" when the resource was created when Create returns.
 	// When the provider answers that a resource called name exists already, and its names are

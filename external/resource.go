@@ -53,9 +53,11 @@ const (
 	// ReasonObserveFailed: Observe returned a terminal error, such as credentials the provider
 	// refuses.
 	ReasonObserveFailed conditions.Reason = "ObserveFailed"
-	// ReasonCreateFailed: Create, or its operation, failed with a terminal error.
+	// ReasonCreateFailed: Create failed with a terminal error (the object is Stalled), or its
+	// operation failed (Stalled when terminal, retried otherwise).
 	ReasonCreateFailed conditions.Reason = "CreateFailed"
-	// ReasonUpdateFailed: Update, or its operation, failed with a terminal error.
+	// ReasonUpdateFailed: Update failed with a terminal error (the object is Stalled), or its
+	// operation failed (Stalled when terminal, retried otherwise).
 	ReasonUpdateFailed conditions.Reason = "UpdateFailed"
 	// ReasonNameTaken: Observe reported that the name belongs to someone else ([ErrNameTaken]).
 	ReasonNameTaken conditions.Reason = "NameTaken"
@@ -310,14 +312,23 @@ func (r *Resource[T]) operation(ctx context.Context, obj T, rec record) (next re
 	if st.OperationKind == kindCreate {
 		reason = ReasonCreateFailed
 	}
-	res, err = r.failed(obj, reason, fmt.Errorf("operation %s of %s %s failed: %w", st.Operation, r.Name, st.Name, opErr))
-	return next, res, true, err
+	err = fmt.Errorf("operation %s of %s %s failed: %w", st.Operation, r.Name, st.Name, opErr)
+	if errors.Is(err, reconcile.TerminalError(nil)) {
+		res, err = r.terminal(obj, reason, &providerError{err: err})
+		return next, res, true, err
+	}
+	// Unlike a call that failed, an operation that failed says something: the change was not
+	// made. The condition says so, and the error is retried.
+	if _, markErr := r.mark(obj, false, reason, err.Error()); markErr != nil {
+		err = errors.Join(err, markErr)
+	}
+	return next, ctrl.Result{}, true, err
 }
 
 // absent handles a resource that Observe did not find: create it, or not.
 func (r *Resource[T]) absent(ctx context.Context, obj T, rec record, name string) (ctrl.Result, error) {
 	st := rec.state
-	next := state{Name: name, Phase: phaseCreating, Attempt: st.Attempt + 1}
+	next := state{Name: name, Phase: phaseCreating, Attempt: st.Attempt + 1, Key: newKey()}
 	switch {
 	case !rec.present:
 		next.Attempt = 1
@@ -329,7 +340,7 @@ func (r *Resource[T]) absent(ctx context.Context, obj T, rec record, name string
 				r.Name, name, r.annotation(), describe(obj))
 			return r.terminal(obj, ReasonCreateOutcomeUnknown, err)
 		}
-		next.Attempt = st.Attempt // the same key
+		next.Attempt, next.Key = st.Attempt, st.Key // the same attempt, the same key
 	case st.Phase == phaseCreated:
 		log.FromContext(ctx).Info("External resource deleted behind the controller's back; creating it again", "resource", r.Name, "name", name)
 	}
@@ -345,7 +356,7 @@ func (r *Resource[T]) absent(ctx context.Context, obj T, rec record, name string
 	if err := r.check(); err != nil {
 		return ctrl.Result{}, err
 	}
-	op, err := r.Provider.Create(ctx, obj, name, key(obj.GetUID(), next.Attempt))
+	op, err := r.Provider.Create(ctx, obj, name, next.Key)
 	if err != nil {
 		err = fmt.Errorf("failed to create %s %s: %w", r.Name, name, err)
 		if errors.Is(err, reconcile.TerminalError(nil)) {

@@ -203,7 +203,9 @@ func TestAnOperationThatFailsTransientlyIsRetried(t *testing.T) {
 	w.g.Expect(err).To(MatchError(ContainSubstring("INTERNAL")))
 	w.g.Expect(requeue.Classify(err)).NotTo(Equal(requeue.ClassTerminal))
 	latest, _ = w.get(db)
-	w.g.Expect(conditions.Get(latest, DatabaseReady)).To(HaveField("Reason", string(external.ReasonUpdating)), "a transient failure leaves the condition alone")
+	w.g.Expect(conditions.Get(latest, DatabaseReady)).To(And(HaveField("Status", metav1.ConditionFalse), HaveField("Reason", string(external.ReasonUpdateFailed))),
+		"an operation that failed says the change was not made")
+	w.g.Expect(conditions.Get(latest, conditions.Stalled)).To(BeNil())
 
 	w.settle(r, db, 10)
 	w.g.Expect(w.instancesOf(db)).To(ConsistOf(HaveField("Tier", "large")))

@@ -18,11 +18,10 @@ package external
 
 import (
 	"context"
-	"crypto/sha1"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -33,7 +32,8 @@ import (
 // AnnotationPrefix starts the name of the annotation in which a [Resource] keeps the state of
 // an object's external resource: "external.tenon.dev/" followed by [Resource.Name], such as
 // external.tenon.dev/database. Its value is JSON: the external name, whether a create was sent
-// ("Creating") or confirmed ("Created"), the create attempt, and the operation being polled.
+// ("Creating"), confirmed ("Created") or failed ("Failed"), the create attempt and its
+// idempotency key, and the operation being polled.
 //
 // The state is in an annotation, not in the status, because it cannot be observed again: a
 // status may be rebuilt from the world, but "a create was sent and its response was lost" is
@@ -65,8 +65,12 @@ type state struct {
 	Name string `json:"name"`
 	// Phase is phaseCreating, phaseCreated or phaseFailed.
 	Phase string `json:"phase"`
-	// Attempt counts create attempts; the idempotency key is derived from the uid and it.
+	// Attempt counts create attempts.
 	Attempt int `json:"attempt"`
+	// Key is the idempotency key of the attempt: random, stored before the create is sent, so
+	// that every send of one attempt has it and no other attempt ever does (not even after a
+	// person removed the annotation).
+	Key string `json:"key,omitempty"`
 	// Operation is the operation being polled, of kind OperationKind.
 	Operation     Operation `json:"operation,omitempty"`
 	OperationKind string    `json:"operationKind,omitempty"`
@@ -201,15 +205,12 @@ func (r *Resource[T]) latest(ctx context.Context, obj T) (record, error) {
 	return r.recordOf(work)
 }
 
-// key returns the idempotency key of attempt for the object with uid: a name-based UUID
-// (RFC 9562 version 5, which is defined with SHA-1) of both, so that it has the form providers
-// that take a request id expect.
-func key(uid types.UID, attempt int) string {
-	// The namespace of the UUIDs: a fixed random UUID of tenon's.
-	namespace := []byte{0x6f, 0x2b, 0x1c, 0x4e, 0x93, 0x5a, 0x4d, 0x0b, 0x8e, 0x71, 0x2f, 0x3c, 0xa4, 0x55, 0x18, 0xd9}
-	sum := sha1.Sum(append(namespace, string(uid)+"/"+strconv.Itoa(attempt)...))
-	u := sum[:16]
-	u[6] = u[6]&0x0f | 0x50
+// newKey returns a random idempotency key: a UUID (RFC 9562 version 4), the form providers that
+// take a request id expect.
+func newKey() string {
+	var u [16]byte
+	_, _ = rand.Read(u[:]) // never fails (crypto/rand)
+	u[6] = u[6]&0x0f | 0x40
 	u[8] = u[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
 }
