@@ -163,6 +163,7 @@ func Example_database() {
 	}
 
 	reconcileAndPrint() // create
+
 	var state map[string]any // the Resource's state, its random idempotency key aside
 	_ = json.Unmarshal([]byte(db.Annotations[external.AnnotationPrefix+"database"]), &state)
 	delete(state, "key")
