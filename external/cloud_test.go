@@ -277,7 +277,8 @@ func (c *Cloud) Tick() {
 		if op.Done || op.remaining < 0 {
 			continue
 		}
-		if op.remaining--; op.remaining > 0 {
+		op.remaining--
+		if op.remaining > 0 {
 			continue
 		}
 		op.Done = true
