@@ -150,7 +150,7 @@ fuzz-patch: envtest ## Check patch.Helper against its model with 20,000 random c
 EXTERNAL_CASES ?= 3000
 
 .PHONY: crash-external
-crash-external: envtest ## Kill the external package's example reconciler at every step in 3,000 random cases (EXTERNAL_CASES, about 15 minutes) from a fresh, printed seed.
+crash-external: envtest ## Kill the external package's example reconciler at every step in 3,000 random cases (EXTERNAL_CASES, about 20 minutes on two cores) from a fresh, printed seed.
 	@seed=$${TENON_EXTERNAL_SEED:-$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}; \
 		echo "crash-external: TENON_EXTERNAL_SEED=$$seed TENON_EXTERNAL_CASES=$(EXTERNAL_CASES)"; \
 		TENON_EXTERNAL_SEED=$$seed TENON_EXTERNAL_CASES=$(EXTERNAL_CASES) \
