@@ -142,6 +142,20 @@ fuzz-patch: envtest ## Check patch.Helper against its model with 20,000 random c
 		TENON_PATCH_SEED=$$seed TENON_PATCH_CASES=$(PATCH_CASES) \
 		go test $(GO_TEST_FLAGS) -timeout 3h -run '^TestDifferentialPatchAgreesWithTheModel$$' ./patch/
 
+# crash-external runs the external package's crash test (external/crash_test.go) long:
+# EXTERNAL_CASES random cases from a fresh seed, which it prints with what it counted (kills,
+# lost responses, duplicates, leaks, creates after deletion); TENON_EXTERNAL_SEED=<seed> make
+# crash-external replays a run. Without -race, so that thousands of cases take minutes; make test
+# runs the test with it.
+EXTERNAL_CASES ?= 3000
+
+.PHONY: crash-external
+crash-external: envtest ## Kill the external package's example reconciler at every step in 3,000 random cases (EXTERNAL_CASES, about 20 minutes on two cores) from a fresh, printed seed.
+	@seed=$${TENON_EXTERNAL_SEED:-$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}; \
+		echo "crash-external: TENON_EXTERNAL_SEED=$$seed TENON_EXTERNAL_CASES=$(EXTERNAL_CASES)"; \
+		TENON_EXTERNAL_SEED=$$seed TENON_EXTERNAL_CASES=$(EXTERNAL_CASES) \
+		go test -count=1 -timeout 3h -v -run '^TestCrashesAtEveryStepLeaveExactlyOneInstanceWhileTheObjectLivesAndNoneAfter$$' ./external/ | grep -E '^(---|ok|FAIL|PASS)|crash test|case [0-9]+:|replay'
+
 .PHONY: test
 test: envtest ## Run every test (unit and envtest) of the library, the example operator and the benchmark harness, with -race.
 	go test $(GO_TEST_FLAGS) ./...

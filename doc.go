@@ -41,6 +41,10 @@ limitations under the License.
 //     does not (children in other namespaces, cluster-scoped children of namespaced owners), maps
 //     children's events back to their owner, adopts, prunes, and deletes from a finalizer what the
 //     garbage collector cannot reach.
+//   - external keeps a resource outside the cluster (a cloud database, a DNS record) for each
+//     object: created once even across crashes and lost responses, updated when it drifts, its
+//     operations polled, deleted by a finalizer step; values generated for it, such as a
+//     password, are stored before they are used.
 //
 // # Testing it
 //
