@@ -31,7 +31,7 @@ CHROMIUM_DIR   ?= $(LOCALBIN)/chromium
 
 # Go modules in this repository, other than the library itself, that have tests or must build.
 EXAMPLE_MODULES := $(wildcard examples/*/go.mod)
-TOOL_MODULES    := hack/envtest/go.mod hack/docs/go.mod $(wildcard hack/bench/go.mod)
+TOOL_MODULES    := hack/envtest/go.mod hack/docs/go.mod hack/realkinds/go.mod $(wildcard hack/bench/go.mod)
 
 GO_TEST_FLAGS ?= -race -count=1
 
@@ -70,7 +70,7 @@ lint: golangci-lint ## Run golangci-lint (config: .golangci.yml) on the library 
 		(cd $$(dirname $$m) && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...) || exit 1; done
 
 .PHONY: verify
-verify: generate manifests ## Regenerate, tidy and fail if anything changed.
+verify: generate manifests realkinds ## Regenerate, tidy and fail if anything changed.
 	go mod tidy
 	@for m in $(EXAMPLE_MODULES) $(TOOL_MODULES); do (cd $$(dirname $$m) && go mod tidy); done
 	@cd hack/docs && go run . -root ../.. -check
@@ -155,6 +155,28 @@ crash-external: envtest ## Kill the external package's example reconciler at eve
 		echo "crash-external: TENON_EXTERNAL_SEED=$$seed TENON_EXTERNAL_CASES=$(EXTERNAL_CASES)"; \
 		TENON_EXTERNAL_SEED=$$seed TENON_EXTERNAL_CASES=$(EXTERNAL_CASES) \
 		go test -count=1 -timeout 3h -v -run '^TestCrashesAtEveryStepLeaveExactlyOneInstanceWhileTheObjectLivesAndNoneAfter$$' ./external/ | grep -E '^(---|ok|FAIL|PASS)|crash test|case [0-9]+:|replay'
+
+# fuzz-real runs the randomized tests of real kinds long, each from the same fresh seed, which it
+# prints: the Helper's differential test (patch/realkinds_test.go), the Applier's dry-run oracle
+# (patch/realkinds_oracle_test.go), both for REAL_CASES cases, and the race of one controller's
+# workers (patch/apply_same_manager_test.go) for a quarter of that. TENON_REAL_SEED=<seed> make
+# fuzz-real replays a run. About 35 minutes on two cores.
+REAL_CASES ?= 20000
+
+.PHONY: fuzz-real
+fuzz-real: envtest ## Check patch on real kinds' schemas (Helper model, Applier oracle, workers' races) for 20,000 cases each (REAL_CASES), from a fresh, printed seed.
+	@seed=$${TENON_REAL_SEED:-$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}; \
+		echo "fuzz-real: TENON_REAL_SEED=$$seed REAL_CASES=$(REAL_CASES)"; \
+		TENON_REAL_SEED=$$seed TENON_REAL_CASES=$(REAL_CASES) \
+		go test -count=1 -timeout 3h -run '^TestRealKindsPatchAgreesWithTheModel$$' ./patch/ && \
+		TENON_APPLY_SEED=$$seed TENON_APPLY_CASES=$(REAL_CASES) \
+		go test -count=1 -timeout 3h -run '^TestRealKindsApplySkipsOnlyWhatTheAPIServerConfirms$$' ./patch/ && \
+		TENON_RACE_SEED=$$seed TENON_RACE_CASES=$$(( $(REAL_CASES) / 4 )) \
+		go test -count=1 -timeout 3h -run '^TestOurOwnWorkersNeverTakeAChildAnotherOwnerControls$$' ./patch/
+
+.PHONY: realkinds
+realkinds: ## Copy the CRDs the tests of real kinds install (internal/realkinds/crds) from their projects' Go modules.
+	@cd hack/realkinds && go run .
 
 .PHONY: test
 test: envtest ## Run every test (unit and envtest) of the library, the example operator and the benchmark harness, with -race.

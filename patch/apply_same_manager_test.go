@@ -25,7 +25,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -33,10 +35,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/internal/realkinds"
 	"github.com/tenon-dev/tenon/internal/testtypes"
 	"github.com/tenon-dev/tenon/ownership"
 	"github.com/tenon-dev/tenon/patch"
@@ -345,4 +349,242 @@ func TestAnApplyAnAdmissionPluginAddedToIsNotSkippedAsUnchanged(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(changed).To(BeFalse())
 	g.Expect(c.take()).To(Equal(counts{"get": 1}), "now unchanged: skipped")
+}
+
+const (
+	// raceSeedEnvVar and raceCasesEnvVar set the seed and the number of cases of
+	// TestOurOwnWorkersNeverTakeAChildAnotherOwnerControls; case i has seed TENON_RACE_SEED+i.
+	raceSeedEnvVar  = "TENON_RACE_SEED"
+	raceCasesEnvVar = "TENON_RACE_CASES"
+)
+
+// raceChild is a kind of child the race test applies: its desired object for a worker, and
+// whether it is tracked (in another namespace than its owner, or cluster-scoped).
+type raceChild struct {
+	name    string
+	tracked bool
+	desired func(ns, name, worker string) *unstructured.Unstructured
+}
+
+func raceChildren(kinds []*realKind, remote string) []raceChild {
+	configMap := func(ns string) func(string, string, string) *unstructured.Unstructured {
+		return func(_, name, worker string) *unstructured.Unstructured {
+			u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+				"metadata": map[string]any{"name": name, "namespace": ns}, "data": map[string]any{"worker": worker}}}
+			return u
+		}
+	}
+	out := []raceChild{
+		{name: "ConfigMap", desired: func(ns, name, worker string) *unstructured.Unstructured { return configMap(ns)(ns, name, worker) }},
+		{name: "ConfigMap in another namespace", tracked: true, desired: configMap(remote)},
+	}
+	for _, k := range kinds {
+		if k.GVK.Kind != "Deployment" && k.GVK.Kind != "Certificate" && k.GVK.Kind != "GatewayClass" {
+			continue
+		}
+		out = append(out, raceChild{name: k.GVK.Kind, tracked: !k.Namespaced, desired: func(ns, name, worker string) *unstructured.Unstructured {
+			if !k.Namespaced {
+				name = ns + "-" + name
+			}
+			u := realkinds.Object(k.Kind, ns, name)
+			delete(u.Object, "status")
+			u.SetAnnotations(map[string]string{"example.com/worker": worker})
+			return u
+		}})
+	}
+	return out
+}
+
+// TestOurOwnWorkersNeverTakeAChildAnotherOwnerControls draws races of two workers of one
+// controller (one Applier, one field manager), each applying one child with OwnedBy for an owner
+// of its own or the same one, from readers that are fresh, lag, or hold nothing, with and
+// without an API reader and ForceOwnership, on a child that is absent, unowned, the first owner's,
+// or a rival controller's. Both read before either applies. The promises: a child another owner
+// controls is never taken; a lost race is an AdoptionError or a conflict, never another error
+// (a 422) and never a silent overwrite; the child ends with one controller, whose worker's data
+// it has.
+func TestOurOwnWorkersNeverTakeAChildAnotherOwnerControls(t *testing.T) {
+	seed := int64(envInt(t, raceSeedEnvVar, rand.Int64N(1_000_000_000)))
+	n := envInt(t, raceCasesEnvVar, 150)
+	t.Logf("%s=%d %s=%d", raceSeedEnvVar, seed, raceCasesEnvVar, n)
+	ns, remote := env.Namespace(t), env.Namespace(t)
+	owners := []client.Object{newOwner(t, ns, "first"), newOwner(t, ns, "second")}
+	rival := newOwner(t, ns, "rival")
+	children := raceChildren(loadRealKinds(t), remote)
+	var failures []string
+	outcomes := map[string]int{}
+	for i := range n {
+		out, err := runRace(t.Context(), seed+int64(i), i, ns, owners, rival, children)
+		outcomes[out]++
+		if err != nil {
+			failures = append(failures, fmt.Sprintf("%s=%d %s=1: %v", raceSeedEnvVar, seed+int64(i), raceCasesEnvVar, err))
+		}
+	}
+	t.Logf("outcomes: %v", outcomes)
+	for _, f := range failures[:min(len(failures), 10)] {
+		t.Error(f)
+	}
+}
+
+// runRace runs one race and returns a short name of its outcome, and what broke a promise.
+func runRace(ctx context.Context, seed int64, i int, ns string, owners []client.Object, rival client.Object, children []raceChild) (string, error) {
+	r := rand.New(rand.NewPCG(uint64(seed), 0x72616365))
+	child := children[r.IntN(len(children))]
+	name := fmt.Sprintf("race-%d", i)
+	target := child.desired(ns, name, "")
+	key := client.ObjectKeyFromObject(target)
+	gvk := target.GroupVersionKind()
+	live := func() *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		if err := env.Client().Get(ctx, key, u); err != nil {
+			return nil
+		}
+		return u
+	}
+	defer func() { _ = env.Client().Delete(context.Background(), child.desired(ns, name, "")) }()
+
+	// The child before the race.
+	pre := []string{"absent", "unowned", "the first owner's", "a rival's"}[r.IntN(4)]
+	var preOwner client.Object
+	switch pre {
+	case "unowned":
+		if err := env.Client().Create(ctx, child.desired(ns, name, "someone"), client.FieldOwner("someone")); err != nil {
+			return "setup", fmt.Errorf("failed to create the unowned child: %w", err)
+		}
+	case "the first owner's":
+		preOwner = owners[0]
+		if _, err := patch.NewApplier(env.Client(), "controller", patch.ApplierOptions{}).Apply(ctx, child.desired(ns, name, "before"), patch.OwnedBy(owners[0])); err != nil {
+			return "setup", fmt.Errorf("failed to apply the first owner's child: %w", err)
+		}
+	case "a rival's":
+		preOwner = rival
+		if _, err := patch.NewApplier(env.Client(), "rival-controller", patch.ApplierOptions{}).Apply(ctx, child.desired(ns, name, "rival"), patch.OwnedBy(rival)); err != nil {
+			return "setup", fmt.Errorf("failed to apply the rival's child: %w", err)
+		}
+	}
+	before := live()
+
+	// The workers: one Applier, as one controller has.
+	type worker struct {
+		owner  client.Object
+		force  bool
+		reader string
+		err    error
+	}
+	workers := []*worker{{owner: owners[0]}, {owner: owners[r.IntN(2)]}}
+	frozen := &frozenReader{Reader: env.Client()}
+	if before != nil {
+		frozen.hold(before)
+	}
+	var read sync.WaitGroup
+	read.Add(2)
+	var once [2]sync.Once
+	apiReader := r.IntN(10) < 7
+	opts := patch.ApplierOptions{}
+	if apiReader {
+		opts.APIReader = env.Client()
+	}
+	readers := make([]client.Reader, 2)
+	for w := range workers {
+		workers[w].force = r.IntN(2) == 0
+		var base client.Reader
+		switch x := r.IntN(3); {
+		case x == 0:
+			workers[w].reader, base = "fresh", env.Client()
+		case x == 1 || before == nil:
+			workers[w].reader, base = "lagging", frozen
+		default:
+			workers[w].reader, base = "empty", laggingReader{}
+		}
+		readers[w] = &hookedReader{Reader: base, around: func(_ int, get func() error) error {
+			err := get()
+			once[w].Do(func() { read.Done(); read.Wait() }) // both read before either applies
+			return err
+		}}
+	}
+	// One Applier, whose reader gives each worker its own view of the cache.
+	opts.Reader = perWorkerReader(readers)
+	a := patch.NewApplier(env.Client(), "controller", opts)
+	var wg sync.WaitGroup
+	for w, wk := range workers {
+		wg.Go(func() {
+			wctx := context.WithValue(ctx, workerKey{}, w)
+			_, wk.err = a.Apply(wctx, child.desired(ns, name, strconv.Itoa(w)), patch.OwnedBy(wk.owner), patch.ForceOwnership(wk.force))
+		})
+	}
+	wg.Wait()
+
+	after := live()
+	desc := fmt.Sprintf("%s child %s, API reader %t, workers: %s (owner %s, force %t, %s reader) → %v; %s (owner %s, force %t, %s reader) → %v",
+		pre, child.name, apiReader,
+		"0", workers[0].owner.GetName(), workers[0].force, workers[0].reader, workers[0].err,
+		"1", workers[1].owner.GetName(), workers[1].force, workers[1].reader, workers[1].err)
+	if after == nil {
+		if workers[0].err == nil || workers[1].err == nil {
+			return "broken", fmt.Errorf("a worker succeeded and there is no child: %s", desc)
+		}
+		return "none", nil
+	}
+	controller, controlled := ownership.OwnerOf(after)
+	var refs int
+	for _, ref := range after.GetOwnerReferences() {
+		if ref.Controller != nil && *ref.Controller {
+			refs++
+		}
+	}
+	if refs > 1 {
+		return "broken", fmt.Errorf("the child has %d controllers: %s", refs, desc)
+	}
+	for w, wk := range workers {
+		var refused *ownership.AdoptionError
+		switch {
+		case wk.err == nil && (!controlled || controller.UID != wk.owner.GetUID()):
+			return "broken", fmt.Errorf("worker %d succeeded, but the child is controlled by %v: %s", w, controller, desc)
+		case wk.err != nil && !errors.As(wk.err, &refused) && !apierrors.IsConflict(wk.err):
+			return "broken", fmt.Errorf("worker %d lost with an error that is neither an AdoptionError nor a conflict: %s", w, desc)
+		}
+	}
+	if preOwner != nil && (!controlled || controller.UID != preOwner.GetUID()) {
+		return "broken", fmt.Errorf("the child was %s and is now controlled by %v: %s", pre, controller, desc)
+	}
+	winner := -1
+	for w, wk := range workers {
+		if wk.err == nil {
+			winner = w
+		}
+	}
+	if winner >= 0 {
+		if got := markerOf(after); got != strconv.Itoa(winner) && (workers[0].err != nil || workers[1].err != nil || workers[0].owner != workers[1].owner) {
+			return "broken", fmt.Errorf("the child has worker %q's data, not the winner's (%d): %s", got, winner, desc)
+		}
+		return "taken", nil
+	}
+	if before != nil && after.GetResourceVersion() != before.GetResourceVersion() && preOwner != nil {
+		return "broken", fmt.Errorf("both workers lost, and the child changed: %s", desc)
+	}
+	return "refused", nil
+}
+
+// workerKey is the context key of the worker a read is for.
+type workerKey struct{}
+
+// perWorkerReader reads with the reader of the worker the context names: the views of one cache
+// that two workers of a controller have at different moments.
+type perWorkerReader []client.Reader
+
+func (p perWorkerReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return p[ctx.Value(workerKey{}).(int)].Get(ctx, key, obj, opts...)
+}
+
+func (p perWorkerReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return p[ctx.Value(workerKey{}).(int)].List(ctx, list, opts...)
+}
+
+// markerOf returns which worker's desired object the child holds: its data or annotation.
+func markerOf(u *unstructured.Unstructured) string {
+	if v, ok, _ := unstructured.NestedString(u.Object, "data", "worker"); ok {
+		return v
+	}
+	return u.GetAnnotations()["example.com/worker"]
 }

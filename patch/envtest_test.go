@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(testtypes.AddToScheme(scheme))
-	env = testenv.New(testenv.Options{CRDDirectoryPaths: []string{testtypes.CRDDirectory(), realkinds.CRDDirectory()}, Scheme: scheme})
+	env = testenv.New(testenv.Options{CRDDirectoryPaths: []string{testtypes.CRDDirectory(), realkinds.CRDDirectory()}, Scheme: scheme, AuditLog: true})
 	os.Exit(env.Run(m))
 }
 
