@@ -77,11 +77,7 @@ func upToDate(desired, live map[string]any, managed []metav1.ManagedFieldsEntry,
 		}
 		entry = e
 	}
-	if entry == nil {
-		// The manager owns nothing: applying nothing (an empty status) changes nothing.
-		return declaresNothing(desiredFields(desired))
-	}
-	if entry.APIVersion != desired["apiVersion"] {
+	if entry == nil || entry.APIVersion != desired["apiVersion"] {
 		return false
 	}
 	owned, ok := fieldSet(entry)
@@ -100,21 +96,6 @@ func upToDate(desired, live map[string]any, managed []metav1.ManagedFieldsEntry,
 		p.metadata = true
 	}
 	return p.unchanged(owned, desiredFields(desired), live, others, true)
-}
-
-// declaresNothing reports whether d, a desired value, sets no field: it is made of empty objects
-// only, which server-side apply records no ownership of.
-func declaresNothing(d any) bool {
-	m, ok := d.(map[string]any)
-	if !ok {
-		return false
-	}
-	for _, v := range m {
-		if !declaresNothing(v) {
-			return false
-		}
-	}
-	return true
 }
 
 // fieldSet returns the field set of a managedFields entry.
