@@ -113,8 +113,14 @@ limitations under the License.
 //   - Two writers changing the same scalar is "last writer wins" for the controller: a field a
 //     controller changes is the controller's.
 //
-// These rows are checked by a randomized test against the API server, with an independent model
-// of this table as the oracle.
+// The shapes the schemas of real kinds add, as the helper treats them: an int-or-string, a
+// quantity or a timestamp is a scalar; a value the server defaults is the server's until the
+// reconcile changes it; an x-kubernetes-preserve-unknown-fields value or an embedded resource is
+// a granular object.
+//
+// These rows are checked by randomized tests against the API server, with an independent model
+// of this table as the oracle, on hand-written kinds and on the schemas the API server serves for
+// Kubernetes' own kinds and other projects' CRDs, the model's prediction made exact by a dry run.
 //
 // # A snapshot older than the controller's own last write
 //
@@ -191,7 +197,11 @@ limitations under the License.
 //	  with OwnedConditions)            condition
 //
 // A field this manager applied before and no longer sets is removed unless another manager also
-// owns it. The skip never changes these outcomes: a request is skipped only when a dry run of it
+// owns it. That includes what a mutating admission plugin or webhook added as the manager applied
+// (a Node's not-ready taint in a list of taints the manager owns as a whole, a Pod's default
+// tolerations): the manager owns it, so applying again removes it, and the Applier never skips
+// that apply. A condition's own fields (a lastHeartbeatTime, Cluster API's severity) are applied
+// as set. The skip never changes these outcomes: a request is skipped only when a dry run of it
 // would leave the object and every manager's field set as they are, which a randomized test
 // checks against the API server.
 //
