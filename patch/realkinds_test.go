@@ -130,6 +130,7 @@ func TestRealKindsPatchAgreesWithTheModel(t *testing.T) {
 
 	results := make([]caseResult, n)
 	kindOf := make([]string, n)
+	conds := make([]string, n) // how a case's writers edited status.conditions
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range caseWorkers {
@@ -137,7 +138,7 @@ func TestRealKindsPatchAgreesWithTheModel(t *testing.T) {
 			for i := range next {
 				k := realCaseKind(kinds, seed+int64(i))
 				kindOf[i] = k.Family + "/" + k.GVK.Kind
-				results[i] = runRealCase(t.Context(), k, ns, i, seed+int64(i))
+				results[i], conds[i] = runRealCase(t.Context(), k, ns, i, seed+int64(i))
 			}
 		})
 	}
@@ -157,6 +158,22 @@ func TestRealKindsPatchAgreesWithTheModel(t *testing.T) {
 		}
 	}
 	t.Logf("cases per kind: %v", perKind)
+	condCases := map[string]int{}
+	for i, c := range conds {
+		if c != "" {
+			condCases[kindOf[i]+" "+c]++
+		}
+	}
+	t.Logf("cases whose writers edited status.conditions: %v", condCases)
+	if n >= 1000 {
+		// Conditions with fields of their own must be drawn: a Node's lastHeartbeatTime, a Pod's
+		// lastProbeTime, a Deployment's lastUpdateTime, Cluster API's severity.
+		for _, k := range []string{"core/Node", "core/Pod", "apps/Deployment", "cluster-api/Phase1Obj"} {
+			if condCases[k+" both"] == 0 {
+				t.Errorf("no case of %s had both writers edit status.conditions: the generator is too narrow", k)
+			}
+		}
+	}
 	t.Logf("predicted outcomes: %v", predicted)
 	if n >= 400 && predicted[errNone] < n/3 {
 		t.Errorf("only %d of %d cases predicted a successful Patch: the generator draws too few edits the API server accepts", predicted[errNone], n)
@@ -214,8 +231,9 @@ type realCase struct {
 	realized  string
 }
 
-// runRealCase runs the case of seed on an object named after i.
-func runRealCase(ctx context.Context, k *realKind, ns string, i int, seed int64) caseResult {
+// runRealCase runs the case of seed on an object named after i. It also says which writers
+// edited status.conditions: "ours", "theirs", "both" or "".
+func runRealCase(ctx context.Context, k *realKind, ns string, i int, seed int64) (caseResult, string) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	rc := &realCase{k: k, seed: seed, key: types.NamespacedName{Name: fmt.Sprintf("real-%d", i)}}
@@ -227,16 +245,27 @@ func runRealCase(ctx context.Context, k *realKind, ns string, i int, seed int64)
 	rc.gen = &realkinds.Gen{R: rand.New(rand.NewPCG(uint64(seed), 0x7265616c))}
 	defer rc.cleanup()
 	if err := rc.prepare(ctx); err != nil {
-		return caseResult{seed: seed, divergences: []string{"setup: " + firstLine(err.Error())}, desc: rc.describe() + "\nsetup failed: " + err.Error()}
+		return caseResult{seed: seed, divergences: []string{"setup: " + firstLine(err.Error())}, desc: rc.describe() + "\nsetup failed: " + err.Error()}, ""
 	}
 	if err := rc.patch(ctx); err != nil {
-		return caseResult{seed: seed, divergences: []string{"setup: " + firstLine(err.Error())}, desc: rc.describe() + "\nsetup failed: " + err.Error()}
+		return caseResult{seed: seed, divergences: []string{"setup: " + firstLine(err.Error())}, desc: rc.describe() + "\nsetup failed: " + err.Error()}, ""
 	}
 	res := caseResult{seed: seed, predicted: rc.pred.Errs[0], divergences: rc.divergences()}
 	if len(res.divergences) > 0 {
 		res.desc = rc.describe() + "\n" + describeRequests(rc.fc)
 	}
-	return res
+	edited := func(edits []realkinds.Edit) bool {
+		return slices.ContainsFunc(edits, func(e realkinds.Edit) bool { return strings.HasPrefix(e.Path, "status.conditions") })
+	}
+	switch ours, theirs := edited(rc.ours), edited(rc.theirs) && rc.theirErr == nil; {
+	case ours && theirs:
+		return res, "both"
+	case ours:
+		return res, "ours"
+	case theirs:
+		return res, "theirs"
+	}
+	return res, ""
 }
 
 // cleanup deletes a cluster-scoped object, which outlives the test's namespace.

@@ -66,7 +66,8 @@ func (k Kind) Builtin() bool { return k.New != nil }
 // Roots returns the parts of k's objects the generator edits (see [Gen.EditObject]), each as
 // often as it should be drawn: metadata's labels, annotations, finalizers and owner references,
 // the parts an update may change (Mutable, or the spec, the status and a ConfigMap's or a Secret's
-// data), and, now and then, the whole spec even where the API server refuses changes to it.
+// data), and, now and then, the whole spec even where the API server refuses changes to it; and
+// status.conditions often, where the seed has conditions.
 func Roots(k Kind) []string {
 	roots := []string{"metadata.labels", "metadata.annotations", "metadata.finalizers", "metadata.ownerReferences"}
 	switch {
@@ -83,6 +84,10 @@ func Roots(k Kind) []string {
 		roots = append(roots, "data", "data", "data")
 	default:
 		roots = append(roots, "spec", "spec", "spec", "status", "status", "status")
+	}
+	// Conditions often: the shape whose items carry fields of their own (a heartbeat, a severity).
+	if st, _ := k.Seed()["status"].(map[string]any); st != nil && st["conditions"] != nil {
+		roots = append(roots, "status.conditions", "status.conditions", "status.conditions")
 	}
 	return roots
 }
