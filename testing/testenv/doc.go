@@ -73,7 +73,9 @@ limitations under the License.
 //
 // Tests that run in parallel share the environment, so a manager sees every test's objects,
 // and its controllers reconcile them. Give NewManager the test's namespace, and its cache holds
-// only that namespace's objects (and cluster-scoped ones):
+// only that namespace's objects (and cluster-scoped ones; the cluster-scoped children that
+// tenon's ownership package tracks for a test's objects are deleted with the test's namespace,
+// and ownership.EnqueueOwner never hands a manager an owner outside its namespaces):
 //
 //	ns := env.Namespace(t)
 //	mgr := env.NewManager(t, ctrl.Options{}, ns)

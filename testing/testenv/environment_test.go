@@ -37,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tenon-dev/tenon/internal/testtypes"
+	"github.com/tenon-dev/tenon/ownership"
 )
 
 // env is shared by the tests of this package, as the package documentation recommends, and by
@@ -367,4 +368,35 @@ func TestServicesGetClusterIPsBeyondEnvtestsDefaultRange(t *testing.T) {
 		g.Expect(env.Client().Create(ctx, svc)).To(Succeed(), "Service %d", i)
 		g.Expect(svc.Spec.ClusterIP).NotTo(BeEmpty())
 	}
+}
+
+// A cluster-scoped child tracked for an owner in a test's namespace outlived the test, and every
+// later test's manager saw it (issue 26, item 10).
+func TestNamespaceCleanupDeletesTheClusterScopedObjectsTrackedForItsOwners(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	running := env.Namespace(t)
+	var left, othersChild *testtypes.Fixture
+
+	t.Run("a test that leaves a tracked cluster-scoped child behind", func(t *testing.T) {
+		g := NewWithT(t)
+		ns := env.Namespace(t)
+		owner := &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "owner", UID: "uid-owner"}}
+		left = &testtypes.Fixture{ObjectMeta: metav1.ObjectMeta{GenerateName: "left-"}}
+		_, _, err := ownership.Set(owner, left, env.Scheme())
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(env.Client().Create(ctx, left)).To(Succeed())
+
+		othersOwner := &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: running, Name: "owner", UID: "uid-other"}}
+		othersChild = &testtypes.Fixture{ObjectMeta: metav1.ObjectMeta{GenerateName: "running-"}}
+		_, _, err = ownership.Set(othersOwner, othersChild, env.Scheme())
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(env.Client().Create(ctx, othersChild)).To(Succeed())
+	})
+
+	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(left), &testtypes.Fixture{})).To(Satisfy(apierrors.IsNotFound),
+		"the child tracked for an owner in the finished test's namespace is deleted with the namespace")
+	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(othersChild), &testtypes.Fixture{})).To(Succeed(),
+		"the child of an owner in a namespace still in use is left")
+	g.Expect(env.Client().Delete(ctx, othersChild)).To(Succeed())
 }

@@ -39,8 +39,11 @@ import (
 // them. The namespaces are added to opts.Cache.DefaultNamespaces (opts is not modified).
 // Cluster-scoped objects are still cached whole, as controller-runtime does for a cache limited
 // to namespaces; a read through the manager's client of a namespaced object elsewhere fails
-// with the cache's error, not NotFound. Without namespaces, the cache holds every namespace;
-// an empty namespace among them fails t.
+// with the cache's error, not NotFound. So a cluster-scoped child that another test's
+// controller tracks is in every manager's cache: ownership.EnqueueOwner does not enqueue its
+// owner, which is in a namespace the cache does not hold, and [Environment.Namespace] deletes
+// it when that test ends. Without namespaces, the cache holds every namespace; an empty
+// namespace among them fails t.
 //
 // Register controllers on it, then start it with [StartManager].
 func (e *Environment) NewManager(t TB, opts manager.Options, namespaces ...string) manager.Manager {
