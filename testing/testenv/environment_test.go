@@ -44,15 +44,17 @@ import (
 // the examples of package testenv_test (see SharedEnvironment). It is created here rather than in
 // TestMain so that the examples' package can take the pointer when it is initialized.
 var env = New(Options{
-	CRDDirectoryPaths: []string{testtypes.CRDDirectory()},
-	Scheme:            testScheme(),
-	GarbageCollector:  true,
+	CRDDirectoryPaths:     []string{testtypes.CRDDirectory(), DiskCRDDirectory},
+	WebhookDirectoryPaths: []string{DiskWebhookDirectory},
+	Scheme:                testScheme(),
+	GarbageCollector:      true,
 })
 
 func testScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(testtypes.AddToScheme(s))
+	utilruntime.Must(AddDisksToScheme(s))
 	return s
 }
 
