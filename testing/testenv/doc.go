@@ -96,7 +96,7 @@ limitations under the License.
 // [Environment.NewManager] serves the webhooks registered with it, as in production:
 //
 //	mgr := env.NewManager(t, ctrl.Options{}, ns)
-//	err := (&v1.Cluster{}).SetupWebhookWithManager(mgr) // ctrl.NewWebhookManagedBy(mgr, ...)
+//	// ... register the webhooks with mgr (ctrl.NewWebhookManagedBy), as cmd/main.go does ...
 //	testenv.StartManager(t, mgr)
 //
 // The environment's server hands each request to the running manager whose namespaces hold the

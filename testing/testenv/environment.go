@@ -83,7 +83,8 @@ type Options struct {
 	// namespace controllers, so that deleting an owner removes its dependents (ownerReferences,
 	// foreground and background propagation) and a deleted namespace finishes terminating. Plain
 	// envtest has neither. It costs a few seconds at start-up: Start waits until the collector has
-	// proved it works on a probe object.
+	// proved it works on a probe object. setup-envtest does not provide kube-controller-manager:
+	// `go run github.com/tenon-dev/tenon/testing/testenv/cmd/build-envtest` builds it.
 	GarbageCollector bool
 
 	// BinaryAssetsDirectory is the directory holding etcd, kube-apiserver and (for the garbage
@@ -396,8 +397,8 @@ func (e *Environment) KubeconfigPath() string {
 }
 
 // Kubectl runs kubectl from the binaries directory as a cluster administrator and returns its
-// combined output. `make envtest` builds kubectl, and setup-envtest downloads it; it is an error
-// when the directory has none.
+// combined output. build-envtest (tenon's testing/testenv/cmd/build-envtest) builds kubectl,
+// and setup-envtest downloads it; it is an error when the directory has none.
 func (e *Environment) Kubectl(ctx context.Context, args ...string) ([]byte, error) {
 	path := filepath.Join(e.bins.dir, kubectlBinary)
 	if !isExecutable(path) {

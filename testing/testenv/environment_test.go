@@ -158,18 +158,18 @@ func TestMissingBinariesErrorNamesTheCommandToRun(t *testing.T) {
 		{
 			name:          "an empty KUBEBUILDER_ASSETS directory",
 			assets:        t.TempDir(),
-			wantInMessage: []string{"make envtest", "no etcd, kube-apiserver", assetsEnvVar},
+			wantInMessage: []string{"go run github.com/tenon-dev/tenon/testing/testenv/cmd/build-envtest", "no etcd, kube-apiserver", assetsEnvVar},
 		},
 		{
 			name:          "an empty explicit directory",
 			explicit:      true,
-			wantInMessage: []string{"make envtest", "no etcd, kube-apiserver"},
+			wantInMessage: []string{"go run github.com/tenon-dev/tenon/testing/testenv/cmd/build-envtest", "no etcd, kube-apiserver"},
 		},
 		{
 			name:             "a directory without kube-controller-manager when the garbage collector is on",
 			assets:           onlyEtcdAndAPIServer(t),
 			garbageCollector: true,
-			wantInMessage:    []string{"make envtest", "has no kube-controller-manager", "setup-envtest does not download"},
+			wantInMessage:    []string{"has no kube-controller-manager", "setup-envtest does not download", "cmd/build-envtest -dir <its directory>` builds only that one"},
 		},
 	}
 	for _, tt := range tests {
