@@ -117,6 +117,15 @@ else
 	@$(BUILD_ENVTEST) >/dev/null
 endif
 
+# go-get-check is what a user who only runs `go get` gets: a scratch module outside the
+# repository requires tenon (replaced by this checkout), builds kube-controller-manager with the
+# documented `go run .../testing/testenv/cmd/build-envtest` next to the etcd and kube-apiserver
+# of make envtest, and passes a test of testenv's garbage collector and webhooks (about a minute
+# with a warm Go build cache).
+.PHONY: go-get-check
+go-get-check: envtest ## From a scratch module outside the repository: go get tenon, build the garbage collector's binary, test GC and webhooks.
+	@hack/gogetcheck/run.sh $(ENVTEST_K8S_VERSION)
+
 .PHONY: chaos
 chaos: ## Run the example operator's reliability scenarios (about 30 minutes on two cores) and regenerate docs/reliability.md.
 	$(MAKE) -C examples/cluster-operator chaos
