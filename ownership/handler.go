@@ -136,7 +136,7 @@ func (m *ownerMapper) cacheable(ctx context.Context, req reconcile.Request) bool
 		return true
 	}
 	log.FromContext(ctx).V(1).Info("Ignoring a child whose owner the cache cannot hold",
-		"ownerKind", m.kind.String(), "owner", req.NamespacedName.String(), "reason", err.Error())
+		"ownerKind", m.kind.String(), "owner", req.String(), "reason", err.Error())
 	return false
 }
 

@@ -104,7 +104,7 @@ type DiskV2List struct {
 // DeepCopyObject implements runtime.Object.
 func (d *DiskV1) DeepCopyObject() runtime.Object {
 	c := *d
-	d.ObjectMeta.DeepCopyInto(&c.ObjectMeta)
+	d.DeepCopyInto(&c.ObjectMeta)
 	return &c
 }
 
@@ -121,7 +121,7 @@ func (l *DiskV1List) DeepCopyObject() runtime.Object {
 // DeepCopyObject implements runtime.Object.
 func (d *DiskV2) DeepCopyObject() runtime.Object {
 	c := *d
-	d.ObjectMeta.DeepCopyInto(&c.ObjectMeta)
+	d.DeepCopyInto(&c.ObjectMeta)
 	return &c
 }
 
