@@ -301,7 +301,7 @@ func (r *ClusterReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manag
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&corev1.Service{}).
 		// ConfigMaps are owned by reference (same namespace) or tracked (directory namespace).
-		Watches(&corev1.ConfigMap{}, ownership.EnqueueOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &appsv1alpha1.Cluster{})).
+		Watches(&corev1.ConfigMap{}, ownership.EnqueueOwner(mgr, &appsv1alpha1.Cluster{})).
 		// A fixed or rotated DNS token unblocks every Cluster.
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.allClusters),
 			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
