@@ -20,6 +20,8 @@ import (
 	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tenon-dev/tenon/conditions"
@@ -30,7 +32,8 @@ import (
 // message has one line per finalizer whose cleanup is under way, "<finalizer>: step <name>:
 // <message>" or "<finalizer>: step <name> failed: <error>", in the order of the object's
 // finalizers. Each Lifecycle writes its own line and keeps the others, so two controllers do
-// not overwrite each other's progress, and one writes only when its own line changes.
+// not overwrite each other's progress, and one writes only when its own line changes: the line
+// of a finalizer that has gone since is dropped at its next change, not at once.
 
 // maxProgressLine bounds one finalizer's line, so that several fit the API server's limit on a
 // condition's message.
@@ -52,12 +55,19 @@ func progressLines(obj client.Object, message string) map[string]string {
 // deleting returns the reason and message of obj's Deleting condition with this Lifecycle's line
 // set to mine: CleanupFailed when any finalizer's step failed, CleanupInProgress otherwise.
 func (l *Lifecycle[T]) deleting(s conditions.Setter, obj T, mine string) (conditions.Reason, string) {
+	mine = truncate(strings.ReplaceAll(mine, "\n", " "), maxProgressLine)
 	var current string
-	if c := conditions.Get(s, conditions.Deleting); c != nil {
+	c := conditions.Get(s, conditions.Deleting)
+	if c != nil {
 		current = c.Message
 	}
 	lines := progressLines(obj, current)
-	lines[l.Finalizer] = truncate(strings.ReplaceAll(mine, "\n", " "), maxProgressLine)
+	if line, ok := lines[l.Finalizer]; ok && line == mine && c.Status == metav1.ConditionTrue {
+		// Nothing of ours changed: keep the condition as it is, even the line of a finalizer
+		// another controller has removed since, so that its write never causes one of ours.
+		return conditions.Reason(c.Reason), c.Message
+	}
+	lines[l.Finalizer] = mine
 	reason := ReasonCleanupInProgress
 	var out []string
 	for _, f := range obj.GetFinalizers() {
