@@ -406,3 +406,34 @@ func TestTwoControllersLifecyclesDoNotPingPong(t *testing.T) {
 	g.Expect(theirsOnly.runs.Load()).To(BeEquivalentTo(3))
 	g.Expect(theirsOnly.writes.writes.Load()).To(BeEquivalentTo(1), "their line did not change")
 }
+
+func TestALifecycleThatReadTheObjectBeforeAnotherControllersLineKeepsThatLine(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	lifecycle := func(f string) *finalizer.Lifecycle[*testtypes.Widget] {
+		return &finalizer.Lifecycle[*testtypes.Widget]{
+			Finalizer: f, Client: directClient(t),
+			Steps: []finalizer.Step[*testtypes.Widget]{{Name: "backup", Run: func(context.Context, *testtypes.Widget) (finalizer.Progress, error) {
+				return finalizer.Waiting(30*time.Second, "waiting for the snapshot of "+f), nil
+			}}},
+		}
+	}
+	w := newWidget(t, ours, theirs)
+	g.Expect(env.Client().Delete(ctx, w)).To(Succeed())
+	stale := &testtypes.Widget{}
+	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), stale)).To(Succeed())
+
+	// They write their line; we then reconcile the object as read before it (a cache behind).
+	fresh := &testtypes.Widget{}
+	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), fresh)).To(Succeed())
+	_, _, err := lifecycle(theirs).Reconcile(ctx, fresh)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, _, err = lifecycle(ours).Reconcile(ctx, stale)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	latest := &testtypes.Widget{}
+	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), latest)).To(Succeed())
+	g.Expect(conditions.Get(latest, conditions.Deleting).Message).To(Equal(
+		ours+": step backup: waiting for the snapshot of "+ours+"\n"+theirs+": step backup: waiting for the snapshot of "+theirs),
+		"our write merged our line onto theirs instead of overwriting it")
+}

@@ -318,15 +318,7 @@ func (l *Lifecycle[T]) notDone(ctx context.Context, obj T, h *patch.Helper, stat
 		}
 	}
 	timedOut := l.timedOut(obj)
-	if s, ok := any(obj).(conditions.Setter); ok {
-		reason, progressMessage := l.deleting(s, obj, message)
-		_, _ = conditions.MarkTrue(s, conditions.Deleting, reason, progressMessage)
-		if timedOut {
-			_, _ = conditions.MarkStalled(s, ReasonCleanupTimedOut,
-				fmt.Sprintf("cleanup did not finish within %s of deletion: %s", l.Timeout, message))
-		}
-	}
-	if err := h.Patch(ctx, obj, patch.OwnedConditions{conditions.Deleting, conditions.Stalled, conditions.Reconciling}); err != nil {
+	if err := l.recordProgress(ctx, obj, h, message, timedOut); err != nil {
 		// The status is informational; the step's outcome decides what happens next.
 		log.FromContext(ctx).V(1).Info("Failed to record cleanup progress", "finalizer", l.Finalizer, "error", err.Error())
 	}

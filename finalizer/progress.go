@@ -17,6 +17,10 @@ limitations under the License.
 package finalizer
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -25,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/patch"
 )
 
 // The Deleting condition is shared by the Lifecycles of every controller that keeps a finalizer
@@ -119,4 +124,40 @@ func truncate(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// progressRetries bounds how many times recordProgress merges its line again after another
+// controller's write.
+const progressRetries = 3
+
+// recordProgress writes this Lifecycle's line of obj's Deleting condition (and Stalled, when
+// timedOut) through h. Deleting is shared with other controllers' Lifecycles, so it is not an
+// owned condition: when another controller wrote it since obj was read, the Helper reports a
+// conflict instead of overwriting their line, and the line is merged again onto the object the
+// Helper read, up to progressRetries times.
+func (l *Lifecycle[T]) recordProgress(ctx context.Context, obj T, h *patch.Helper, message string, timedOut bool) error {
+	for attempt := 1; ; attempt++ {
+		if s, ok := any(obj).(conditions.Setter); ok {
+			reason, progressMessage := l.deleting(s, obj, message)
+			_, _ = conditions.MarkTrue(s, conditions.Deleting, reason, progressMessage)
+			if timedOut {
+				_, _ = conditions.MarkStalled(s, ReasonCleanupTimedOut,
+					fmt.Sprintf("cleanup did not finish within %s of deletion: %s", l.Timeout, message))
+			}
+		}
+		err := h.Patch(ctx, obj, patch.OwnedConditions{conditions.Stalled, conditions.Reconciling})
+		var conflict *patch.ConflictError
+		if !errors.As(err, &conflict) || attempt == progressRetries {
+			return err
+		}
+		latest, ok := h.Previous().(T)
+		if !ok || reflect.ValueOf(latest).IsNil() {
+			return err
+		}
+		// Start again from the object as the other controller left it.
+		reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(latest.DeepCopyObject()).Elem())
+		if h, err = patch.NewHelper(obj, l.Client); err != nil {
+			return err
+		}
+	}
 }
