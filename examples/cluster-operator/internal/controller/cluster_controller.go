@@ -84,6 +84,11 @@ type ClusterReconciler struct {
 	// DirectoryNamespace is where each Cluster publishes its directory entry.
 	DirectoryNamespace string
 
+	// History, when set, remembers the Clusters' status writes, so that a reconcile that read a
+	// cache behind the last one merges onto that write and sends nothing it already sent. Set it
+	// when the manager's client does not wait for its own writes (ClientOptions does); optional
+	// otherwise.
+	History *patch.History
 	// Metrics, when set, exports the Clusters' conditions (tenon_condition).
 	Metrics *observe.Metrics
 	// MaxConcurrentReconciles is how many Clusters are reconciled at once. Defaults to 1.
@@ -168,7 +173,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		patchErr := helper.Patch(ctx, cluster, patch.OwnedConditions{
 			conditions.Ready, appsv1alpha1.ConfigReady, appsv1alpha1.WorkloadReady, appsv1alpha1.DNSReady,
 			conditions.Reconciling, conditions.Stalled,
-		}, patch.ReadLatestFrom{Reader: r.APIReader})
+		}, patch.ReadLatestFrom{Reader: r.APIReader}, r.History)
 		if patchErr != nil {
 			err = errors.Join(err, patchErr)
 			return
