@@ -385,15 +385,16 @@ func TestTwoControllersLifecyclesDoNotPingPong(t *testing.T) {
 		g.Expect(c.writes.writes.Load()).To(BeEquivalentTo(1))
 	}
 
-	// Our cleanup finishes and our finalizer goes (one write, its removal). Theirs, 30 s later,
-	// runs again with its line unchanged: our leaving causes no write of theirs.
+	// Our cleanup finishes: we remove our line (theirs keeps the object) and our finalizer, two
+	// writes. Theirs, 30 s later, runs again with its line unchanged: our leaving causes no
+	// write of theirs.
 	controllers[0].done.Store(true)
 	controllers[0].clock.SetTime(controllers[0].clock.Now().Add(30 * time.Second))
 	latest = &testtypes.Widget{}
 	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), latest)).To(Succeed())
 	_, _, err := controllers[0].lifecycle.Reconcile(ctx, latest)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(controllers[0].writes.writes.Load()).To(BeEquivalentTo(2))
+	g.Expect(controllers[0].writes.writes.Load()).To(BeEquivalentTo(3))
 	theirsOnly := controllers[1]
 	theirsOnly.clock.SetTime(theirsOnly.clock.Now().Add(30 * time.Second))
 	for range 3 {
