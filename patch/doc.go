@@ -80,7 +80,9 @@ limitations under the License.
 //	                                                                     removals applied to theirs
 //	metadata.ownerReferences               theirs                        a set by uid: our additions,
 //	                                                                     changes and removals applied
-//	                                                                     to theirs
+//	                                                                     to theirs; ConflictError
+//	                                                                     when that leaves two
+//	                                                                     controllers
 //	a condition of a type not owned        theirs                        ConflictError; theirs stays
 //	a condition of a type in               theirs                        ours
 //	  OwnedConditions
@@ -90,9 +92,16 @@ limitations under the License.
 // type) is one value whatever fields it carries besides metav1.Condition's (a Node's
 // lastHeartbeatTime, a Pod's lastProbeTime, Cluster API's severity): changing any of them
 // changes the condition, and every field of a condition this reconcile did not change is kept
-// as its writer left it; only lastTransitionTime is the latest object's while the status stays. A [*ConflictError] writes nothing of the part that
-// conflicts (metadata and spec, or status) and satisfies apierrors.IsConflict; the next
-// reconcile, reading the latest object, decides again.
+// as its writer left it; only lastTransitionTime is the latest object's while the status stays.
+// A [*ConflictError] writes nothing of the part that conflicts (metadata and spec, or status) and
+// satisfies apierrors.IsConflict; the next reconcile, reading the latest object, decides again.
+// A finalizer added to an object that was deleted since the read is a ConflictError too (the
+// API server refuses new finalizers then), so the next reconcile runs the cleanup.
+//
+// The object's Go type may not show every field the server holds (a CRD upgraded before its
+// controller's types). Such fields are never overwritten: when the server refuses a guard that
+// the typed object says holds, the helper reads the object as JSON and merges onto that, so a
+// change to a list with such a field is a ConflictError.
 //
 // So the headline holds literally: another writer's data is never dropped, except a value that
 // this reconcile changed too (a scalar or a map key: the controller owns the fields it changes)

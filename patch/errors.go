@@ -48,6 +48,9 @@ type ConflictError struct {
 
 	attempts int
 	err      error
+	// why replaces "another writer changed ... since it was read" when the conflict is of
+	// another kind.
+	why string
 }
 
 var _ apierrors.APIStatus = (*ConflictError)(nil)
@@ -58,6 +61,9 @@ func newConflictError(object string, fields []string, attempts int, err error) *
 
 // Error implements error.
 func (e *ConflictError) Error() string {
+	if e.why != "" {
+		return fmt.Sprintf("failed to patch %s: %s", e.Object, e.why)
+	}
 	if len(e.Fields) > 0 {
 		return fmt.Sprintf("failed to patch %s: another writer changed %s since it was read", e.Object, strings.Join(e.Fields, ", "))
 	}

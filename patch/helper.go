@@ -69,8 +69,10 @@ type Helper struct {
 
 // Previous returns the object as the API server held it when the last [Helper.Patch] merged the
 // reconcile's changes onto it, before that Patch wrote anything: the snapshot, the
-// [*History]'s record of the controller's own newer write, or the object read after a conflict.
-// It is nil before the first Patch. Do not modify it.
+// [*History]'s record of the controller's own newer write, or the object read after a conflict;
+// when Patch wrote the metadata and spec first, its status is the one that write returned, the
+// server's status before Patch wrote any of it. It is nil before the first Patch. Do not modify
+// it.
 //
 // Compare it with the object after Patch to tell what the write changed, for example the
 // conditions that observe.RecordEvents reports transitions of. The snapshot itself is not always
@@ -292,6 +294,12 @@ func (p *patcher) run(ctx context.Context) error {
 				p.finish(latest)
 				return nil
 			}
+			if !mainWritten && !statusInMain {
+				// The status is merged onto what this write returned: the server's status
+				// before this Patch wrote any of it, newer than the snapshot's when the cache
+				// lagged. Previous says so, for the transitions the status write makes.
+				p.h.previous = withStatusOf(p.h.previous, base)
+			}
 			mainDone, mainWritten = true, true
 			if statusInMain && p.h.statusSubresource == nil && touchesStatus(ops) {
 				// The status went with the rest of the object: whether the server kept what was
@@ -350,20 +358,56 @@ func (p *patcher) run(ctx context.Context) error {
 			}
 			if isGuardFailure(err) && applies(m, ops) {
 				// The server refused what the object as read says it would accept: it holds a
-				// value the object cannot show exactly (a typed object drops empty maps), or
-				// another writer changed it and changed it back. Lock on the resourceVersion
-				// instead of testing values from now on.
-				lock = true
+				// value the object cannot show exactly (a field its Go type lacks, an empty map
+				// a typed object drops), or another writer changed it and changed it back. Read
+				// it as JSON, which shows every field, and merge onto that: a field the type
+				// cannot show is then kept, or a change to its list is a conflict. Only when that
+				// read fails, lock on the resourceVersion instead of testing values.
+				if raw, rawErr := p.getRaw(ctx); rawErr == nil && p.sameObject(raw) {
+					m = raw.Object
+				} else {
+					lock = true
+				}
 			}
 			latest, base = fresh, m
 			if !mainWritten {
 				p.h.previous = deepCopyObject(fresh)
 			}
 
+		case !req.status && refusesNewFinalizers(err) && addsFinalizers(p.before, p.after):
+			// The object was deleted after it was read: a race, not an invalid request. The
+			// next reconcile reads the deletion and runs the cleanup instead.
+			e := newConflictError(p.h.describe(p.obj), []string{"/metadata/finalizers"}, 0, err)
+			e.why = "it is being deleted, so no finalizer can be added"
+			return p.fail(e, mainWritten)
+
 		default:
 			return p.fail(fmt.Errorf("failed to patch %s: %w", p.h.describe(p.obj), err), mainWritten)
 		}
 	}
+}
+
+// refusesNewFinalizers reports whether err is the API server's refusal to add a finalizer to an
+// object being deleted: 422 with a cause on metadata.finalizers.
+func refusesNewFinalizers(err error) bool {
+	if !apierrors.IsInvalid(err) {
+		return false
+	}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	return slices.ContainsFunc(status.Status().Details.Causes, func(c metav1.StatusCause) bool {
+		return c.Field == "metadata.finalizers" && c.Type == metav1.CauseTypeForbidden
+	})
+}
+
+// addsFinalizers reports whether after has a finalizer before does not.
+func addsFinalizers(before, after map[string]any) bool {
+	bv, _ := nested(before, "metadata", "finalizers")
+	av, _ := nested(after, "metadata", "finalizers")
+	b := stringList(bv)
+	return slices.ContainsFunc(stringList(av), func(f string) bool { return !slices.Contains(b, f) })
 }
 
 // statusInMain reports whether the status should go with the rest of the object: when the
@@ -482,6 +526,17 @@ func (p *patcher) get(ctx context.Context) (client.Object, error) {
 		reader = p.opts.latestFrom
 	}
 	return fresh, reader.Get(ctx, client.ObjectKeyFromObject(p.obj), fresh)
+}
+
+// getRaw reads the object as JSON, every field it holds, whatever obj's Go type shows of it.
+func (p *patcher) getRaw(ctx context.Context) (*unstructured.Unstructured, error) {
+	raw := &unstructured.Unstructured{}
+	raw.SetGroupVersionKind(p.h.gvk)
+	reader := client.Reader(p.h.client)
+	if p.opts.latestFrom != nil {
+		reader = p.opts.latestFrom
+	}
+	return raw, reader.Get(ctx, client.ObjectKeyFromObject(p.obj), raw)
 }
 
 // finish makes latest, when there is one, both obj and the new snapshot.

@@ -69,7 +69,11 @@ func (m *merger) mergeMain(before, after, latest map[string]any, withStatus bool
 		m.key([]string{"metadata"}, rm, k, bm, am)
 	}
 	mergeFinalizers(rm, bm["finalizers"], am["finalizers"])
-	mergeOwnerReferences(rm, bm["ownerReferences"], am["ownerReferences"])
+	if mergeOwnerReferences(rm, bm["ownerReferences"], am["ownerReferences"]) {
+		// This reconcile set a controller reference while another writer set a different one:
+		// the object can have one controller only, and the other was there first.
+		m.conflicts = append(m.conflicts, "/metadata/ownerReferences")
+	}
 	dropIfEmpty(result, "metadata", created)
 	if withStatus {
 		m.status(result, before, after)
@@ -372,14 +376,14 @@ func mergeFinalizers(m map[string]any, b, a any) {
 
 // mergeOwnerReferences applies the owner references added, changed and removed from b to a to
 // the metadata map m, identifying references by uid.
-func mergeOwnerReferences(m map[string]any, b, a any) {
+func mergeOwnerReferences(m map[string]any, b, a any) (twoControllers bool) {
 	bl, al := list(b), list(a)
 	if jsonEqual(bl, al) {
-		return
+		return false
 	}
 	if jsonEqual(list(m["ownerReferences"]), bl) {
 		setList(m, "ownerReferences", list(deepCopy(a)))
-		return
+		return false
 	}
 	out, _ := deepCopy(list(m["ownerReferences"])).([]any)
 	for _, ref := range bl {
@@ -400,6 +404,14 @@ func mergeOwnerReferences(m map[string]any, b, a any) {
 		}
 	}
 	setList(m, "ownerReferences", out)
+	return len(slices.DeleteFunc(slices.Clone(out), func(r any) bool { return !isController(r) })) > 1
+}
+
+// isController reports whether an owner reference has controller: true.
+func isController(ref any) bool {
+	m, _ := ref.(map[string]any)
+	c, _ := m["controller"].(bool)
+	return c
 }
 
 func uidOf(ref any) string {

@@ -80,3 +80,26 @@ func deepCopyObject(obj client.Object) client.Object {
 	c, _ := obj.DeepCopyObject().(client.Object)
 	return c
 }
+
+// withStatusOf returns a copy of obj with the status of m, an object the server returned, or obj
+// itself when the copy cannot be made.
+func withStatusOf(obj client.Object, m map[string]any) client.Object {
+	u, err := toMap(deepCopyObject(obj))
+	if err != nil {
+		return obj
+	}
+	if status, ok := m["status"]; ok {
+		u["status"] = runtime.DeepCopyJSONValue(status)
+	} else {
+		delete(u, "status")
+	}
+	if _, ok := obj.(*unstructured.Unstructured); ok {
+		return &unstructured.Unstructured{Object: u}
+	}
+	out := deepCopyObject(obj)
+	reflect.ValueOf(out).Elem().Set(reflect.Zero(reflect.TypeOf(out).Elem()))
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u, out); err != nil {
+		return obj
+	}
+	return out
+}

@@ -25,6 +25,7 @@ import (
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -82,8 +83,11 @@ func (e *Environment) deleteTracked(ctx context.Context, gvk schema.GroupVersion
 		if obj.GetAnnotations()[ownership.AnnotationOwnerNamespace] != ns {
 			continue
 		}
-		obj.SetGroupVersionKind(gvk)
-		err := e.client.Delete(ctx, obj, client.Preconditions{UID: &obj.UID}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		// As JSON: the kind may be a CRD's that the environment's scheme does not know.
+		target := &unstructured.Unstructured{}
+		target.SetGroupVersionKind(gvk)
+		target.SetName(obj.Name)
+		err := e.client.Delete(ctx, target, client.Preconditions{UID: &obj.UID}, client.PropagationPolicy(metav1.DeletePropagationBackground))
 		if client.IgnoreNotFound(err) != nil {
 			errs = append(errs, fmt.Errorf("failed to delete %s %s, tracked by an owner in namespace %s: %w", gvk.Kind, obj.Name, ns, err))
 		}
