@@ -718,14 +718,18 @@ func (a *Applier) send(ctx context.Context, desired map[string]any, gvk schema.G
 		u.SetResourceVersion(pre.resourceVersion)
 	}
 	ac := client.ApplyConfigurationFromUnstructured(u)
+	// A request of an unstructured object makes a client with read-your-writes consistency
+	// start an informer of that form for the kind, a second copy of every object of it beside the
+	// typed one the controller caches, which nothing reads: the Applier's own record (a.cache)
+	// already tells its proofs what it wrote.
 	if subresource == "status" {
-		opts := []client.SubResourceApplyOption{client.FieldOwner(a.manager)}
+		opts := []client.SubResourceApplyOption{client.FieldOwner(a.manager), client.DisableReadYourWritesConsistency}
 		if force {
 			opts = append(opts, client.ForceOwnership)
 		}
 		err = a.client.Status().Apply(ctx, ac, opts...)
 	} else {
-		opts := []client.ApplyOption{client.FieldOwner(a.manager)}
+		opts := []client.ApplyOption{client.FieldOwner(a.manager), client.DisableReadYourWritesConsistency}
 		if force {
 			opts = append(opts, client.ForceOwnership)
 		}

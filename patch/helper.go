@@ -536,7 +536,9 @@ func (p *patcher) getRaw(ctx context.Context) (*unstructured.Unstructured, error
 	if p.opts.latestFrom != nil {
 		reader = p.opts.latestFrom
 	}
-	return raw, reader.Get(ctx, client.ObjectKeyFromObject(p.obj), raw)
+	// Without read-your-writes for this read: with it, a client would start an informer of the
+	// unstructured form of the kind, a second copy of all its objects, for one read.
+	return raw, reader.Get(ctx, client.ObjectKeyFromObject(p.obj), raw, client.DisableReadYourWritesConsistency)
 }
 
 // finish makes latest, when there is one, both obj and the new snapshot.

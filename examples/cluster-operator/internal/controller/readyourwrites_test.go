@@ -17,10 +17,18 @@ limitations under the License.
 package controller_test
 
 import (
+	"context"
+	"maps"
+	"slices"
+	"sync"
 	"testing"
 
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/controller"
@@ -53,4 +61,70 @@ func TestTheOperatorsClientReadsItsOwnWrites(t *testing.T) {
 		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(cluster), cluster)).To(Succeed())
 		g.Expect(cluster.ResourceVersion).To(Equal(written), "write %d: the read right after it sees it", i+1)
 	}
+}
+
+// informerLog records the unstructured forms of kinds the operator's cache was asked about: each
+// is an informer, a second copy of every object of its kind beside the typed one.
+type informerLog struct {
+	mu           sync.Mutex
+	unstructured map[string]bool
+}
+
+func (l *informerLog) add(obj runtime.Object) {
+	switch o := obj.(type) {
+	case *unstructured.Unstructured:
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.unstructured[o.GroupVersionKind().String()] = true
+	case *unstructured.UnstructuredList:
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.unstructured[o.GroupVersionKind().String()] = true
+	}
+}
+
+func (l *informerLog) kinds() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Sorted(maps.Keys(l.unstructured))
+}
+
+// loggingCache is a cache that records in log what it is asked about.
+type loggingCache struct {
+	cache.Cache
+	log *informerLog
+}
+
+func (c *loggingCache) GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error) {
+	c.log.add(obj)
+	return c.Cache.GetInformer(ctx, obj, opts...)
+}
+
+func (c *loggingCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	c.log.add(obj)
+	return c.Cache.Get(ctx, key, obj, opts...)
+}
+
+func (c *loggingCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	c.log.add(list)
+	return c.Cache.List(ctx, list, opts...)
+}
+
+// The operator's client reads its own writes (ClientOptions), and its Applier applies its
+// children as unstructured objects: the Applier must not make the client start an informer of
+// the unstructured form of each child kind, a second copy of every child that nothing reads.
+func TestTheOperatorCachesEachKindOnce(t *testing.T) {
+	g := NewWithT(t)
+	log := &informerLog{unstructured: map[string]bool{}}
+	op := startOperator(t, operatorOptions{newCache: func(config *rest.Config, opts cache.Options) (cache.Cache, error) {
+		c, err := cache.New(config, opts)
+		return &loggingCache{Cache: c, log: log}, err
+	}})
+	cluster := op.newCluster("once")
+	op.create(t, cluster)
+	eventuallyReady(t, cluster)
+	scale(t, cluster, 5)
+	eventuallyReady(t, cluster)
+
+	g.Expect(log.kinds()).To(BeEmpty(), "informers of the unstructured form of these kinds")
 }

@@ -136,6 +136,8 @@ type operatorOptions struct {
 	dns clouddns.Options
 	// noSecret starts without the Secret that holds the DNS token.
 	noSecret bool
+	// newCache, when set, creates the manager's cache (ctrl.Options.NewCache).
+	newCache cache.NewCacheFunc
 	// kubeletDelay is how long the simulated kubelet takes to make each replica ready.
 	kubeletDelay time.Duration
 }
@@ -173,8 +175,9 @@ func startOperator(t tb, o operatorOptions) *operator {
 		}
 	}
 	op.mgr = env.NewManager(t, ctrl.Options{
-		Cache:  cacheOptions,
-		Client: controller.ClientOptions(),
+		Cache:    cacheOptions,
+		NewCache: o.newCache,
+		Client:   controller.ClientOptions(),
 		NewClient: func(config *rest.Config, options client.Options) (client.Client, error) {
 			inner, err := client.New(config, options)
 			if err != nil {
