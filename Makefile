@@ -4,7 +4,8 @@ SHELL := /usr/bin/env bash -o pipefail
 .SHELLFLAGS := -ec
 .DEFAULT_GOAL := help
 
-# Versions. The Kubernetes version is the one hack/envtest builds (its go.mod) and testenv looks for.
+# Versions. The Kubernetes version is the one build-envtest builds and testenv looks for first
+# (testenv.KubernetesVersion).
 ENVTEST_K8S_VERSION    ?= 1.37.2
 CONTROLLER_GEN_VERSION ?= v0.23.0
 GOLANGCI_LINT_VERSION  ?= v2.15.0
@@ -16,8 +17,10 @@ MERMAID_CLI_VERSION    ?= 11.9.0
 # ENVTEST_SOURCE=build (default) builds etcd, kube-apiserver, kube-controller-manager and kubectl
 # from Go modules, which needs only a Go module proxy. ENVTEST_SOURCE=download uses setup-envtest
 # to download etcd, kube-apiserver and kubectl and builds only kube-controller-manager
-# (setup-envtest does not ship it; the garbage collector in testing/testenv needs it).
+# (setup-envtest does not ship it; the garbage collector in testing/testenv needs it). Both build
+# with testing/testenv/cmd/build-envtest, the command tenon's users run.
 ENVTEST_SOURCE ?= build
+BUILD_ENVTEST  := go run ./testing/testenv/cmd/build-envtest -version $(ENVTEST_K8S_VERSION)
 
 # Tools live in bin/ under versioned names, so changing a version above installs the new one.
 LOCALBIN ?= $(CURDIR)/bin
@@ -31,7 +34,7 @@ CHROMIUM_DIR   ?= $(LOCALBIN)/chromium
 
 # Go modules in this repository, other than the library itself, that have tests or must build.
 EXAMPLE_MODULES := $(wildcard examples/*/go.mod)
-TOOL_MODULES    := hack/envtest/go.mod hack/docs/go.mod hack/realkinds/go.mod $(wildcard hack/bench/go.mod)
+TOOL_MODULES    := hack/docs/go.mod hack/realkinds/go.mod $(wildcard hack/bench/go.mod)
 
 GO_TEST_FLAGS ?= -race -count=1
 
@@ -108,11 +111,20 @@ envtest: ## Make the envtest binaries available (ENVTEST_SOURCE=build|download).
 ifeq ($(ENVTEST_SOURCE),download)
 envtest: setup-envtest
 	@dir=$$($(SETUP_ENVTEST) use $(ENVTEST_K8S_VERSION) -p path) && \
-		echo "envtest: etcd and kube-apiserver from setup-envtest in $$dir" && \
-		cd hack/envtest && go run . -binaries kube-controller-manager -dir "$$dir"
+		echo "envtest: etcd, kube-apiserver and kubectl from setup-envtest in $$dir" && \
+		$(BUILD_ENVTEST) -dir "$$dir" >/dev/null
 else
-	@cd hack/envtest && go run . >/dev/null
+	@$(BUILD_ENVTEST) >/dev/null
 endif
+
+# go-get-check is what a user who only runs `go get` gets: a scratch module outside the
+# repository requires tenon (replaced by this checkout), builds kube-controller-manager with the
+# documented `go run .../testing/testenv/cmd/build-envtest` next to the etcd and kube-apiserver
+# of make envtest, and passes a test of testenv's garbage collector and webhooks (about a minute
+# with a warm Go build cache).
+.PHONY: go-get-check
+go-get-check: envtest ## From a scratch module outside the repository: go get tenon, build the garbage collector's binary, test GC and webhooks.
+	@hack/gogetcheck/run.sh $(ENVTEST_K8S_VERSION)
 
 .PHONY: chaos
 chaos: ## Run the example operator's reliability scenarios (about 30 minutes on two cores) and regenerate docs/reliability.md.

@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -48,8 +49,9 @@ func TestTrackedChildrenDeletesTheTrackedChildrenBeforeTheFinalizerGoes(t *testi
 	ctx := t.Context()
 	c := env.Client()
 	ns, remote := env.Namespace(t), env.Namespace(t)
+	clock := clocktesting.NewFakePassiveClock(time.Now())
 	l := &finalizer.Lifecycle[*testtypes.Widget]{
-		Finalizer: ours, Client: c,
+		Finalizer: ours, Client: c, Clock: clock,
 		Steps: []finalizer.Step[*testtypes.Widget]{
 			finalizer.TrackedChildren[*testtypes.Widget](c, []client.ObjectList{&corev1.ConfigMapList{}, &testtypes.FixtureList{}}),
 		},
@@ -95,21 +97,23 @@ func TestTrackedChildrenDeletesTheTrackedChildrenBeforeTheFinalizerGoes(t *testi
 	g.Expect(now.DeletionTimestamp).NotTo(BeNil(), "the held child is being deleted")
 	var latest testtypes.Widget
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(owner), &latest)).To(Succeed())
-	g.Expect(conditions.Get(&latest, conditions.Deleting).Message).To(Equal("step tracked-children: waiting for 2 tracked children to be deleted"))
+	g.Expect(conditions.Get(&latest, conditions.Deleting).Message).To(Equal(ours + ": step tracked-children: waiting for 2 tracked children to be deleted"))
 
 	// A child being deleted still counts: the finalizer stays.
+	clock.SetTime(clock.Now().Add(res.RequeueAfter))
 	proceed, res, err = l.Reconcile(ctx, &latest)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(proceed).To(BeFalse())
 	g.Expect(res.RequeueAfter).To(Equal(2 * time.Second))
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(owner), &latest)).To(Succeed())
 	g.Expect(latest.Finalizers).To(ContainElement(ours))
-	g.Expect(conditions.Get(&latest, conditions.Deleting).Message).To(Equal("step tracked-children: waiting for 1 tracked children to be deleted"))
+	g.Expect(conditions.Get(&latest, conditions.Deleting).Message).To(Equal(ours + ": step tracked-children: waiting for 1 tracked children to be deleted"))
 
 	// Once it is gone, the step is done and the owner goes.
 	now.Finalizers = nil
 	g.Expect(c.Update(ctx, &now)).To(Succeed())
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(owner), &latest)).To(Succeed())
+	clock.SetTime(clock.Now().Add(res.RequeueAfter))
 	proceed, res, err = l.Reconcile(ctx, &latest)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(proceed).To(BeFalse())
@@ -157,9 +161,11 @@ func ExampleTrackedChildren() {
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(owner).WithObjects(owner, entry).Build()
 
+	clock := clocktesting.NewFakePassiveClock(time.Now())
 	lifecycle := &finalizer.Lifecycle[*testtypes.Widget]{
 		Finalizer: "apps.example.com/cleanup",
 		Client:    c,
+		Clock:     clock,
 		Steps: []finalizer.Step[*testtypes.Widget]{
 			finalizer.TrackedChildren[*testtypes.Widget](c, []client.ObjectList{&corev1.ConfigMapList{}}),
 		},
@@ -171,6 +177,7 @@ func ExampleTrackedChildren() {
 	_ = c.Get(ctx, client.ObjectKeyFromObject(owner), owner)
 	_, res, err := lifecycle.Reconcile(ctx, owner)
 	fmt.Println(res.RequeueAfter, err, conditions.Get(owner, conditions.Deleting).Message)
+	clock.SetTime(clock.Now().Add(res.RequeueAfter))
 	_, res, err = lifecycle.Reconcile(ctx, owner)
 	fmt.Println(res.RequeueAfter, err)
 
@@ -178,7 +185,7 @@ func ExampleTrackedChildren() {
 	fmt.Println("owner gone:", apierrors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(owner), &testtypes.Widget{})))
 
 	// Output:
-	// 2s <nil> step tracked-children: waiting for 1 tracked children to be deleted
+	// 2s <nil> apps.example.com/cleanup: step tracked-children: waiting for 1 tracked children to be deleted
 	// 0s <nil>
 	// entry gone: true
 	// owner gone: true

@@ -69,14 +69,24 @@ limitations under the License.
 // cleanup that takes too long marks the object Stalled (reason CleanupTimedOut) and is retried
 // only every Lifecycle.StalledRetryInterval, instead of failing silently forever. When the
 // external system is gone for good, a person can release the finalizer with the
-// [ReleaseAnnotation] if the controller enabled Lifecycle.AllowRelease; the annotation counts
-// only when it was set after the deletion began, and the release is recorded in a Warning Event
-// and a log line that name who set it and the steps that did not finish. Lifecycle.Retain skips
+// [ReleaseAnnotation] if the controller enabled Lifecycle.AllowRelease; its value, from
+// [ReleaseValue], names this deletion, so an annotation set before the deletion began never
+// counts, and the release is recorded in a Warning Event and a log line that name who set it
+// and the steps that did not finish. Lifecycle.Retain skips
 // the steps marked Step.External on purpose, for a deletion policy that keeps external
 // resources; steps that clean up Kubernetes objects still run.
 //
 // Namespace deletion waits for every object's finalizers, so a finalizer that never finishes
 // holds its namespace in Terminating too: the Deleting condition says why.
+//
+// # Several controllers, one object
+//
+// When several controllers hold finalizers on one object, each with its own Lifecycle, they
+// share the Deleting condition: its message has one line per finalizer, "<finalizer>: step
+// ...", in the order of metadata.finalizers, and each Lifecycle rewrites only its own line, so
+// no controller's write undoes another's and they never take turns rewriting it. A step that
+// reports Waiting(after) runs again only once after has passed on Lifecycle.Clock, whatever
+// other controllers' writes wake the reconcile in between.
 //
 // The [finalizers guide] covers the state machine, leaks and wedges, deadlines, the escape hatch
 // and namespace termination.

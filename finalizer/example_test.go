@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -124,9 +125,11 @@ func ExampleLifecycle() {
 	c := fake.NewClientBuilder().WithObjects(cm).Build()
 
 	recordDeleted := false
+	clock := clocktesting.NewFakePassiveClock(time.Now()) // the real clock by default
 	lifecycle := &finalizer.Lifecycle[*corev1.ConfigMap]{
 		Finalizer: "apps.example.com/cleanup",
 		Client:    c,
+		Clock:     clock,
 		Steps: []finalizer.Step[*corev1.ConfigMap]{
 			{Name: "dns-record", Run: func(ctx context.Context, cm *corev1.ConfigMap) (finalizer.Progress, error) {
 				if !recordDeleted {
@@ -148,7 +151,14 @@ func ExampleLifecycle() {
 	proceed, res, err = lifecycle.Reconcile(ctx, cm)
 	fmt.Println("proceed:", proceed, res.RequeueAfter, err)
 
-	// Later, every step is done: the finalizer goes, and with it the object.
+	// A reconcile before then (woken by a child's event, or another controller's write) runs no
+	// step and writes nothing: it requeues for the time left.
+	clock.SetTime(clock.Now().Add(2 * time.Second))
+	proceed, res, err = lifecycle.Reconcile(ctx, cm)
+	fmt.Println("proceed:", proceed, res.RequeueAfter, err)
+
+	// Then every step is done: the finalizer goes, and with it the object.
+	clock.SetTime(clock.Now().Add(3 * time.Second))
 	proceed, res, err = lifecycle.Reconcile(ctx, cm)
 	fmt.Println("proceed:", proceed, res.RequeueAfter, err)
 	fmt.Println("gone:", apierrors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(cm), &corev1.ConfigMap{})))
@@ -156,6 +166,7 @@ func ExampleLifecycle() {
 	// Output:
 	// proceed: true 0s <nil> [apps.example.com/cleanup]
 	// proceed: false 5s <nil>
+	// proceed: false 3s <nil>
 	// proceed: false 0s <nil>
 	// gone: true
 }
@@ -203,7 +214,7 @@ func ExampleLifecycle_timeout() {
 
 	// Output:
 	// proceed: false requeue after: 10m0s error: <nil>
-	// Deleting=True CleanupFailed: step dns-record failed: dns api: 503 service unavailable
+	// Deleting=True CleanupFailed: apps.example.com/cleanup: step dns-record failed: dns api: 503 service unavailable
 	// Stalled=True CleanupTimedOut: cleanup did not finish within 15m0s of deletion: step dns-record failed: dns api: 503 service unavailable
 	// event: Warning CleanupFailed step dns-record failed: dns api: 503 service unavailable
 	// event: Warning CleanupTimedOut cleanup did not finish within 15m0s of deletion; retrying every 10m0s: step dns-record failed: dns api: 503 service unavailable
@@ -229,8 +240,8 @@ func ExampleLifecycle_release() {
 	fmt.Println("error:", err)
 	<-recorder.Events
 
-	// kubectl annotate widgets/demo finalizer.tenon.dev/release=apps.example.com/cleanup
-	metav1.SetMetaDataAnnotation(&w.ObjectMeta, finalizer.ReleaseAnnotation, "apps.example.com/cleanup")
+	// kubectl annotate widgets/demo finalizer.tenon.dev/release=apps.example.com/cleanup@<deletionTimestamp>
+	metav1.SetMetaDataAnnotation(&w.ObjectMeta, finalizer.ReleaseAnnotation, finalizer.ReleaseValue(w, "apps.example.com/cleanup"))
 	_ = c.Update(ctx, w, client.FieldOwner("kubectl-annotate"))
 
 	_, _, err = lifecycle.Reconcile(ctx, w)

@@ -30,9 +30,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/finalizer"
 	"github.com/tenon-dev/tenon/internal/testtypes"
 )
@@ -135,10 +137,27 @@ func TestTheReleaseAnnotationSetBeforeTheDeletionReleasesNothing(t *testing.T) {
 		_, _, err = l.Reconcile(ctx, w)
 		g.Expect(err).NotTo(HaveOccurred())
 	}
-	g.Expect(runs.Load()).To(BeEquivalentTo(3), "the steps run")
+	g.Expect(runs.Load()).To(BeEquivalentTo(1), "the step runs, then waits the second it asked for")
 	g.Expect(gone(ctx, w)).To(BeFalse())
 	g.Expect(drain(recorder)).To(Equal([]string{"Warning FinalizerReleaseIgnored the finalizer.tenon.dev/release annotation is ignored: " +
-		"it was set before the deletion began (set it again to release the finalizer)"}), "said once")
+		"it was there when this controller first saw the deletion, so it may predate it; to release the finalizer, set it to " +
+		finalizer.ReleaseValue(w, ours)}), "said once")
+
+	// The same manager changes another field after the deletion: the annotation still releases
+	// nothing, whatever managedFields say of the manager's entry.
+	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), w)).To(Succeed())
+	w.Labels = map[string]string{"touched": "after-deletion"}
+	g.Expect(env.Client().Update(ctx, w, client.FieldOwner("gitops"))).To(Succeed())
+	_, _, err = l.Reconcile(ctx, w)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(gone(ctx, w)).To(BeFalse())
+
+	// The value that names this deletion releases it.
+	w.Annotations[finalizer.ReleaseAnnotation] = finalizer.ReleaseValue(w, ours)
+	g.Expect(env.Client().Update(ctx, w, client.FieldOwner("kubectl-annotate"))).To(Succeed())
+	_, _, err = l.Reconcile(ctx, w)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(gone(ctx, w)).To(BeTrue())
 }
 
 func TestLifecycleEventsSayWhatHappenedOnceAndOnlyAfterItHappened(t *testing.T) {
@@ -226,5 +245,139 @@ func drain(r *events.FakeRecorder) []string {
 		default:
 			return out
 		}
+	}
+}
+
+// TestTheReleaseAnnotationIsJudgedByWhatTheLifecycleSawNotByTimes covers what timestamps cannot
+// tell apart: managedFields record times to the second, for a manager's whole entry. The plain
+// finalizer name releases only when this Lifecycle saw the deletion without it first; a value
+// that names the deletion (ReleaseValue) releases whenever; and none of it needs managedFields.
+func TestTheReleaseAnnotationIsJudgedByWhatTheLifecycleSawNotByTimes(t *testing.T) {
+	newLifecycle := func(recorder events.EventRecorder) *finalizer.Lifecycle[*testtypes.Widget] {
+		return &finalizer.Lifecycle[*testtypes.Widget]{
+			Finalizer: ours, Client: env.Client(), Recorder: recorder, AllowRelease: true,
+			Steps: []finalizer.Step[*testtypes.Widget]{{Name: "dns-record", Run: func(context.Context, *testtypes.Widget) (finalizer.Progress, error) {
+				return finalizer.Progress{}, errors.New("dns api: account closed")
+			}}},
+		}
+	}
+	annotate := func(g Gomega, w *testtypes.Widget, value string) {
+		g.Expect(env.Client().Get(t.Context(), client.ObjectKeyFromObject(w), w)).To(Succeed())
+		metav1.SetMetaDataAnnotation(&w.ObjectMeta, finalizer.ReleaseAnnotation, value)
+		g.Expect(env.Client().Update(t.Context(), w, client.FieldOwner("kubectl-annotate"))).To(Succeed())
+	}
+	stripped := func(w *testtypes.Widget) *testtypes.Widget {
+		w = w.DeepCopy()
+		w.ManagedFields = nil // as a cache that strips them holds it
+		return w
+	}
+
+	t.Run("set with the deletion, in the same second, before the Lifecycle saw it: ignored, and says what releases", func(t *testing.T) {
+		g := NewWithT(t)
+		recorder := events.NewFakeRecorder(10)
+		l := newLifecycle(recorder)
+		w := newWidget(t, ours)
+		g.Expect(env.Client().Delete(t.Context(), w)).To(Succeed())
+		annotate(g, w, ours)
+
+		_, _, err := l.Reconcile(t.Context(), stripped(w))
+		g.Expect(err).To(MatchError(ContainSubstring("account closed")))
+		g.Expect(gone(t.Context(), w)).To(BeFalse())
+		g.Expect(drain(recorder)).To(ContainElement(HaveSuffix("set it to " + finalizer.ReleaseValue(w, ours))))
+	})
+
+	t.Run("set after the Lifecycle saw the deletion, in the same second: released, without managedFields", func(t *testing.T) {
+		g := NewWithT(t)
+		recorder := events.NewFakeRecorder(10)
+		l := newLifecycle(recorder)
+		w := newWidget(t, ours)
+		g.Expect(env.Client().Delete(t.Context(), w)).To(Succeed())
+		g.Expect(env.Client().Get(t.Context(), client.ObjectKeyFromObject(w), w)).To(Succeed())
+		_, _, err := l.Reconcile(t.Context(), stripped(w))
+		g.Expect(err).To(HaveOccurred())
+		annotate(g, w, ours)
+
+		_, _, err = l.Reconcile(t.Context(), stripped(w))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(gone(t.Context(), w)).To(BeTrue())
+		g.Expect(drain(recorder)).To(ContainElement(ContainSubstring("(the API server's audit log says who set it)")))
+	})
+
+	t.Run("after a restart, the plain name is ignored and the value naming the deletion releases", func(t *testing.T) {
+		g := NewWithT(t)
+		w := newWidget(t, ours)
+		g.Expect(env.Client().Delete(t.Context(), w)).To(Succeed())
+		g.Expect(env.Client().Get(t.Context(), client.ObjectKeyFromObject(w), w)).To(Succeed())
+		_, _, _ = newLifecycle(nil).Reconcile(t.Context(), w)
+		annotate(g, w, ours)
+		restarted := newLifecycle(events.NewFakeRecorder(10))
+
+		_, _, err := restarted.Reconcile(t.Context(), w)
+		g.Expect(err).To(HaveOccurred())
+		g.Expect(gone(t.Context(), w)).To(BeFalse())
+		annotate(g, w, finalizer.ReleaseValue(w, ours))
+		_, _, err = restarted.Reconcile(t.Context(), w)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(gone(t.Context(), w)).To(BeTrue())
+	})
+}
+
+// TestTwoControllersLifecyclesDoNotPingPong keeps two controllers' finalizers on one object, each
+// with a step that waits 30 s, and runs each Lifecycle every time the other one writes, as two
+// controllers woken by each other's watch events do: each step runs once in those 30 s, each
+// Lifecycle writes the status once, and the Deleting condition says both.
+func TestTwoControllersLifecyclesDoNotPingPong(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	type controller struct {
+		lifecycle *finalizer.Lifecycle[*testtypes.Widget]
+		writes    *writeCounter
+		runs      atomic.Int32
+		clock     *clocktesting.FakePassiveClock
+	}
+	var controllers []*controller
+	for _, f := range []string{ours, theirs} {
+		c := &controller{writes: countWrites(directClient(t)), clock: clocktesting.NewFakePassiveClock(time.Now())}
+		c.lifecycle = &finalizer.Lifecycle[*testtypes.Widget]{
+			Finalizer: f, Client: c.writes, Clock: c.clock,
+			Steps: []finalizer.Step[*testtypes.Widget]{{Name: "backup", Run: func(context.Context, *testtypes.Widget) (finalizer.Progress, error) {
+				c.runs.Add(1)
+				return finalizer.Waiting(30*time.Second, "waiting for the snapshot of "+f), nil
+			}}},
+		}
+		controllers = append(controllers, c)
+	}
+	w := newWidget(t, ours, theirs)
+	g.Expect(env.Client().Delete(ctx, w)).To(Succeed())
+
+	reconcileAll := func() {
+		for range 10 {
+			for _, c := range controllers {
+				latest := &testtypes.Widget{}
+				g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), latest)).To(Succeed())
+				_, res, err := c.lifecycle.Reconcile(ctx, latest)
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(res.RequeueAfter).To(BeNumerically(">", 0))
+			}
+		}
+	}
+	reconcileAll()
+	for _, c := range controllers {
+		g.Expect(c.runs.Load()).To(BeEquivalentTo(1), "%s: the step runs once in its 30 s", c.lifecycle.Finalizer)
+		g.Expect(c.writes.writes.Load()).To(BeEquivalentTo(1), "%s: one status write, not one per event", c.lifecycle.Finalizer)
+	}
+	latest := &testtypes.Widget{}
+	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), latest)).To(Succeed())
+	g.Expect(conditions.Get(latest, conditions.Deleting).Message).To(Equal(
+		ours + ": step backup: waiting for the snapshot of " + ours + "\n" + theirs + ": step backup: waiting for the snapshot of " + theirs))
+
+	// 30 s later each step runs again; its line is unchanged, so nothing is written.
+	for _, c := range controllers {
+		c.clock.SetTime(c.clock.Now().Add(30 * time.Second))
+	}
+	reconcileAll()
+	for _, c := range controllers {
+		g.Expect(c.runs.Load()).To(BeEquivalentTo(2))
+		g.Expect(c.writes.writes.Load()).To(BeEquivalentTo(1))
 	}
 }

@@ -17,7 +17,6 @@ limitations under the License.
 package finalizer
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -29,6 +28,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -62,20 +62,24 @@ const (
 
 // ReleaseAnnotation is the escape hatch for a person: on an object being deleted whose
 // finalizer is stuck because the external system it cleans up is gone for good, set this
-// annotation to the finalizer's name,
+// annotation to the value [ReleaseValue] gives, the finalizer's name and the object's
+// deletionTimestamp,
 //
-//	kubectl annotate clusters.apps.example.com/demo finalizer.tenon.dev/release=apps.example.com/cleanup
+//	kubectl annotate clusters.apps.example.com/demo \
+//	  finalizer.tenon.dev/release=apps.example.com/cleanup@2026-12-02T15:04:05Z
 //
 // and a [Lifecycle] with AllowRelease skips its remaining steps and removes the finalizer. It
 // records a Warning Event and a log line that name who set the annotation (the field manager
-// that managedFields record, such as kubectl-annotate) and the steps not known to have
+// that managedFields record, such as kubectl-annotate, or, when the object was read from a cache
+// that strips managedFields, a pointer to the audit log) and the steps not known to have
 // finished, so what may have been left behind is on record.
 //
-// The annotation is honoured only when it was set at or after the deletionTimestamp, as the
-// object's managedFields show: one that was there before the deletion began (copied from a
-// template, kept in Git) releases nothing, and a Warning Event says so once. An object read from
-// a cache that strips managedFields cannot show it, so it is not released. The value must be the
-// exact finalizer name, so that releasing one controller's finalizer never releases another's.
+// Because the value names this deletion, an annotation set before the deletion began (copied
+// from a template, kept in Git) can never hold it. The plain finalizer name is accepted too, but
+// only when the Lifecycle saw the deletion without it first, so it was set during the deletion;
+// one that was already there when the Lifecycle first saw the deletion releases nothing, and a
+// Warning Event says so once and gives the value to set. Neither form depends on clocks or on
+// managedFields, and one controller's value never releases another's finalizer.
 const ReleaseAnnotation = "finalizer.tenon.dev/release"
 
 // Progress is what a cleanup [Step] reports: [Finished], or [Waiting] for something.
@@ -153,6 +157,11 @@ type Lifecycle[T client.Object] struct {
 	// able to unblock deletion after an external system disappeared.
 	AllowRelease bool
 
+	// Clock tells the time, for Timeout and for when a step may run again. Default: the real
+	// clock. A test sets a fake one (k8s.io/utils/clock/testing) to step through waits and
+	// deadlines without waiting.
+	Clock clock.PassiveClock
+
 	// Retain, when set and true for the object being deleted, skips the steps marked External:
 	// the external resources are kept on purpose (a deletion policy such as
 	// spec.deletionPolicy: Retain). The other steps run as always, and the finalizer is removed
@@ -169,11 +178,16 @@ type cleanupState struct {
 	// row it failed.
 	step     string
 	failures int
-	// next is when the failing step may run again.
+	// next is when the step that is not done may run again: a failing step's retry, or the
+	// time a step in progress asked to be checked again after.
 	next time.Time
 	// timedOut and ignoredRelease record the Events already recorded, so that each is recorded
 	// once.
 	timedOut, ignoredRelease bool
+	// seen is set once the Lifecycle saw the object being deleted, and releaseAtFirstSight is
+	// the value of its release annotation then.
+	seen                bool
+	releaseAtFirstSight string
 }
 
 // Reconcile runs the finalizer logic for obj and tells the caller whether to go on with its
@@ -234,31 +248,20 @@ func (l *Lifecycle[T]) Reconcile(ctx context.Context, obj T) (proceed bool, resu
 
 // finalize runs the steps of an object being deleted that still has the finalizer.
 func (l *Lifecycle[T]) finalize(ctx context.Context, obj T) (ctrl.Result, error) {
-	logger := log.FromContext(ctx).WithValues("finalizer", l.Finalizer)
 	state := l.state(obj)
-
-	if l.AllowRelease && obj.GetAnnotations()[ReleaseAnnotation] == l.Finalizer {
-		if by, ok := releasedBy(obj); ok {
-			pending := strings.Join(l.pendingSteps(obj, state), ", ")
-			last := lastProgress(obj)
-			logger.Info("Finalizer released by annotation: cleanup steps may not have completed and external resources may be left behind",
-				"annotation", ReleaseAnnotation, "releasedBy", by, "pendingSteps", pending, "lastProgress", last)
-			return l.release(ctx, obj, corev1.EventTypeWarning, ReasonReleased, "Released",
-				fmt.Sprintf("finalizer released by the %s annotation (set by %s) before cleanup completed; steps %s may have left resources behind (last progress: %s)",
-					ReleaseAnnotation, by, pending, last))
-		}
-		if l.once(&state.ignoredRelease) {
-			l.event(obj, corev1.EventTypeWarning, ReasonReleaseIgnored, "Release",
-				"the %s annotation is ignored: it was set before the deletion began (set it again to release the finalizer)", ReleaseAnnotation)
+	l.firstSight(obj, state)
+	if l.AllowRelease {
+		if done, res, err := l.releaseIfRequested(ctx, obj, state); done {
+			return res, err
 		}
 	}
 	steps, retained := l.stepsToRun(obj)
 	if wait := l.wait(state); wait > 0 && !slices.Contains(retained, state.step) {
-		// A failing step waits for its retry, whatever woke this reconcile; one that Retain now
-		// skips does not hold the others up.
+		// A failing step waits for its retry, and a step in progress for the time it asked for,
+		// whatever woke this reconcile (another controller's write, a child's event); one that
+		// Retain now skips does not hold the others up.
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
-
 	h, err := patch.NewHelper(obj, l.Client)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -268,49 +271,7 @@ func (l *Lifecycle[T]) finalize(ctx context.Context, obj T) (ctrl.Result, error)
 		if stepErr == nil && progress.done {
 			continue
 		}
-
-		var reason conditions.Reason
-		var message string
-		if stepErr != nil {
-			reason, message = ReasonCleanupFailed, fmt.Sprintf("step %s failed: %v", step.Name, stepErr)
-			if requeue.Classify(stepErr) != requeue.ClassConflict {
-				l.event(obj, corev1.EventTypeWarning, ReasonCleanupFailed, "Cleanup", "%s", message)
-			}
-		} else {
-			reason, message = ReasonCleanupInProgress, fmt.Sprintf("step %s: %s", step.Name, progress.message)
-		}
-		res, resErr := ctrl.Result{RequeueAfter: progress.after}, stepErr
-		if stepErr != nil {
-			res = ctrl.Result{}
-		}
-
-		timedOut := l.timedOut(obj)
-		if s, ok := any(obj).(conditions.Setter); ok {
-			_, _ = conditions.MarkTrue(s, conditions.Deleting, reason, message)
-			if timedOut {
-				_, _ = conditions.MarkStalled(s, ReasonCleanupTimedOut,
-					fmt.Sprintf("cleanup did not finish within %s of deletion: %s", l.Timeout, message))
-			}
-		}
-		if err := h.Patch(ctx, obj, patch.OwnedConditions{conditions.Deleting, conditions.Stalled, conditions.Reconciling}); err != nil {
-			// The status is informational; the step's outcome decides what happens next.
-			logger.V(1).Info("Failed to record cleanup progress", "error", err.Error())
-		}
-		l.progressed(state, step.Name, stepErr != nil, timedOut)
-		if timedOut {
-			// A failing step is retried slowly, without errors; a step still in progress keeps
-			// its own pace, since it is moving.
-			after := l.stalledRetryInterval()
-			if stepErr == nil {
-				after = progress.after
-			}
-			if l.once(&state.timedOut) {
-				l.event(obj, corev1.EventTypeWarning, ReasonCleanupTimedOut, "Cleanup",
-					"cleanup did not finish within %s of deletion; retrying every %s: %s", l.Timeout, after, message)
-			}
-			return ctrl.Result{RequeueAfter: after}, nil
-		}
-		return res, resErr
+		return l.notDone(ctx, obj, h, state, step.Name, progress, stepErr)
 	}
 	if len(retained) > 0 {
 		return l.release(ctx, obj, corev1.EventTypeNormal, ReasonRetained, "Retained",
@@ -318,6 +279,75 @@ func (l *Lifecycle[T]) finalize(ctx context.Context, obj T) (ctrl.Result, error)
 	}
 	return l.release(ctx, obj, corev1.EventTypeNormal, ReasonFinalized, "Finalized",
 		fmt.Sprintf("cleanup complete (%s); finalizer %s removed", strings.Join(l.stepNames(), ", "), l.Finalizer))
+}
+
+// releaseIfRequested removes the finalizer when the release annotation asks for it and reports
+// that it did (done); it records an Event once when the annotation is there but may predate the
+// deletion.
+func (l *Lifecycle[T]) releaseIfRequested(ctx context.Context, obj T, state *cleanupState) (done bool, _ ctrl.Result, _ error) {
+	switch l.releaseRequested(obj, state) {
+	case releaseGranted:
+		pending := strings.Join(l.pendingSteps(obj, state), ", ")
+		last := l.lastProgress(obj)
+		by := releaseSetter(obj)
+		log.FromContext(ctx).Info("Finalizer released by annotation: cleanup steps may not have completed and external resources may be left behind",
+			"finalizer", l.Finalizer, "annotation", ReleaseAnnotation, "releasedBy", by, "pendingSteps", pending, "lastProgress", last)
+		res, err := l.release(ctx, obj, corev1.EventTypeWarning, ReasonReleased, "Released",
+			fmt.Sprintf("finalizer released by the %s annotation (%s) before cleanup completed; steps %s may have left resources behind (last progress: %s)",
+				ReleaseAnnotation, by, pending, last))
+		return true, res, err
+	case releaseUnclear:
+		if l.once(&state.ignoredRelease) {
+			l.event(obj, corev1.EventTypeWarning, ReasonReleaseIgnored, "Release",
+				"the %s annotation is ignored: it was there when this controller first saw the deletion, so it may predate it; "+
+					"to release the finalizer, set it to %s", ReleaseAnnotation, ReleaseValue(obj, l.Finalizer))
+		}
+	}
+	return false, ctrl.Result{}, nil
+}
+
+// notDone records that step is not done (failed with stepErr, or in progress) in obj's
+// conditions, an Event for a failure, and when it may run next, and returns what Reconcile
+// returns for it.
+func (l *Lifecycle[T]) notDone(ctx context.Context, obj T, h *patch.Helper, state *cleanupState, step string, progress Progress, stepErr error) (ctrl.Result, error) {
+	message := fmt.Sprintf("step %s: %s", step, progress.message)
+	if stepErr != nil {
+		message = fmt.Sprintf("step %s failed: %v", step, stepErr)
+		if requeue.Classify(stepErr) != requeue.ClassConflict {
+			l.event(obj, corev1.EventTypeWarning, ReasonCleanupFailed, "Cleanup", "%s", message)
+		}
+	}
+	timedOut := l.timedOut(obj)
+	if s, ok := any(obj).(conditions.Setter); ok {
+		reason, progressMessage := l.deleting(s, obj, message)
+		_, _ = conditions.MarkTrue(s, conditions.Deleting, reason, progressMessage)
+		if timedOut {
+			_, _ = conditions.MarkStalled(s, ReasonCleanupTimedOut,
+				fmt.Sprintf("cleanup did not finish within %s of deletion: %s", l.Timeout, message))
+		}
+	}
+	if err := h.Patch(ctx, obj, patch.OwnedConditions{conditions.Deleting, conditions.Stalled, conditions.Reconciling}); err != nil {
+		// The status is informational; the step's outcome decides what happens next.
+		log.FromContext(ctx).V(1).Info("Failed to record cleanup progress", "finalizer", l.Finalizer, "error", err.Error())
+	}
+	after := progress.after
+	switch {
+	case timedOut && stepErr != nil:
+		// A failing step is retried slowly, without errors; a step still in progress keeps its
+		// own pace, since it is moving.
+		after = l.stalledRetryInterval()
+	case stepErr != nil:
+		after = 0
+	}
+	l.progressed(state, step, stepErr != nil, timedOut, after)
+	if timedOut {
+		if l.once(&state.timedOut) {
+			l.event(obj, corev1.EventTypeWarning, ReasonCleanupTimedOut, "Cleanup",
+				"cleanup did not finish within %s of deletion; retrying every %s: %s", l.Timeout, after, message)
+		}
+		return ctrl.Result{RequeueAfter: after}, nil
+	}
+	return ctrl.Result{RequeueAfter: after}, stepErr
 }
 
 // stepsToRun returns the steps to run for obj, in the order they run, and the names of the steps
@@ -350,8 +380,9 @@ func (l *Lifecycle[T]) release(ctx context.Context, obj T, eventType string, rea
 }
 
 // progressed records the outcome of a step that is not done: a failure pushes its next run back,
-// exponentially from one second up to the stalled retry interval; progress clears the backoff.
-func (l *Lifecycle[T]) progressed(state *cleanupState, step string, failed, timedOut bool) {
+// exponentially from one second up to the stalled retry interval; progress clears the backoff and
+// sets its next run after, the delay the step asked for.
+func (l *Lifecycle[T]) progressed(state *cleanupState, step string, failed, timedOut bool, after time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if state.step != step || !failed {
@@ -360,6 +391,9 @@ func (l *Lifecycle[T]) progressed(state *cleanupState, step string, failed, time
 	state.step = step
 	state.next = time.Time{}
 	if !failed {
+		if after > 0 {
+			state.next = l.now().Add(after)
+		}
 		return
 	}
 	state.failures++
@@ -368,7 +402,7 @@ func (l *Lifecycle[T]) progressed(state *cleanupState, step string, failed, time
 	if !timedOut && state.failures < 31 {
 		delay = min(time.Second<<(state.failures-1), limit)
 	}
-	state.next = time.Now().Add(delay)
+	state.next = l.now().Add(delay)
 }
 
 // state returns what the Lifecycle remembers of obj, and forgets objects it has not heard of for
@@ -379,7 +413,7 @@ func (l *Lifecycle[T]) state(obj T) *cleanupState {
 	if l.cleanup == nil {
 		l.cleanup = map[types.UID]*cleanupState{}
 	}
-	stale := time.Now().Add(-2 * l.stalledRetryInterval())
+	stale := l.now().Add(-2 * l.stalledRetryInterval())
 	for uid, s := range l.cleanup {
 		if !s.next.IsZero() && s.next.Before(stale) {
 			delete(l.cleanup, uid)
@@ -397,7 +431,7 @@ func (l *Lifecycle[T]) state(obj T) *cleanupState {
 func (l *Lifecycle[T]) wait(state *cleanupState) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return time.Until(state.next)
+	return state.next.Sub(l.now())
 }
 
 // once sets the flag of a state and reports whether it was not set yet.
@@ -416,7 +450,8 @@ func (l *Lifecycle[T]) forget(obj T) {
 }
 
 // pendingSteps returns the steps not known to be done: from the first not done at this
-// Lifecycle's last run, or the one the Deleting condition names, on; all when neither says.
+// Lifecycle's last run, or the one its line of the Deleting condition names, on; all when
+// neither says.
 func (l *Lifecycle[T]) pendingSteps(obj T, state *cleanupState) []string {
 	names := l.stepNames()
 	if l.Reverse {
@@ -426,13 +461,10 @@ func (l *Lifecycle[T]) pendingSteps(obj T, state *cleanupState) []string {
 	first := state.step
 	l.mu.Unlock()
 	if first == "" {
-		if s, ok := any(obj).(conditions.Setter); ok {
-			if c := conditions.Get(s, conditions.Deleting); c != nil {
-				for _, n := range names {
-					if strings.HasPrefix(c.Message, "step "+n+":") || strings.HasPrefix(c.Message, "step "+n+" failed:") {
-						first = n
-					}
-				}
+		line := l.ownProgress(obj)
+		for _, n := range names {
+			if strings.HasPrefix(line, "step "+n+":") || strings.HasPrefix(line, "step "+n+" failed:") {
+				first = n
 			}
 		}
 	}
@@ -442,38 +474,26 @@ func (l *Lifecycle[T]) pendingSteps(obj T, state *cleanupState) []string {
 	return names
 }
 
-// lastProgress returns the message of obj's Deleting condition, or "none recorded".
-func lastProgress(obj client.Object) string {
-	if s, ok := obj.(conditions.Setter); ok {
-		if c := conditions.Get(s, conditions.Deleting); c != nil {
-			return c.Message
-		}
+// lastProgress returns this Lifecycle's line of obj's Deleting condition, or "none recorded".
+func (l *Lifecycle[T]) lastProgress(obj T) string {
+	if line := l.ownProgress(obj); line != "" {
+		return line
 	}
 	return "none recorded"
-}
-
-// releasedBy returns the field manager that set the release annotation (such as
-// kubectl-annotate), as obj's managedFields record it, and reports whether it set it at or after
-// the deletionTimestamp: an annotation that was there before the deletion (copied from a
-// template, say) releases nothing.
-func releasedBy(obj client.Object) (string, bool) {
-	field := []byte(`"f:` + ReleaseAnnotation + `"`)
-	deleted := obj.GetDeletionTimestamp()
-	for _, e := range obj.GetManagedFields() {
-		if e.FieldsV1 == nil || !bytes.Contains(e.FieldsV1.GetRawBytes(), field) || e.Time == nil {
-			continue
-		}
-		if deleted != nil && !e.Time.Before(deleted) {
-			return e.Manager, true
-		}
-	}
-	return "", false
 }
 
 // timedOut reports whether cleanup has taken longer than Timeout.
 func (l *Lifecycle[T]) timedOut(obj T) bool {
 	ts := obj.GetDeletionTimestamp()
-	return l.Timeout > 0 && ts != nil && time.Since(ts.Time) > l.Timeout
+	return l.Timeout > 0 && ts != nil && l.now().Sub(ts.Time) > l.Timeout
+}
+
+// now returns the time by Clock.
+func (l *Lifecycle[T]) now() time.Time {
+	if l.Clock == nil {
+		return time.Now()
+	}
+	return l.Clock.Now()
 }
 
 func (l *Lifecycle[T]) stalledRetryInterval() time.Duration {

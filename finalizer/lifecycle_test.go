@@ -31,6 +31,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -106,8 +107,9 @@ func TestLifecycleRunsStepsInOrderAndRemovesTheFinalizerWhenAllAreDone(t *testin
 	ctx := t.Context()
 	j := &journal{}
 	recorder := events.NewFakeRecorder(20)
+	clock := clocktesting.NewFakePassiveClock(time.Now())
 	l := &finalizer.Lifecycle[*testtypes.Widget]{
-		Finalizer: ours, Client: env.Client(), Recorder: recorder,
+		Finalizer: ours, Client: env.Client(), Recorder: recorder, Clock: clock,
 		Steps: []finalizer.Step[*testtypes.Widget]{
 			scriptedStep("dns-record", j, inProgress("record deletion propagating")),
 			scriptedStep("directory-entry", j),
@@ -127,10 +129,18 @@ func TestLifecycleRunsStepsInOrderAndRemovesTheFinalizerWhenAllAreDone(t *testin
 	g.Expect(deleting).NotTo(BeNil())
 	g.Expect(deleting.Status).To(Equal(metav1.ConditionTrue))
 	g.Expect(deleting.Reason).To(BeEquivalentTo(finalizer.ReasonCleanupInProgress))
-	g.Expect(deleting.Message).To(Equal("step dns-record: record deletion propagating"))
+	g.Expect(deleting.Message).To(Equal(ours + ": step dns-record: record deletion propagating"))
 	g.Expect(latest.Finalizers).To(ContainElement(ours))
 
-	// Second run: both steps are done; the finalizer goes and so does the object.
+	// A run before the second the step asked for runs nothing.
+	proceed, res, err = l.Reconcile(ctx, w)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(proceed).To(BeFalse())
+	g.Expect(res.RequeueAfter).To(Equal(time.Second))
+	g.Expect(j.get()).To(Equal([]string{"dns-record"}))
+
+	// Second run, a second later: both steps are done; the finalizer goes and so does the object.
+	clock.SetTime(clock.Now().Add(time.Second))
 	proceed, res, err = l.Reconcile(ctx, w)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(proceed).To(BeFalse())
@@ -443,7 +453,7 @@ func TestAPermanentlyFailingStepHoldsTheObjectAndSaysWhy(t *testing.T) {
 		g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), w)).To(Succeed())
 		c := conditions.Get(w, conditions.Deleting)
 		g.Expect(c).NotTo(BeNil())
-		g.Expect(c.Message).To(Equal("step dns-record failed: dns api: connection refused"))
+		g.Expect(c.Message).To(Equal(ours + ": step dns-record failed: dns api: connection refused"))
 	}).WithTimeout(60 * time.Second).Should(Succeed())
 	g.Expect(w.DeletionTimestamp).NotTo(BeNil())
 	g.Expect(w.Finalizers).To(ContainElement(ours), "the object is not released while its cleanup fails")

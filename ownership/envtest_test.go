@@ -40,6 +40,7 @@ import (
 
 	"github.com/tenon-dev/tenon/internal/testtypes"
 	"github.com/tenon-dev/tenon/ownership"
+	"github.com/tenon-dev/tenon/testing/reconciletest"
 	"github.com/tenon-dev/tenon/testing/testenv"
 )
 
@@ -214,7 +215,7 @@ func TestTrackedChildrenReconcileTheirOwnerAndAreCleanedUp(t *testing.T) {
 	for _, kind := range []client.Object{&corev1.ConfigMap{}, &testtypes.Fixture{}} {
 		g.Expect(mgr.GetFieldIndexer().IndexField(ctx, kind, ownership.IndexField, ownership.Index)).To(Succeed())
 	}
-	enqueue := ownership.EnqueueOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &testtypes.Widget{})
+	enqueue := ownership.EnqueueOwner(mgr, &testtypes.Widget{})
 	g.Expect(ctrl.NewControllerManagedBy(mgr).
 		For(&testtypes.Widget{}).
 		Watches(&corev1.ConfigMap{}, enqueue).
@@ -587,4 +588,40 @@ func TestDeleteTrackedAsksTheAPIServerBeforeItReportsNoneLeft(t *testing.T) {
 	remaining, err = ownership.DeleteTracked(ctx, behind, owner, lists, ownership.APIReader(direct))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(remaining).To(BeZero(), "none left on the API server either")
+}
+
+// A cluster-scoped child that another test (or another instance of the operator) tracks, for an
+// owner in a namespace outside a manager's cache, made that manager's EnqueueOwner enqueue the
+// owner, whose reconcile could only fail: "unknown namespace for the cache" (issue 26, item 10).
+func TestAManagerLimitedToNamespacesIsNotAskedToReconcileOwnersOutsideThem(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns, elsewhere := env.Namespace(t), env.Namespace(t)
+
+	// The informer lists Fixtures by name, and the work queue hands out requests of the
+	// initial list in that order: the other test's child first, then this test's.
+	leftover := set(t, widget(elsewhere, "owner", "uid-elsewhere"), fixture("a-"+elsewhere, ""))
+	mine := set(t, widget(ns, "owner", "uid-mine"), fixture("b-"+ns, ""))
+	for _, obj := range []client.Object{leftover, mine} {
+		g.Expect(env.Client().Create(ctx, obj)).To(Succeed())
+		deleteAtEnd(t, obj)
+	}
+
+	mgr := env.NewManager(t, ctrl.Options{}, ns)
+	rec := reconciletest.Record(reconcile.Func(func(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
+		// As an owner's reconcile starts: read it through the manager's cache.
+		return ctrl.Result{}, client.IgnoreNotFound(mgr.GetClient().Get(ctx, req.NamespacedName, &testtypes.Widget{}))
+	}))
+	g.Expect(ctrl.NewControllerManagedBy(mgr).
+		For(&testtypes.Widget{}).
+		Watches(&testtypes.Fixture{}, ownership.EnqueueOwner(mgr, &testtypes.Widget{})).
+		Named("scoped").
+		Complete(rec)).To(Succeed())
+	testenv.StartManager(t, mgr)
+
+	g.Eventually(rec.Steps).WithTimeout(30*time.Second).Should(ContainElement(HaveField("Request", request(ns, "owner"))),
+		"the owner of this test's child is reconciled")
+	g.Expect(rec.Steps()).To(HaveEach(HaveField("Request.Namespace", ns)),
+		"no owner outside the manager's namespace is reconciled")
+	g.Expect(rec.Steps()).NotTo(ContainElement(reconciletest.HaveFailed()))
 }

@@ -25,11 +25,15 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -276,12 +280,25 @@ func ExampleDeleteTracked() {
 	// <nil>
 }
 
+// exampleManager stands in for a controller's manager in the examples, with what EnqueueOwner
+// uses of one: a scheme, a RESTMapper and a cache (here one that holds every namespace and finds
+// nothing). The rest of cluster.Cluster is not used.
+type exampleManager struct {
+	cluster.Cluster
+	mapper meta.RESTMapper
+}
+
+func (m exampleManager) GetScheme() *runtime.Scheme     { return clientgoscheme.Scheme }
+func (m exampleManager) GetRESTMapper() meta.RESTMapper { return m.mapper }
+func (m exampleManager) GetCache() cache.Cache          { return &informertest.FakeInformers{} }
+
 func ExampleEnqueueOwner() {
-	// In a controller: builder.Watches(&corev1.ConfigMap{}, ownership.EnqueueOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &v1alpha1.Cluster{})).
+	// In a controller: builder.Watches(&corev1.ConfigMap{}, ownership.EnqueueOwner(mgr, &v1alpha1.Cluster{})).
 	owner := newCluster("shop", "web", "0b7f6c9e-2f5d-4c1a-9a43-5d1f0e8a7c21") // a Cluster custom resource
 	mapper := meta.NewDefaultRESTMapper(nil)
 	mapper.Add(owner.GroupVersionKind(), meta.RESTScopeNamespace)
-	h := ownership.EnqueueOwner(clientgoscheme.Scheme, mapper, &unstructured.Unstructured{Object: map[string]any{
+	mgr := exampleManager{mapper: mapper}
+	h := ownership.EnqueueOwner(mgr, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps.example.com/v1alpha1", "kind": "Cluster",
 	}})
 

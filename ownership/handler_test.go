@@ -17,6 +17,9 @@ limitations under the License.
 package ownership_test
 
 import (
+	"context"
+	"fmt"
+	"slices"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -26,7 +29,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -40,6 +46,37 @@ func testMapper() meta.RESTMapper {
 	m.Add(testtypes.GroupVersion.WithKind("Fixture"), meta.RESTScopeRoot)
 	m.Add(appsv1.SchemeGroupVersion.WithKind("Deployment"), meta.RESTScopeNamespace)
 	return m
+}
+
+// testCluster is what EnqueueOwner uses of a manager: the test scheme, a RESTMapper and a cache
+// whose reads find nothing (so every owner may be enqueued). The rest of cluster.Cluster is not
+// used.
+type testCluster struct {
+	cluster.Cluster
+	mapper meta.RESTMapper
+	cache  cache.Cache
+}
+
+func newTestCluster(mapper meta.RESTMapper) testCluster {
+	return testCluster{mapper: mapper, cache: &informertest.FakeInformers{Scheme: scheme}}
+}
+
+func (c testCluster) GetScheme() *runtime.Scheme     { return scheme }
+func (c testCluster) GetRESTMapper() meta.RESTMapper { return c.mapper }
+func (c testCluster) GetCache() cache.Cache          { return c.cache }
+
+// namespacesCache reads as a manager's cache limited to namespaces does: elsewhere, a read
+// fails with controller-runtime's error.
+type namespacesCache struct {
+	cache.Cache
+	namespaces []string
+}
+
+func (c namespacesCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if key.Namespace != "" && !slices.Contains(c.namespaces, key.Namespace) {
+		return fmt.Errorf("unable to get: %v because of unknown namespace for the cache", key)
+	}
+	return c.Cache.Get(ctx, key, obj, opts...)
 }
 
 // drain returns the requests in q.
@@ -62,11 +99,12 @@ func TestEnqueueOwnerMapsChildrenOfBothMechanisms(t *testing.T) {
 	clusterOwner := fixture("f", "uid-f")
 	deployment := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "w", UID: "uid-d"}}
 	tests := []struct {
-		name      string
-		ownerType client.Object
-		mapper    meta.RESTMapper
-		child     client.Object
-		want      []reconcile.Request
+		name       string
+		ownerType  client.Object
+		mapper     meta.RESTMapper
+		namespaces []string // those of a cache limited to namespaces
+		child      client.Object
+		want       []reconcile.Request
 	}{{
 		name:      "A referenced child enqueues its owner in the child's namespace",
 		ownerType: &testtypes.Widget{},
@@ -87,6 +125,28 @@ func TestEnqueueOwnerMapsChildrenOfBothMechanisms(t *testing.T) {
 		ownerType: &testtypes.Fixture{},
 		child:     set(t, clusterOwner, configMap("apps", "c", "")),
 		want:      []reconcile.Request{request("", "f")},
+	}, {
+		name:       "A cluster-scoped child of an owner in a namespace the cache holds enqueues its owner",
+		ownerType:  &testtypes.Widget{},
+		namespaces: []string{"apps"},
+		child:      set(t, owner, fixture("c", "")),
+		want:       []reconcile.Request{request("apps", "w")},
+	}, {
+		name:       "A cluster-scoped child of an owner in a namespace the cache does not hold enqueues nothing",
+		ownerType:  &testtypes.Widget{},
+		namespaces: []string{"other"},
+		child:      set(t, owner, fixture("c", "")),
+	}, {
+		name:       "A child of an owner in a namespace the cache does not hold enqueues nothing, by reference too",
+		ownerType:  &testtypes.Widget{},
+		namespaces: []string{"other"},
+		child:      set(t, owner, configMap("apps", "c", "")),
+	}, {
+		name:       "A child of a cluster-scoped owner enqueues it whatever the cache's namespaces",
+		ownerType:  &testtypes.Fixture{},
+		namespaces: []string{"other"},
+		child:      set(t, clusterOwner, configMap("apps", "c", "")),
+		want:       []reconcile.Request{request("", "f")},
 	}, {
 		name:      "A child of another kind of owner enqueues nothing",
 		ownerType: &testtypes.Widget{},
@@ -126,7 +186,11 @@ func TestEnqueueOwnerMapsChildrenOfBothMechanisms(t *testing.T) {
 			if mapper == nil {
 				mapper = testMapper()
 			}
-			h := ownership.EnqueueOwner(scheme, mapper, tt.ownerType)
+			c := newTestCluster(mapper)
+			if tt.namespaces != nil {
+				c.cache = namespacesCache{Cache: c.cache, namespaces: tt.namespaces}
+			}
+			h := ownership.EnqueueOwner(c, tt.ownerType)
 			q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 			defer q.ShutDown()
 
@@ -147,7 +211,7 @@ func TestEnqueueOwnerTellsBothOwnersOfAChildThatChangesHands(t *testing.T) {
 	g.Expect(ownership.Release(widget("apps", "old", "uid-old"), after)).To(BeTrue())
 	set(t, widget("apps", "new", "uid-new"), after)
 
-	h := ownership.EnqueueOwner(scheme, testMapper(), &testtypes.Widget{})
+	h := ownership.EnqueueOwner(newTestCluster(testMapper()), &testtypes.Widget{})
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 	defer q.ShutDown()
 	h.Update(t.Context(), event.UpdateEvent{ObjectOld: before, ObjectNew: after}, q)

@@ -314,7 +314,7 @@ func (rc *realCase) prepare(ctx context.Context) error {
 	}
 	raw, err := rc.getRaw(ctx)
 	if err != nil || raw == nil {
-		return fmt.Errorf("failed to read S0: %v", err)
+		return fmt.Errorf("failed to read S0: %w", err)
 	}
 	obj := rc.newObject()
 	if err := c.Get(ctx, rc.key, obj); err != nil {
@@ -345,7 +345,7 @@ func (rc *realCase) prepare(ctx context.Context) error {
 		}
 	}
 	if rc.rawS1, err = rc.getRaw(ctx); err != nil || rc.rawS1 == nil {
-		return fmt.Errorf("failed to read S1: %v", err)
+		return fmt.Errorf("failed to read S1: %w", err)
 	}
 	rc.s1 = rc.rawS1
 	if rc.typed {

@@ -31,6 +31,12 @@ limitations under the License.
 // write request. The failure lists each write, the patch it sent, and a diff of what it changed,
 // such as the annotation a reconciler bumps or the status it rewrites on every pass.
 //
+// The last reconcile runs in a later second than the end of the one before (the harness waits
+// for the next second, less than one), so a write computed from the time, such as a status that
+// says "synced at 10:04:05", shows up as the write it makes on every pass. A reconciler that
+// reads the time from a clock the test controls gets it as [Harness.Clock], which the harness
+// moves forward too.
+//
 // # Stable reconciles and requeues
 //
 // A reconcile is stable when it returns no error, sends no write request (the harness counts
@@ -101,7 +107,9 @@ limitations under the License.
 // involved, so it cannot show that a write triggers another reconcile, or that a requeue comes
 // on time. Writes made by others during a test (the test's own client) are not waited for; use
 // testenv's CreateAndWait and WaitUntilSeen for them. Its waits are real: a test that drives a
-// reconciler through requeues takes as long as they say, up to MaxWait each.
+// reconciler through requeues takes as long as they say, up to MaxWait each, and
+// AssertIdempotent takes up to a second more. A time written to a coarser precision than the
+// second, by the real clock, shows only when the last reconcile happens to cross its boundary.
 //
 // The [testing guide] and the [reconciliation guide] show the harness in context.
 //

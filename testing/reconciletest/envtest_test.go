@@ -117,6 +117,31 @@ func TestAssertIdempotentCatchesAStatusRewriteOnEnvtest(t *testing.T) {
 		"    the object did not change: the request was sent although the object was already as desired\n")))
 }
 
+// A reconciler that writes the time to the second passed AssertIdempotent when the harness ran
+// the reconcile that must write nothing in the same second as the one before it (issue 26,
+// item 9).
+func TestAssertIdempotentCatchesAStatusComputedFromTheClockOnEnvtest(t *testing.T) {
+	g := NewWithT(t)
+	h, req := onEnvtest(t, faults.Plan{}, func(c client.Client) reconcile.Reconciler {
+		return &clockStamper{widgetReconciler: widgetReconciler{Client: c}, format: "15:04:05"}
+	})
+
+	tb := run(t, func(tb reconciletest.TB) { h.AssertIdempotent(tb, req) })
+
+	g.Expect(tb.failures).To(HaveLen(1), "the status says when it was synced, to the second: every reconcile in a later second writes")
+	msg := plainSpaces(tb.failures[0])
+	g.Expect(msg).To(HavePrefix("reconciletest: " + req.String() + " is not idempotent: the reconcile after a finished one sent 1 write(s):\n" +
+		"  patch Widget " + req.String() + " status: ok\n" +
+		`    patch: {"status":{"phase":"synced at `))
+	g.Expect(msg).To(MatchRegexp(`\nThat reconcile started at \d\d:\d\d:\d\d\.\d{3}, in a later second than the end of the finished reconcile 1 \(\d\d:\d\d:\d\d\.\d{3}\)\. ` +
+		`A value computed from the time and written on every reconcile \(a timestamp, "synced at \.\.\."\) makes a reconciler write forever`))
+	steps := h.Steps()
+	g.Expect(steps).To(HaveLen(2))
+	first, last := steps[0].Writes(), steps[1].Writes()
+	g.Expect(string(last[0].Patch)).NotTo(Equal(string(first[len(first)-1].Patch)),
+		"the last reconcile ran in a later second than the one before, and wrote another time")
+}
+
 func TestReconcileUntilStableUnderAFaultPlanOnEnvtest(t *testing.T) {
 	g := NewWithT(t)
 	h, req := onEnvtest(t, faults.Plan{Seed: 5, Rules: []faults.Rule{

@@ -26,6 +26,7 @@ import (
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -94,6 +95,46 @@ func ExampleHarness_AssertIdempotent() {
 	// FAIL: reconciletest: default/settings is not idempotent: the reconcile after a finished one sent 1 write(s):
 	//   patch ConfigMap default/settings: ok
 	//     patch: {"metadata":{"annotations":{"example.com/reconciles":"2"}}}
+}
+
+// stampReconciler writes, in an annotation, when it last synced a ConfigMap, to the minute, by
+// the clock it is given: a write on every reconcile in a later minute.
+type stampReconciler struct {
+	client.Client
+	clock interface{ Now() time.Time }
+}
+
+func (r *stampReconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
+	var cm corev1.ConfigMap
+	if err := r.Get(ctx, req.NamespacedName, &cm); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	stamp := r.clock.Now().UTC().Format("15:04")
+	if cm.Annotations["example.com/synced-at"] == stamp {
+		return ctrl.Result{}, nil
+	}
+	before := cm.DeepCopy()
+	metav1.SetMetaDataAnnotation(&cm.ObjectMeta, "example.com/synced-at", stamp)
+	return ctrl.Result{}, r.Patch(ctx, &cm, client.MergeFrom(before))
+}
+
+// A reconciler that reads the time from a clock the test controls gets the Harness.Clock as
+// well: the harness moves it forward before the reconcile that must write nothing, here from
+// 10:00:10 to 10:01, and the time the reconciler writes on every pass shows.
+func ExampleHarness_AssertIdempotent_clock() {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "default"}}
+	c := faults.Record(fake.NewClientBuilder().WithObjects(cm).Build())
+	clock := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 10, 0, 10, 0, time.UTC))
+	h := &reconciletest.Harness{Reconciler: &stampReconciler{Client: c, clock: clock}, Client: c, Clock: clock}
+
+	h.AssertIdempotent(printingTB{}, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(cm)})
+	fmt.Println("the clock is now", clock.Now().Format(time.TimeOnly))
+
+	// Output:
+	// FAIL: reconciletest: default/settings is not idempotent: the reconcile after a finished one sent 1 write(s):
+	//   patch ConfigMap default/settings: ok
+	//     patch: {"metadata":{"annotations":{"example.com/synced-at":"10:01"}}}
+	// the clock is now 10:01:00
 }
 
 // Under a fault plan, the reconciler must recover from every fault: ReconcileUntilStable

@@ -33,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -107,9 +108,28 @@ type Harness struct {
 	// polls more often than MaxWait at steady state needs a MaxWait below its interval.
 	MaxWait time.Duration
 
+	// Clock is the clock Reconciler reads the time from, when the test gives it one that it
+	// moves by hand, such as k8s.io/utils/clock/testing's FakeClock. Before the reconcile that
+	// must write nothing, AssertIdempotent moves it forward to the next whole minute, but by
+	// less than the RequeueAfter of the finished reconcile, when it returned one (the reconciler
+	// may act once its requeue is due). Nil: the reconciler reads the real clock, which
+	// AssertIdempotent lets pass into the next second in any case.
+	Clock Clock
+
 	steps []Step
 	read  map[schema.GroupKind]client.Object // a prototype of the Go type each kind was read with
 }
+
+// Clock is a clock that a test moves forward by hand, as [Harness.Clock]. The FakeClock of
+// k8s.io/utils/clock/testing satisfies it.
+type Clock interface {
+	// Now returns the clock's current time.
+	Now() time.Time
+	// Step moves the clock forward by d.
+	Step(d time.Duration)
+}
+
+var _ Clock = (*clocktesting.FakeClock)(nil)
 
 // Steps returns every step the harness has run.
 func (h *Harness) Steps() []Step {
@@ -131,8 +151,9 @@ func (h *Harness) Reconcile(t TB, req reconcile.Request) Step {
 	}
 	ctx := t.Context()
 	mark := lastSeq(h.Client)
-	step := Step{Number: len(h.steps) + 1, Request: req, maxWait: h.maxWait()}
+	step := Step{Number: len(h.steps) + 1, Request: req, maxWait: h.maxWait(), start: time.Now()}
 	step.Result, step.Err = h.call(ctx, req)
+	step.end = time.Now()
 	step.Calls = h.Client.Calls(faults.SelectorFunc(func(c faults.Call) bool { return c.Seq > mark }))
 	h.steps = append(h.steps, step)
 	h.learnReads(step)
@@ -244,18 +265,31 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // AssertIdempotent reconciles req until a reconcile finishes (returns no error and no requeue
-// the harness waits for: it is done, or polls), then once more, and fails t when that last
-// reconcile fails or sends any write request: a reconcile of an object that is already in its
-// desired state must change nothing. A reconciler that writes nothing and polls passes.
-// Requeues of at most MaxWait are waited out, as by [Harness.ReconcileUntilStable]. The failure
-// message lists each write and, for objects the reconciler had read or written before, a diff
-// of what the write changed.
+// the harness waits for: it is done, or polls), then once more, later, and fails t when that
+// last reconcile fails or sends any write request: a reconcile of an object that is already in
+// its desired state must change nothing, whenever it runs. A reconciler that writes nothing and
+// polls passes. Requeues of at most MaxWait are waited out, as by
+// [Harness.ReconcileUntilStable]. The failure message lists each write and, for objects the
+// reconciler had read or written before, a diff of what the write changed.
+//
+// A write computed from the time (a status that says "synced at 10:04:05", a timestamp
+// refreshed on every pass) looks idempotent to two reconciles in the same second, and writes
+// again on every reconcile after it. So the last reconcile runs in a later second of the real
+// clock than the end of the finished one: AssertIdempotent waits for the next second, less
+// than one second, as the API server's clock, which stamps managedFields and the times of
+// metav1.Now, moves on too. A reconciler that reads the time from a clock the test controls
+// sees it moved forward as well: see [Harness.Clock].
 //
 // Run it without a fault plan, or with one that cannot fail the last reconcile; use
 // [Harness.ReconcileUntilStable] to reconcile under faults.
 func (h *Harness) AssertIdempotent(t TB, req reconcile.Request) {
 	t.Helper()
 	if _, ok := h.until(t, req, "finish", Step.finished); !ok {
+		return
+	}
+	stepped, err := h.moveOn(t.Context(), h.steps[len(h.steps)-1])
+	if err != nil {
+		t.Fatalf("reconciletest: %s: the test ended while the harness waited for the next second before the last reconcile", req)
 		return
 	}
 	before := h.snapshot(t.Context())
@@ -275,7 +309,39 @@ func (h *Harness) AssertIdempotent(t TB, req reconcile.Request) {
 		b.WriteString(indent(describeWrite(w, before), "    "))
 	}
 	fmt.Fprintf(&b, "\nAll calls of that reconcile:\n  %s", step)
+	finished := h.steps[len(h.steps)-2]
+	fmt.Fprintf(&b, "\nThat reconcile started at %s, in a later second than the end of the finished reconcile %d (%s)",
+		step.start.Format(clockFormat), finished.Number, finished.end.Format(clockFormat))
+	if stepped > 0 {
+		fmt.Fprintf(&b, ", with Harness.Clock moved forward by %v", stepped)
+	}
+	b.WriteString(". A value computed from the time and written on every reconcile (a timestamp, \"synced at ...\") " +
+		"makes a reconciler write forever: write a time only with the change it dates, as a condition's lastTransitionTime.")
 	t.Fatalf("%s", b.String())
+}
+
+// clockFormat shows times to the millisecond in failure messages.
+const clockFormat = "15:04:05.000"
+
+// moveOn waits until the real clock is in a later second than the end of the finished step,
+// and moves Clock forward to its next whole minute, by less than the finished step's
+// RequeueAfter. It returns how far it moved Clock.
+func (h *Harness) moveOn(ctx context.Context, finished Step) (time.Duration, error) {
+	if err := sleep(ctx, time.Until(finished.end.Truncate(time.Second).Add(time.Second))); err != nil {
+		return 0, err
+	}
+	if h.Clock == nil {
+		return 0, nil
+	}
+	now := h.Clock.Now()
+	d := now.Truncate(time.Minute).Add(time.Minute).Sub(now)
+	if poll := finished.Result.RequeueAfter; poll > 0 && d >= poll {
+		d = poll / 2
+	}
+	if d > 0 {
+		h.Clock.Step(d)
+	}
+	return d, nil
 }
 
 // lastSeq returns the Seq of c's latest call, or 0.

@@ -28,6 +28,7 @@ import (
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -84,6 +85,55 @@ func TestAssertIdempotentCatchesAReconcilerThatBumpsAnAnnotation(t *testing.T) {
 		`    patch: {"metadata":{"annotations":{"test.tenon.dev/reconciles":"2"}}}` + "\n" +
 		"    object diff (-before +after):\n"))
 	g.Expect(msg).To(MatchRegexp(`\n\s+-\s+"annotations": .*"test.tenon.dev/reconciles": string\("1"\)}.*\n\s+\+\s+"annotations": .*"test.tenon.dev/reconciles": string\("2"\)}`))
+}
+
+func TestAssertIdempotentMovesTheReconcilersClockForward(t *testing.T) {
+	g := NewWithT(t)
+	c, req := newFake(t, faults.Plan{})
+	clock := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 10, 0, 10, 0, time.UTC))
+	h := &reconciletest.Harness{
+		Reconciler: &clockStamper{widgetReconciler: widgetReconciler{Client: c}, now: clock.Now, format: "15:04"},
+		Client:     c,
+		Clock:      clock,
+	}
+
+	tb := run(t, func(tb reconciletest.TB) { h.AssertIdempotent(tb, req) })
+
+	g.Expect(tb.failures).To(HaveLen(1), "the status says when it was synced, to the minute, by the reconciler's clock")
+	msg := plainSpaces(tb.failures[0])
+	g.Expect(msg).To(HavePrefix("reconciletest: default/w is not idempotent: the reconcile after a finished one sent 1 write(s):\n" +
+		"  patch Widget default/w status: ok\n" +
+		`    patch: {"status":{"phase":"synced at 10:01"}}` + "\n"))
+	g.Expect(msg).To(ContainSubstring(", with Harness.Clock moved forward by 50s. A value computed from the time"))
+	g.Expect(clock.Now()).To(Equal(time.Date(2026, 1, 1, 10, 1, 0, 0, time.UTC)), "moved to the next whole minute")
+}
+
+func TestAssertIdempotentMovesTheClockLessThanTheRequeue(t *testing.T) {
+	tests := []struct {
+		name      string
+		every     time.Duration
+		wantMoved time.Duration
+	}{
+		{name: "a requeue after the next minute leaves the move to the next minute", every: time.Hour, wantMoved: 50 * time.Second},
+		{name: "a requeue before the next minute halves the move", every: 30 * time.Second, wantMoved: 15 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			c, req := newFake(t, faults.Plan{})
+			start := time.Date(2026, 1, 1, 10, 0, 10, 0, time.UTC)
+			clock := clocktesting.NewFakeClock(start)
+			h := &reconciletest.Harness{
+				Reconciler: &checker{widgetReconciler: widgetReconciler{Client: c}, clock: clock, every: tt.every},
+				Client:     c,
+				Clock:      clock,
+			}
+
+			h.AssertIdempotent(t, req)
+
+			g.Expect(clock.Now().Sub(start)).To(Equal(tt.wantMoved))
+		})
+	}
 }
 
 func TestAssertIdempotentFailsWhenTheCheckingReconcileFails(t *testing.T) {

@@ -144,6 +144,64 @@ func (r *poller) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Res
 	return ctrl.Result{RequeueAfter: 5 * time.Minute}, nil
 }
 
+// clockStamper is widgetReconciler, but it also writes the time of the reconcile into
+// status.phase, to the precision of format: "synced at 10:04:05". Two reconciles in the same
+// second (or minute) write it once; every later one writes it again.
+type clockStamper struct {
+	widgetReconciler
+	// now is the clock the reconciler reads; time.Now when nil.
+	now    func() time.Time
+	format string
+}
+
+func (r *clockStamper) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
+	if res, err := r.widgetReconciler.Reconcile(ctx, req); err != nil || !res.IsZero() {
+		return res, err
+	}
+	var w testtypes.Widget
+	if err := r.Get(ctx, req.NamespacedName, &w); err != nil {
+		return ctrl.Result{}, err
+	}
+	now := time.Now
+	if r.now != nil {
+		now = r.now
+	}
+	phase := "synced at " + now().UTC().Format(r.format)
+	if w.Status.Phase == phase {
+		return ctrl.Result{}, nil
+	}
+	before := w.DeepCopy()
+	w.Status.Phase = phase
+	return ctrl.Result{}, r.Status().Patch(ctx, &w, client.MergeFrom(before))
+}
+
+// checker is widgetReconciler, but it records in status.phase when it last checked the Widget
+// and checks again, writing the new time, once a check is every due: a write that depends on the
+// time and is correct, because it comes when the requeue it returns falls due.
+type checker struct {
+	widgetReconciler
+	clock reconciletest.Clock
+	every time.Duration
+}
+
+func (r *checker) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
+	if res, err := r.widgetReconciler.Reconcile(ctx, req); err != nil || !res.IsZero() {
+		return res, err
+	}
+	var w testtypes.Widget
+	if err := r.Get(ctx, req.NamespacedName, &w); err != nil {
+		return ctrl.Result{}, err
+	}
+	now := r.clock.Now().UTC()
+	last, err := time.Parse(time.RFC3339, w.Status.Phase)
+	if err == nil && now.Sub(last) < r.every {
+		return ctrl.Result{RequeueAfter: r.every - now.Sub(last)}, nil
+	}
+	before := w.DeepCopy()
+	w.Status.Phase = now.Format(time.RFC3339)
+	return ctrl.Result{RequeueAfter: r.every}, r.Status().Patch(ctx, &w, client.MergeFrom(before))
+}
+
 // provisioner provisions a Widget asynchronously, as an operator does with a cloud resource:
 // the first reconcile starts the provisioning, reports it in the status and comes back when it
 // should be done; once it is, the Widget is Ready and the reconciler polls.

@@ -46,6 +46,8 @@ type Step struct {
 	maxWait time.Duration
 	// recorded reports whether a Recorder recorded the step, which sees no calls.
 	recorded bool
+	// start and end are when the harness called the reconciler and when it returned.
+	start, end time.Time
 }
 
 // Writes returns the calls of the step that wrote, or tried to: creates, updates, patches,

@@ -33,6 +33,10 @@ import (
 // [Environment] looks for first in setup-envtest's directory.
 const KubernetesVersion = "1.37.2"
 
+// buildEnvtestCommand is the command that builds the binaries, from the module of the tests
+// (which requires tenon) or from anywhere with @<tenon version> after it.
+const buildEnvtestCommand = "go run github.com/tenon-dev/tenon/testing/testenv/cmd/build-envtest"
+
 // assetsEnvVar names the environment variable that points at a directory of envtest binaries; it
 // is the variable setup-envtest and controller-runtime's envtest use.
 const assetsEnvVar = "KUBEBUILDER_ASSETS"
@@ -102,12 +106,12 @@ func findBinaries(explicit string, needControllerManager bool) (binaries, error)
 		problems = append(problems, "no directory to search: set "+assetsEnvVar+" or HOME")
 	}
 
-	hint := "run `make envtest` in the tenon repository (builds them from Go modules, no download needed), " +
+	hint := "run `" + buildEnvtestCommand + "` (it builds them from Go modules: a Go module proxy is all it needs), " +
 		"or `setup-envtest use " + KubernetesVersion + "` where the internet is reachable, " +
 		"or point " + assetsEnvVar + " at a directory that holds them"
 	if needControllerManager {
 		hint += "; the garbage collector also needs kube-controller-manager, which setup-envtest does not " +
-			"download: `make envtest` builds it"
+			"download: after setup-envtest, `" + buildEnvtestCommand + " -dir <its directory>` builds only that one"
 	}
 	return binaries{}, fmt.Errorf("%w (%s): %s", ErrBinariesNotFound, strings.Join(problems, "; "), hint)
 }

@@ -16,13 +16,13 @@ limitations under the License.
 
 // Package testenv runs a real Kubernetes control plane (etcd and kube-apiserver, through
 // controller-runtime's envtest) for the tests of one Go package, with what plain envtest lacks:
-// a garbage collector, per-test namespaces, cache-aware waits, users with exactly the
-// permissions of an operator's RBAC manifests, API server restarts that clients survive, and a
-// guarantee that no control-plane process outlives the tests.
+// a garbage collector, webhooks served by the tests' managers, per-test namespaces, cache-aware
+// waits, users with exactly the permissions of an operator's RBAC manifests, API server restarts
+// that clients survive, and a guarantee that no control-plane process outlives the tests.
 //
 // Use it for behaviour that only a real API server has: metadata.generation, resourceVersion
-// conflicts, the status subresource, server-side apply, finalizers, admission validation (OpenAPI
-// and CEL), RBAC and garbage collection. For pure logic, the fake client
+// conflicts, the status subresource, server-side apply, finalizers, admission validation (OpenAPI,
+// CEL and webhooks), conversion between CRD versions, RBAC and garbage collection. For pure logic, the fake client
 // (sigs.k8s.io/controller-runtime/pkg/client/fake) is faster; tenon's guide on testing says which
 // to pick when.
 //
@@ -43,8 +43,13 @@ limitations under the License.
 //
 // The binaries are looked up in [Options.BinaryAssetsDirectory], then KUBEBUILDER_ASSETS, then
 // setup-envtest's standard directory. When they are missing, Run fails before any test with a
-// message that says how to get them; in the tenon repository `make envtest` builds them from Go
-// modules, without the download setup-envtest needs.
+// message that says how to get them. tenon's command build-envtest builds them from Go modules,
+// without the download setup-envtest needs, from any module that requires tenon:
+//
+//	go run github.com/tenon-dev/tenon/testing/testenv/cmd/build-envtest
+//
+// setup-envtest never provides kube-controller-manager, which the garbage collector runs;
+// after `setup-envtest use`, the same command builds only that one.
 //
 // etcd and kube-apiserver run in their own process groups, so a test binary that panics or is
 // killed would normally leave them running. The environment starts a small watchdog process
@@ -73,12 +78,31 @@ limitations under the License.
 //
 // Tests that run in parallel share the environment, so a manager sees every test's objects,
 // and its controllers reconcile them. Give NewManager the test's namespace, and its cache holds
-// only that namespace's objects (and cluster-scoped ones):
+// only that namespace's objects (and cluster-scoped ones; the cluster-scoped children that
+// tenon's ownership package tracks for a test's objects are deleted with the test's namespace,
+// and ownership.EnqueueOwner never hands a manager an owner outside its namespaces):
 //
 //	ns := env.Namespace(t)
 //	mgr := env.NewManager(t, ctrl.Options{}, ns)
 //	// ... register the controller under test with mgr ...
 //	testenv.StartManager(t, mgr)
+//
+// # Webhooks
+//
+// With [Options.WebhookDirectoryPaths], the environment installs the validating and mutating
+// webhook configurations of those directories (kubebuilder's config/webhook), pointed at a
+// webhook server of its own; a CRD whose kind the scheme can convert (a hub version and versions
+// that convert to it) gets a conversion webhook pointed there too. A manager from
+// [Environment.NewManager] serves the webhooks registered with it, as in production:
+//
+//	mgr := env.NewManager(t, ctrl.Options{}, ns)
+//	// ... register the webhooks with mgr (ctrl.NewWebhookManagedBy), as cmd/main.go does ...
+//	testenv.StartManager(t, mgr)
+//
+// The environment's server hands each request to the running manager whose namespaces hold the
+// object, so tests that run in parallel may each run the same webhooks with managers of their
+// own. While no manager serves a webhook, the API server's call fails and the webhook's
+// failurePolicy decides, as on a cluster whose webhook is down.
 //
 // # RBAC-limited users
 //

@@ -54,7 +54,25 @@ type Options struct {
 	CRDDirectoryPaths []string
 
 	// CRDs are CRD objects to install in addition to those read from CRDDirectoryPaths.
+	//
+	// A CRD whose kind Scheme knows as convertible (a hub version and versions that convert to
+	// it, as controller-runtime's conversion package defines them) is installed with a
+	// conversion webhook that points at the environment's webhook server, whatever its manifest
+	// says; see WebhookDirectoryPaths.
 	CRDs []*apiextensionsv1.CustomResourceDefinition
+
+	// WebhookDirectoryPaths lists directories, or single files, of webhook configurations
+	// (admissionregistration.k8s.io/v1 ValidatingWebhookConfigurations and
+	// MutatingWebhookConfigurations, such as the config/webhook/manifests.yaml that controller-gen
+	// writes from +kubebuilder:webhook markers) to install. A path that does not exist is an
+	// error. Each webhook's service is replaced by the URL of the environment's webhook server,
+	// as envtest's WebhookInstallOptions does.
+	//
+	// The environment's webhook server hands each request to a manager from
+	// [Environment.NewManager] that registered a webhook for its path and runs: the one whose
+	// namespaces hold the request's object, when several do. While none does, the API server's
+	// call fails, and the webhook's failurePolicy decides, as on a cluster whose webhook is down.
+	WebhookDirectoryPaths []string
 
 	// Scheme is used by the environment's clients and managers. Defaults to client-go's scheme,
 	// which knows the built-in Kubernetes types; register your own types on a scheme that
@@ -65,7 +83,8 @@ type Options struct {
 	// namespace controllers, so that deleting an owner removes its dependents (ownerReferences,
 	// foreground and background propagation) and a deleted namespace finishes terminating. Plain
 	// envtest has neither. It costs a few seconds at start-up: Start waits until the collector has
-	// proved it works on a probe object.
+	// proved it works on a probe object. setup-envtest does not provide kube-controller-manager:
+	// `go run github.com/tenon-dev/tenon/testing/testenv/cmd/build-envtest` builds it.
 	GarbageCollector bool
 
 	// BinaryAssetsDirectory is the directory holding etcd, kube-apiserver and (for the garbage
@@ -109,6 +128,7 @@ type Environment struct {
 	reaper     *reaper
 	collector  *controllerManager
 	audit      *AuditLog
+	webhooks   *webhookRouter
 
 	// apiMu serializes StopAPIServer, StartAPIServer and Stop, and guards the fields below.
 	apiMu sync.Mutex
@@ -198,6 +218,12 @@ func (e *Environment) Start() (err error) {
 			return fmt.Errorf("CRD path %q (%s) does not exist: check Options.CRDDirectoryPaths", p, abs)
 		}
 	}
+	for _, p := range e.opts.WebhookDirectoryPaths {
+		if _, statErr := os.Stat(p); statErr != nil {
+			abs, _ := filepath.Abs(p)
+			return fmt.Errorf("webhook path %q (%s) does not exist: check Options.WebhookDirectoryPaths", p, abs)
+		}
+	}
 	bins, err := findBinaries(e.opts.BinaryAssetsDirectory, e.opts.GarbageCollector)
 	if err != nil {
 		return err
@@ -224,6 +250,7 @@ func (e *Environment) Start() (err error) {
 		ErrorIfCRDPathMissing:    true,
 		ControlPlaneStartTimeout: e.opts.StartTimeout,
 		ControlPlaneStopTimeout:  controlPlaneStopTimeout,
+		WebhookInstallOptions:    envtest.WebhookInstallOptions{Paths: e.opts.WebhookDirectoryPaths},
 	}
 	apiServer := e.env.ControlPlane.GetAPIServer()
 	apiServer.Path = bins.apiServer
@@ -264,6 +291,12 @@ func (e *Environment) Start() (err error) {
 		return fmt.Errorf("failed to start etcd and kube-apiserver from %s: %w", bins.dir, startErr)
 	}
 	e.config = cfg
+	// envtest pointed the webhook configurations and conversion webhooks at this address, with
+	// these certificates, before it installed them.
+	hooks := e.env.WebhookInstallOptions
+	if e.webhooks, err = startWebhookRouter(hooks.LocalServingHost, hooks.LocalServingPort, hooks.LocalServingCertDir); err != nil {
+		return err
+	}
 	e.kubeconfig = filepath.Join(e.workDir, "admin.kubeconfig")
 	if err := os.WriteFile(e.kubeconfig, e.env.KubeConfig, 0o600); err != nil {
 		return fmt.Errorf("failed to write the administrator kubeconfig: %w", err)
@@ -299,6 +332,13 @@ func (e *Environment) Stop() error {
 			if err := e.collector.stop(); err != nil {
 				errs = append(errs, err)
 			}
+		}
+		if e.webhooks != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), controlPlaneStopTimeout)
+			if err := e.webhooks.stop(ctx); err != nil {
+				errs = append(errs, err)
+			}
+			cancel()
 		}
 		if p := e.apiServer; p != nil {
 			// envtest's own process has exited, so envtest's Stop skips it and stops etcd.
@@ -357,8 +397,8 @@ func (e *Environment) KubeconfigPath() string {
 }
 
 // Kubectl runs kubectl from the binaries directory as a cluster administrator and returns its
-// combined output. `make envtest` builds kubectl, and setup-envtest downloads it; it is an error
-// when the directory has none.
+// combined output. build-envtest (tenon's testing/testenv/cmd/build-envtest) builds kubectl,
+// and setup-envtest downloads it; it is an error when the directory has none.
 func (e *Environment) Kubectl(ctx context.Context, args ...string) ([]byte, error) {
 	path := filepath.Join(e.bins.dir, kubectlBinary)
 	if !isExecutable(path) {

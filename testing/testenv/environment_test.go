@@ -37,21 +37,24 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tenon-dev/tenon/internal/testtypes"
+	"github.com/tenon-dev/tenon/ownership"
 )
 
 // env is shared by the tests of this package, as the package documentation recommends, and by
 // the examples of package testenv_test (see SharedEnvironment). It is created here rather than in
 // TestMain so that the examples' package can take the pointer when it is initialized.
 var env = New(Options{
-	CRDDirectoryPaths: []string{testtypes.CRDDirectory()},
-	Scheme:            testScheme(),
-	GarbageCollector:  true,
+	CRDDirectoryPaths:     []string{testtypes.CRDDirectory(), DiskCRDDirectory},
+	WebhookDirectoryPaths: []string{DiskWebhookDirectory},
+	Scheme:                testScheme(),
+	GarbageCollector:      true,
 })
 
 func testScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(testtypes.AddToScheme(s))
+	utilruntime.Must(AddDisksToScheme(s))
 	return s
 }
 
@@ -155,18 +158,18 @@ func TestMissingBinariesErrorNamesTheCommandToRun(t *testing.T) {
 		{
 			name:          "an empty KUBEBUILDER_ASSETS directory",
 			assets:        t.TempDir(),
-			wantInMessage: []string{"make envtest", "no etcd, kube-apiserver", assetsEnvVar},
+			wantInMessage: []string{"go run github.com/tenon-dev/tenon/testing/testenv/cmd/build-envtest", "no etcd, kube-apiserver", assetsEnvVar},
 		},
 		{
 			name:          "an empty explicit directory",
 			explicit:      true,
-			wantInMessage: []string{"make envtest", "no etcd, kube-apiserver"},
+			wantInMessage: []string{"go run github.com/tenon-dev/tenon/testing/testenv/cmd/build-envtest", "no etcd, kube-apiserver"},
 		},
 		{
 			name:             "a directory without kube-controller-manager when the garbage collector is on",
 			assets:           onlyEtcdAndAPIServer(t),
 			garbageCollector: true,
-			wantInMessage:    []string{"make envtest", "has no kube-controller-manager", "setup-envtest does not download"},
+			wantInMessage:    []string{"has no kube-controller-manager", "setup-envtest does not download", "cmd/build-envtest -dir <its directory>` builds only that one"},
 		},
 	}
 	for _, tt := range tests {
@@ -367,4 +370,35 @@ func TestServicesGetClusterIPsBeyondEnvtestsDefaultRange(t *testing.T) {
 		g.Expect(env.Client().Create(ctx, svc)).To(Succeed(), "Service %d", i)
 		g.Expect(svc.Spec.ClusterIP).NotTo(BeEmpty())
 	}
+}
+
+// A cluster-scoped child tracked for an owner in a test's namespace outlived the test, and every
+// later test's manager saw it (issue 26, item 10).
+func TestNamespaceCleanupDeletesTheClusterScopedObjectsTrackedForItsOwners(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	running := env.Namespace(t)
+	var left, othersChild *testtypes.Fixture
+
+	t.Run("a test that leaves a tracked cluster-scoped child behind", func(t *testing.T) {
+		g := NewWithT(t)
+		ns := env.Namespace(t)
+		owner := &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "owner", UID: "uid-owner"}}
+		left = &testtypes.Fixture{ObjectMeta: metav1.ObjectMeta{GenerateName: "left-"}}
+		_, _, err := ownership.Set(owner, left, env.Scheme())
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(env.Client().Create(ctx, left)).To(Succeed())
+
+		othersOwner := &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: running, Name: "owner", UID: "uid-other"}}
+		othersChild = &testtypes.Fixture{ObjectMeta: metav1.ObjectMeta{GenerateName: "running-"}}
+		_, _, err = ownership.Set(othersOwner, othersChild, env.Scheme())
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(env.Client().Create(ctx, othersChild)).To(Succeed())
+	})
+
+	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(left), &testtypes.Fixture{})).To(Satisfy(apierrors.IsNotFound),
+		"the child tracked for an owner in the finished test's namespace is deleted with the namespace")
+	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(othersChild), &testtypes.Fixture{})).To(Succeed(),
+		"the child of an owner in a namespace still in use is left")
+	g.Expect(env.Client().Delete(ctx, othersChild)).To(Succeed())
 }

@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -30,6 +31,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/tenon-dev/tenon/testing/testenv"
 )
@@ -142,6 +144,60 @@ func ExampleEnvironment_NewManager() {
 	// Output:
 	// cached: ours
 	// reading another namespace through the cache fails: true
+}
+
+// replicasValidator refuses a ConfigMap whose data.replicas is not a number.
+type replicasValidator struct{}
+
+func (replicasValidator) ValidateCreate(_ context.Context, cm *corev1.ConfigMap) (admission.Warnings, error) {
+	if _, err := strconv.Atoi(cm.Data["replicas"]); err != nil {
+		return nil, fmt.Errorf("data.replicas %q is not a number", cm.Data["replicas"])
+	}
+	return nil, nil
+}
+
+func (v replicasValidator) ValidateUpdate(ctx context.Context, _, cm *corev1.ConfigMap) (admission.Warnings, error) {
+	return v.ValidateCreate(ctx, cm)
+}
+
+func (replicasValidator) ValidateDelete(context.Context, *corev1.ConfigMap) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// A manager from NewManager serves the webhooks registered with it while it runs. The
+// environment installs the webhook configurations of Options.WebhookDirectoryPaths (here a
+// validating webhook for ConfigMaps labelled example.com/validated=true, in testdata) pointed at
+// its own webhook server, which hands each request to the manager whose namespaces hold the
+// object. Conversion webhooks work the same way, for the CRDs whose kinds the scheme can convert.
+func ExampleEnvironment_NewManager_webhooks() {
+	// In TestMain:
+	//
+	//	env = testenv.New(testenv.Options{
+	//		CRDDirectoryPaths:     []string{filepath.Join("..", "config", "crd", "bases")},
+	//		WebhookDirectoryPaths: []string{filepath.Join("..", "config", "webhook")},
+	//		Scheme:                scheme,
+	//	})
+	t := newT("ExampleEnvironment_NewManager_webhooks") // in a test: its t
+	defer t.end()
+
+	ns := env.Namespace(t)
+	mgr := env.NewManager(t, ctrl.Options{}, ns)
+	// In a kubebuilder project: SetupConfigMapWebhookWithManager(mgr).
+	if err := ctrl.NewWebhookManagedBy(mgr, &corev1.ConfigMap{}).WithValidator(replicasValidator{}).Complete(); err != nil {
+		t.Fatalf("%v", err)
+	}
+	testenv.StartManager(t, mgr)
+
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns, Labels: map[string]string{"example.com/validated": "true"}},
+		Data:       map[string]string{"replicas": "many"},
+	}
+	fmt.Println(env.Client().Create(t.Context(), cm))
+	cm.Data["replicas"] = "3"
+	fmt.Println(env.Client().Create(t.Context(), cm))
+	// Output:
+	// admission webhook "vconfigmap.example.com" denied the request: data.replicas "many" is not a number
+	// <nil>
 }
 
 // A manager can run with exactly the permissions of the operator's generated RBAC, so that a

@@ -64,13 +64,18 @@ var (
 		s := runtime.NewScheme()
 		utilruntime.Must(clientgoscheme.AddToScheme(s))
 		utilruntime.Must(testtypes.AddToScheme(s))
+		utilruntime.Must(testenv.AddDisksToScheme(s))
 		return s
 	}()
 	suiteEnv *testenv.Environment
 )
 
 var _ = BeforeSuite(func() {
-	suiteEnv = testenv.New(testenv.Options{CRDDirectoryPaths: []string{testtypes.CRDDirectory()}, Scheme: suiteScheme})
+	suiteEnv = testenv.New(testenv.Options{
+		CRDDirectoryPaths:     []string{testtypes.CRDDirectory(), testenv.DiskCRDDirectory},
+		WebhookDirectoryPaths: []string{testenv.DiskWebhookDirectory},
+		Scheme:                suiteScheme,
+	})
 	Expect(suiteEnv.Start()).To(Succeed())
 	DeferCleanup(suiteEnv.Stop)
 })
@@ -216,5 +221,33 @@ var _ = Describe("The reconciler under the harness", func() {
 		Expect(suiteEnv.Client().Get(ctx, req.NamespacedName, w)).To(Succeed())
 		Expect(w).To(matchers.BeReady())
 		Expect(h.Client.Count(faults.Injected)).To(Equal(2))
+	})
+})
+
+var _ = Describe("Webhooks registered with a manager of the spec", func() {
+	var ns string
+
+	BeforeEach(func() {
+		ns = suiteEnv.Namespace(GinkgoT())
+		mgr := suiteEnv.NewManager(GinkgoT(), ctrl.Options{}, ns)
+		Expect(testenv.SetupDiskWebhooks(mgr, "the spec's manager")).To(Succeed())
+		testenv.StartManager(GinkgoT(), mgr)
+	})
+
+	It("default a Disk created at v1, which reads back converted at v2", func(ctx SpecContext) {
+		d1 := &testenv.DiskV1{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "data"}, Spec: testenv.DiskV1Spec{SizeGiB: 10}}
+		Expect(suiteEnv.Client().Create(ctx, d1)).To(Succeed())
+		Expect(d1.Spec.Tier).To(Equal("standard"))
+
+		d2 := &testenv.DiskV2{}
+		Expect(suiteEnv.Client().Get(ctx, client.ObjectKeyFromObject(d1), d2)).To(Succeed())
+		Expect(d2.Spec).To(Equal(testenv.DiskV2Spec{Size: "10Gi", Tier: "standard"}))
+	})
+
+	It("refuse a Disk with an unknown tier", func(ctx SpecContext) {
+		d := &testenv.DiskV2{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bad"}, Spec: testenv.DiskV2Spec{Size: "1Gi", Tier: "gold"}}
+		err := suiteEnv.Client().Create(ctx, d)
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "a webhook's denial is 403: %v", err)
+		Expect(err).To(MatchError(ContainSubstring(`spec.tier "gold" is neither standard nor premium (webhook of the spec's manager)`)))
 	})
 })

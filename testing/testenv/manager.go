@@ -19,6 +19,7 @@ package testenv
 import (
 	"context"
 	"maps"
+	"slices"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -39,8 +40,17 @@ import (
 // them. The namespaces are added to opts.Cache.DefaultNamespaces (opts is not modified).
 // Cluster-scoped objects are still cached whole, as controller-runtime does for a cache limited
 // to namespaces; a read through the manager's client of a namespaced object elsewhere fails
-// with the cache's error, not NotFound. Without namespaces, the cache holds every namespace;
-// an empty namespace among them fails t.
+// with the cache's error, not NotFound. So a cluster-scoped child that another test's
+// controller tracks is in every manager's cache: ownership.EnqueueOwner does not enqueue its
+// owner, which is in a namespace the cache does not hold, and [Environment.Namespace] deletes
+// it when that test ends. Without namespaces, the cache holds every namespace; an empty
+// namespace among them fails t.
+//
+// Webhooks registered on the manager (ctrl.NewWebhookManagedBy) are served, while it runs,
+// through the environment's webhook server, which Options.WebhookDirectoryPaths and the
+// conversion webhooks of the CRDs point at, for requests about objects in the manager's
+// namespaces (every namespace without namespaces); give no WebhookServer in opts. Tests that
+// run in parallel may each run a manager with the same webhooks.
 //
 // Register controllers on it, then start it with [StartManager].
 func (e *Environment) NewManager(t TB, opts manager.Options, namespaces ...string) manager.Manager {
@@ -79,6 +89,13 @@ func (e *Environment) newManager(t TB, cfg *rest.Config, opts manager.Options, n
 	}
 	if opts.Controller.SkipNameValidation == nil {
 		opts.Controller = withSkipNameValidation(opts.Controller)
+	}
+	if opts.WebhookServer == nil && e.webhooks != nil {
+		var served []string // nil: every namespace
+		if _, all := opts.Cache.DefaultNamespaces[cache.AllNamespaces]; !all && len(opts.Cache.DefaultNamespaces) > 0 {
+			served = slices.Sorted(maps.Keys(opts.Cache.DefaultNamespaces))
+		}
+		opts.WebhookServer = newManagerWebhookServer(e.webhooks, served)
 	}
 	mgr, err := manager.New(cfg, opts)
 	if err != nil {

@@ -34,6 +34,12 @@ import (
 // is never removed keeps it in Terminating, as on a real cluster. Without the collector the
 // namespace stays Terminating until the environment stops, which does no harm since names are
 // never reused.
+//
+// Cluster-scoped objects are in no namespace, so its deletion leaves them. Those that tenon's
+// ownership package tracks for an owner in the namespace (a ClusterRole a controller made for
+// the test's object, say) are deleted with it: the garbage collector cannot reach them, and
+// every later test's manager, whose cache holds every cluster-scoped object, would see them.
+// Other cluster-scoped objects a test creates are the test's to delete.
 func (e *Environment) Namespace(t TB) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
@@ -44,7 +50,12 @@ func (e *Environment) Namespace(t TB) string {
 		t.Fatalf("testenv: failed to create a namespace for %s: %v", t.Name(), err)
 	}
 	t.Cleanup(func() {
-		err := e.client.Delete(context.Background(), ns)
+		ctx, cancel := context.WithTimeout(context.Background(), e.opts.WaitTimeout)
+		defer cancel()
+		if err := e.deleteTrackedClusterObjects(ctx, ns.Name); err != nil {
+			t.Errorf("testenv: failed to delete the cluster-scoped objects tracked by owners in namespace %s: %v", ns.Name, err)
+		}
+		err := e.client.Delete(ctx, ns)
 		if client.IgnoreNotFound(err) != nil {
 			t.Errorf("testenv: failed to delete namespace %s: %v", ns.Name, err)
 		}

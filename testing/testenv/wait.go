@@ -74,9 +74,10 @@ func (e *Environment) WaitUntilSeen(ctx context.Context, reader client.Reader, o
 }
 
 // DeleteAndWait deletes obj through the environment's client and waits until reader either
-// reports it gone, or returns it with a deletionTimestamp while finalizers still hold it: the
-// state in which a controller's finalizer logic runs. An object that is already gone is not an
-// error.
+// reports it gone, or returns it with a deletionTimestamp while finalizers still hold it, at
+// obj's resourceVersion or a later one: the state in which a controller's finalizer logic runs.
+// An object that is already gone is not an error. (A cache that still holds a version from
+// before obj's, such as the one before the test removed the last finalizer, does not count.)
 //
 // When the object is still present, obj is updated with the state the reader returned, so the
 // caller can inspect its finalizers and conditions.
@@ -85,6 +86,7 @@ func (e *Environment) DeleteAndWait(ctx context.Context, obj client.Object, read
 		return err
 	}
 	key := client.ObjectKeyFromObject(obj)
+	want := obj.GetResourceVersion()
 	latest, err := newLike(e, obj)
 	if err != nil {
 		return err
@@ -97,8 +99,9 @@ func (e *Environment) DeleteAndWait(ctx context.Context, obj client.Object, read
 			}
 			return false, err
 		}
-		last = fmt.Sprintf("present with finalizers %v", latest.GetFinalizers())
-		if latest.GetDeletionTimestamp() != nil && len(latest.GetFinalizers()) > 0 {
+		last = fmt.Sprintf("present with finalizers %v at resourceVersion %s", latest.GetFinalizers(), latest.GetResourceVersion())
+		if latest.GetDeletionTimestamp() != nil && len(latest.GetFinalizers()) > 0 &&
+			(want == "" || atLeast(latest.GetResourceVersion(), want)) {
 			return true, copyInto(latest, obj)
 		}
 		return false, nil

@@ -272,11 +272,15 @@ func (r *ClusterReconciler) cleanup() *finalizer.Lifecycle[*appsv1alpha1.Cluster
 			Client:    r.Client,
 			Recorder:  r.Recorder,
 			Steps: []finalizer.Step[*appsv1alpha1.Cluster]{
-				{Name: "dns-record", Run: r.deleteDNSRecord},
+				// The record lives outside Kubernetes: spec.deletionPolicy Retain keeps it.
+				{Name: "dns-record", External: true, Run: r.deleteDNSRecord},
 				// The cache finds the directory entries; the API reader confirms none is left
 				// (a cache that has not seen one yet must not let the Cluster go without it).
 				finalizer.TrackedChildren[*appsv1alpha1.Cluster](r.Client, []client.ObjectList{&corev1.ConfigMapList{}},
 					ownership.UseIndex(true), ownership.APIReader(r.APIReader)),
+			},
+			Retain: func(cluster *appsv1alpha1.Cluster) bool {
+				return cluster.Spec.DeletionPolicy == appsv1alpha1.DeletionPolicyRetain
 			},
 			Timeout:      CleanupTimeout,
 			AllowRelease: true,
@@ -301,7 +305,7 @@ func (r *ClusterReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manag
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&corev1.Service{}).
 		// ConfigMaps are owned by reference (same namespace) or tracked (directory namespace).
-		Watches(&corev1.ConfigMap{}, ownership.EnqueueOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &appsv1alpha1.Cluster{})).
+		Watches(&corev1.ConfigMap{}, ownership.EnqueueOwner(mgr, &appsv1alpha1.Cluster{})).
 		// A fixed or rotated DNS token unblocks every Cluster.
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.allClusters),
 			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {

@@ -17,6 +17,7 @@ limitations under the License.
 package controller_test
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
@@ -351,6 +352,71 @@ var _ = Describe("The Cluster controller", func() {
 		Expect(env.Client().Get(ctx, op.directoryEntry(cluster), &corev1.ConfigMap{})).To(Satisfy(apierrors.IsNotFound))
 	})
 
+	It("a person releases a wedged finalizer with the annotation that names the deletion", func() {
+		t := GinkgoT()
+		ctx := t.Context()
+		op := startOperator(t, operatorOptions{})
+		cluster := op.newCluster("abandoned")
+		// Kept in Git with the manifest: the plain name, there before any deletion.
+		cluster.Annotations = map[string]string{finalizer.ReleaseAnnotation: controller.FinalizerName}
+		op.create(t, cluster)
+		eventuallyReady(t, cluster)
+
+		op.dns.SetFaults(clouddns.Faults{Down: true})
+		Expect(env.Client().Delete(ctx, cluster)).To(Succeed())
+
+		// The annotation was there when the operator first saw the deletion: it releases nothing,
+		// and a Warning Event gives the value that would.
+		Eventually(func(g Gomega) {
+			g.Expect(clusterEvents(g, op, cluster.Name)).To(ContainElement(And(
+				ContainSubstring(string(finalizer.ReasonReleaseIgnored)), ContainSubstring(controller.FinalizerName+"@"))))
+		}).WithTimeout(timeout).WithPolling(interval).Should(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(cluster), cluster)).To(Succeed())
+			g.Expect(cluster).To(matchers.HaveFinalizer(controller.FinalizerName))
+		}).WithTimeout(2 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
+
+		// kubectl annotate --overwrite with the value for this deletion. The operator's cache
+		// strips the Clusters' managedFields; the release works without them.
+		before := cluster.DeepCopy()
+		cluster.Annotations[finalizer.ReleaseAnnotation] = finalizer.ReleaseValue(cluster, controller.FinalizerName)
+		Expect(env.Client().Patch(ctx, cluster, client.MergeFrom(before), client.FieldOwner("kubectl-annotate"))).To(Succeed())
+
+		Eventually(cluster).WithTimeout(timeout).WithPolling(interval).Should(matchers.BeGone(env.Client()))
+		// What the steps would have cleaned up is left behind, and the Event says so.
+		Expect(op.dns.Records()).To(HaveLen(1))
+		Expect(env.Client().Get(ctx, op.directoryEntry(cluster), &corev1.ConfigMap{})).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(clusterEvents(g, op, cluster.Name)).To(ContainElement(And(
+				ContainSubstring(string(finalizer.ReasonReleased)), ContainSubstring("steps dns-record"))))
+		}).WithTimeout(timeout).WithPolling(interval).Should(Succeed())
+	})
+
+	It("a retained cluster keeps its d n s record and still deletes its directory entry", func() {
+		t := GinkgoT()
+		ctx := t.Context()
+		op := startOperator(t, operatorOptions{})
+		cluster := op.newCluster("kept")
+		cluster.Spec.DeletionPolicy = appsv1alpha1.DeletionPolicyRetain
+		op.create(t, cluster)
+		eventuallyReady(t, cluster)
+		entry := op.directoryEntry(cluster)
+		Expect(env.Client().Get(ctx, entry, &corev1.ConfigMap{})).To(Succeed())
+
+		Expect(env.Client().Delete(ctx, cluster)).To(Succeed())
+
+		Eventually(cluster).WithTimeout(timeout).WithPolling(interval).Should(matchers.BeGone(env.Client()))
+		record, ok := op.record("kept.clusters.example.com")
+		Expect(ok).To(BeTrue(), "the retained DNS record is kept: %v", op.dns.Records())
+		Expect(record.Owner).To(Equal(string(cluster.UID)))
+		Expect(env.Client().Get(ctx, entry, &corev1.ConfigMap{})).To(Satisfy(apierrors.IsNotFound),
+			"retaining the external record does not leak the tracked directory entry")
+		Eventually(func(g Gomega) {
+			g.Expect(clusterEvents(g, op, cluster.Name)).To(ContainElement(And(
+				ContainSubstring(string(finalizer.ReasonRetained)), ContainSubstring("dns-record"))))
+		}).WithTimeout(timeout).WithPolling(interval).Should(Succeed())
+	})
+
 	It("bad d n s credentials stall the cluster until the secret is fixed", func() {
 		t := GinkgoT()
 		ctx := t.Context()
@@ -386,3 +452,17 @@ var _ = Describe("The Cluster controller", func() {
 		Expect(op.dns.Records()).To(HaveLen(1))
 	})
 })
+
+// clusterEvents returns the reason and note of every Event about the Cluster called name in the
+// operator's namespace, as "<reason> <note>".
+func clusterEvents(g Gomega, op *operator, name string) []string {
+	var events eventsv1.EventList
+	g.Expect(env.Client().List(context.Background(), &events, client.InNamespace(op.namespace))).To(Succeed())
+	var notes []string
+	for _, e := range events.Items {
+		if e.Regarding.Name == name && e.Regarding.Kind == "Cluster" {
+			notes = append(notes, e.Reason+" "+e.Note)
+		}
+	}
+	return notes
+}

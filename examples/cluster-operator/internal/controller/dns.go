@@ -165,12 +165,10 @@ func (r *ClusterReconciler) dnsFailed(cluster *appsv1alpha1.Cluster, err error) 
 	return ctrl.Result{}, err
 }
 
-// deleteDNSRecord is the finalizer step that deletes the cluster's DNS record, unless the
-// deletion policy retains it, and waits until the provider has withdrawn it.
+// deleteDNSRecord is the finalizer step that deletes the cluster's DNS record and waits until
+// the provider has withdrawn it. The Lifecycle skips it when the deletion policy retains the
+// record.
 func (r *ClusterReconciler) deleteDNSRecord(ctx context.Context, cluster *appsv1alpha1.Cluster) (finalizer.Progress, error) {
-	if cluster.Spec.DeletionPolicy == appsv1alpha1.DeletionPolicyRetain {
-		return finalizer.Finished(), nil
-	}
 	dns, err := r.DNS.client(ctx)
 	if err != nil {
 		return finalizer.Progress{}, err
