@@ -90,7 +90,7 @@ func (stub) RoundTrip(*http.Request) (*http.Response, error) {
 }
 
 // A fenced transport lets reads and the lease's own requests through, and refuses writes while
-// the fence is closed.
+// the fence is closed: a GET that acts through a subresource (an exec, a proxy) is a write.
 func ExampleLock_WrapTransport() {
 	lock, err := fencing.NewLock(&memoryLock{})
 	if err != nil {
@@ -101,6 +101,8 @@ func ExampleLock_WrapTransport() {
 		{http.MethodGet, "/apis/apps.tenon.dev/v1alpha1/namespaces/demo/clusters/a"},
 		{http.MethodPatch, "/apis/apps.tenon.dev/v1alpha1/namespaces/demo/clusters/a"},
 		{http.MethodPost, "/api/v1/namespaces/demo/events"},
+		{http.MethodGet, "/api/v1/namespaces/demo/pods/db-0/exec"},
+		{http.MethodGet, "/api/v1/namespaces/demo/services/db:admin/proxy/promote"},
 		{http.MethodPut, "/apis/coordination.k8s.io/v1/namespaces/operators/leases/cluster-operator"},
 	} {
 		req, _ := http.NewRequest(r.method, "https://api.example.com"+r.path, http.NoBody)
@@ -116,6 +118,8 @@ func ExampleLock_WrapTransport() {
 	// GET /apis/apps.tenon.dev/v1alpha1/namespaces/demo/clusters/a sent
 	// PATCH /apis/apps.tenon.dev/v1alpha1/namespaces/demo/clusters/a refused: fenced
 	// POST /api/v1/namespaces/demo/events refused: fenced
+	// GET /api/v1/namespaces/demo/pods/db-0/exec refused: fenced
+	// GET /api/v1/namespaces/demo/services/db:admin/proxy/promote refused: fenced
 	// PUT /apis/coordination.k8s.io/v1/namespaces/operators/leases/cluster-operator sent
 }
 
