@@ -31,9 +31,11 @@ limitations under the License.
 // # How the fence works
 //
 // [Lock] wraps the lease lock the manager's leader election uses
-// (manager.Options.LeaderElectionResourceLockInterface). Before each Create or Update that
-// writes this replica as the holder, it reads the monotonic clock; when the request succeeds,
-// that time is the start of the last renewal. [Lock.Check] allows a write while
+// (manager.Options.LeaderElectionResourceLockInterface); [ForManager] builds it from the
+// manager's options, fences the manager's rest.Config and sets that option in one call. Before
+// each Create or Update that writes this replica as the holder, it reads the monotonic clock;
+// when the request succeeds, that time is the start of the last renewal. [Lock.Check] allows a
+// write while
 //
 //	now - start of the last renewal < lease duration - margin
 //
