@@ -19,7 +19,7 @@ package fencing
 import (
 	"io"
 	"net/http"
-	"slices"
+	"path"
 	"strings"
 )
 
@@ -136,21 +136,21 @@ func (t *transport) WrappedRoundTripper() http.RoundTripper { return t.next }
 
 // exempt reports whether req passes the fence whatever its state: see [Lock.WrapTransport].
 func (t *transport) exempt(req *http.Request) bool {
-	if upgrades(req) || actingSubresources[subresource(req.URL.Path)] {
+	if upgrades(req) || actsThrough(req.URL.Path) {
 		return false
 	}
 	switch req.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 		return true
 	}
-	path := req.URL.Path
+	urlPath := req.URL.Path
 	leases := t.lock.suffix
-	if leases.object != "" && (strings.HasSuffix(path, leases.object) ||
-		(req.Method == http.MethodPost && strings.HasSuffix(path, leases.collection))) {
+	if leases.object != "" && (strings.HasSuffix(urlPath, leases.object) ||
+		(req.Method == http.MethodPost && strings.HasSuffix(urlPath, leases.collection))) {
 		return true
 	}
 	return req.Method == http.MethodPost &&
-		(strings.Contains(path, "/apis/authentication.k8s.io/") || strings.Contains(path, "/apis/authorization.k8s.io/"))
+		(strings.Contains(urlPath, "/apis/authentication.k8s.io/") || strings.Contains(urlPath, "/apis/authorization.k8s.io/"))
 }
 
 // actingSubresources are the subresources whose requests act, whatever their method: they run
@@ -181,22 +181,33 @@ func upgrades(req *http.Request) bool {
 	return false
 }
 
-// subresource returns the subresource a Kubernetes API path names, or "": the segment after
-// <resource>/<name> in /api/<version>/[namespaces/<namespace>/]<resource>/<name>/<subresource>
-// or /apis/<group>/<version>/..., as the API server's RequestInfoFactory reads it. Segments
-// before the first "api" or "apis" (a prefix of the config's host, such as a proxy's path) are
-// skipped; "/api/v1/proxy/...", the old form of the proxy verb, is "proxy" too.
-func subresource(path string) string {
-	parts := strings.Split(strings.Trim(path, "/"), "/")
-	i := slices.IndexFunc(parts, func(p string) bool { return p == "api" || p == "apis" })
-	if i < 0 {
-		return ""
+// actsThrough reports whether path names a subresource that acts (see actingSubresources).
+// The path is cleaned first ("//", "." and ".." segments, as the API server's mux cleans them).
+// A prefix of the config's host (a proxy's path, such as /k8s/clusters/c-1) comes before the
+// API's own "api" or "apis" segment; since the prefix may hold such a segment too, every "api"
+// and "apis" segment is tried as the start of the API path, and any reading that names an acting
+// subresource makes the request a write.
+func actsThrough(p string) bool {
+	parts := strings.Split(strings.Trim(path.Clean("/"+p), "/"), "/")
+	for i, part := range parts {
+		if (part == "api" || part == "apis") && actingSubresources[subresource(parts[i:])] {
+			return true
+		}
 	}
-	core := parts[i] == "api"
+	return false
+}
+
+// subresource returns the subresource that parts, a Kubernetes API path split at its slashes
+// from its "api" or "apis" segment on, names, or "": the segment after <resource>/<name> in
+// api/<version>/[namespaces/<namespace>/]<resource>/<name>/<subresource> or
+// apis/<group>/<version>/..., as the API server's RequestInfoFactory reads it.
+// "api/v1/proxy/...", the old form of the proxy verb, is "proxy" too.
+func subresource(parts []string) string {
+	core := parts[0] == "api"
 	if core {
-		parts = parts[min(i+2, len(parts)):]
+		parts = parts[min(2, len(parts)):]
 	} else {
-		parts = parts[min(i+3, len(parts)):]
+		parts = parts[min(3, len(parts)):]
 	}
 	if len(parts) > 0 && core && parts[0] == "proxy" {
 		return "proxy"
