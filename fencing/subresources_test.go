@@ -215,6 +215,7 @@ var actions = []action{
 	{"an eviction", "eviction", "HTTP/2.0", evict},
 	{"an eviction over HTTP/1.1", "eviction", "HTTP/1.1", overHTTP1(evict)},
 	{"a binding", "binding", "HTTP/2.0", bind},
+	{"a binding over HTTP/1.1", "binding", "HTTP/1.1", overHTTP1(bind)},
 }
 
 // TestAFencedLeaderCannotActThroughSubresourcesOrUpgradedConnections sends every request that
