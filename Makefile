@@ -52,11 +52,13 @@ help: ## Show this help.
 generate: controller-gen ## Generate deepcopy code (zz_generated.deepcopy.go).
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./internal/testtypes/...
 	$(MAKE) -C examples/cluster-operator generate LOCALBIN=$(LOCALBIN)
+	$(MAKE) -C examples/getting-started generate LOCALBIN=$(LOCALBIN)
 
 .PHONY: manifests
 manifests: controller-gen ## Generate CRD manifests for the test types.
 	$(CONTROLLER_GEN) crd paths=./internal/testtypes/... output:crd:artifacts:config=internal/testtypes/crd
 	$(MAKE) -C examples/cluster-operator manifests LOCALBIN=$(LOCALBIN)
+	$(MAKE) -C examples/getting-started manifests LOCALBIN=$(LOCALBIN)
 
 .PHONY: fmt
 fmt: ## Run gofmt on every module.

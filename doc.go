@@ -45,6 +45,10 @@ limitations under the License.
 //     object: created once even across crashes and lost responses, updated when it drifts, its
 //     operations polled, deleted by a finalizer step; values generated for it, such as a
 //     password, are stored before they are used.
+//   - conditions/observe records a Kubernetes Event when Ready or Stalled change, and exports
+//     every condition as the tenon_condition Prometheus gauge.
+//   - fencing refuses the writes of a leader that may have lost its leader election lease
+//     without knowing it (paused, partitioned), before another replica can have taken over.
 //
 // # Testing it
 //

@@ -84,7 +84,9 @@ limitations under the License.
 // When several controllers hold finalizers on one object, each with its own Lifecycle, they
 // share the Deleting condition: its message has one line per finalizer, "<finalizer>: step
 // ...", in the order of metadata.finalizers, and each Lifecycle rewrites only its own line, so
-// no controller's write undoes another's and they never take turns rewriting it. A step that
+// no controller's write undoes another's and they never take turns rewriting it; Stalled, after
+// a Timeout, has one line per finalizer too. A Lifecycle whose cleanup is done removes its lines
+// before its finalizer goes when another finalizer keeps the object. A step that
 // reports Waiting(after) runs again only once after has passed on Lifecycle.Clock, whatever
 // other controllers' writes wake the reconcile in between.
 //

@@ -215,7 +215,7 @@ func ExampleLifecycle_timeout() {
 	// Output:
 	// proceed: false requeue after: 10m0s error: <nil>
 	// Deleting=True CleanupFailed: apps.example.com/cleanup: step dns-record failed: dns api: 503 service unavailable
-	// Stalled=True CleanupTimedOut: cleanup did not finish within 15m0s of deletion: step dns-record failed: dns api: 503 service unavailable
+	// Stalled=True CleanupTimedOut: apps.example.com/cleanup: cleanup did not finish within 15m0s of deletion: step dns-record failed: dns api: 503 service unavailable
 	// event: Warning CleanupFailed step dns-record failed: dns api: 503 service unavailable
 	// event: Warning CleanupTimedOut cleanup did not finish within 15m0s of deletion; retrying every 10m0s: step dns-record failed: dns api: 503 service unavailable
 }

@@ -333,6 +333,7 @@ func TestTwoControllersLifecyclesDoNotPingPong(t *testing.T) {
 		lifecycle *finalizer.Lifecycle[*testtypes.Widget]
 		writes    *writeCounter
 		runs      atomic.Int32
+		done      atomic.Bool
 		clock     *clocktesting.FakePassiveClock
 	}
 	var controllers []*controller
@@ -342,6 +343,9 @@ func TestTwoControllersLifecyclesDoNotPingPong(t *testing.T) {
 			Finalizer: f, Client: c.writes, Clock: c.clock,
 			Steps: []finalizer.Step[*testtypes.Widget]{{Name: "backup", Run: func(context.Context, *testtypes.Widget) (finalizer.Progress, error) {
 				c.runs.Add(1)
+				if c.done.Load() {
+					return finalizer.Finished(), nil
+				}
 				return finalizer.Waiting(30*time.Second, "waiting for the snapshot of "+f), nil
 			}}},
 		}
@@ -380,4 +384,57 @@ func TestTwoControllersLifecyclesDoNotPingPong(t *testing.T) {
 		g.Expect(c.runs.Load()).To(BeEquivalentTo(2))
 		g.Expect(c.writes.writes.Load()).To(BeEquivalentTo(1))
 	}
+
+	// Our cleanup finishes: we remove our line (theirs keeps the object) and our finalizer, two
+	// writes. Theirs, 30 s later, runs again with its line unchanged: our leaving causes no
+	// write of theirs.
+	controllers[0].done.Store(true)
+	controllers[0].clock.SetTime(controllers[0].clock.Now().Add(30 * time.Second))
+	latest = &testtypes.Widget{}
+	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), latest)).To(Succeed())
+	_, _, err := controllers[0].lifecycle.Reconcile(ctx, latest)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(controllers[0].writes.writes.Load()).To(BeEquivalentTo(3))
+	theirsOnly := controllers[1]
+	theirsOnly.clock.SetTime(theirsOnly.clock.Now().Add(30 * time.Second))
+	for range 3 {
+		latest = &testtypes.Widget{}
+		g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), latest)).To(Succeed())
+		g.Expect(latest.Finalizers).To(Equal([]string{theirs}))
+		_, _, err = theirsOnly.lifecycle.Reconcile(ctx, latest)
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	g.Expect(theirsOnly.runs.Load()).To(BeEquivalentTo(3))
+	g.Expect(theirsOnly.writes.writes.Load()).To(BeEquivalentTo(1), "their line did not change")
+}
+
+func TestALifecycleThatReadTheObjectBeforeAnotherControllersLineKeepsThatLine(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	lifecycle := func(f string) *finalizer.Lifecycle[*testtypes.Widget] {
+		return &finalizer.Lifecycle[*testtypes.Widget]{
+			Finalizer: f, Client: directClient(t),
+			Steps: []finalizer.Step[*testtypes.Widget]{{Name: "backup", Run: func(context.Context, *testtypes.Widget) (finalizer.Progress, error) {
+				return finalizer.Waiting(30*time.Second, "waiting for the snapshot of "+f), nil
+			}}},
+		}
+	}
+	w := newWidget(t, ours, theirs)
+	g.Expect(env.Client().Delete(ctx, w)).To(Succeed())
+	stale := &testtypes.Widget{}
+	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), stale)).To(Succeed())
+
+	// They write their line; we then reconcile the object as read before it (a cache behind).
+	fresh := &testtypes.Widget{}
+	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), fresh)).To(Succeed())
+	_, _, err := lifecycle(theirs).Reconcile(ctx, fresh)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, _, err = lifecycle(ours).Reconcile(ctx, stale)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	latest := &testtypes.Widget{}
+	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), latest)).To(Succeed())
+	g.Expect(conditions.Get(latest, conditions.Deleting).Message).To(Equal(
+		ours+": step backup: waiting for the snapshot of "+ours+"\n"+theirs+": step backup: waiting for the snapshot of "+theirs),
+		"our write merged our line onto theirs instead of overwriting it")
 }

@@ -184,6 +184,9 @@ type cleanupState struct {
 	// timedOut and ignoredRelease record the Events already recorded, so that each is recorded
 	// once.
 	timedOut, ignoredRelease bool
+	// mismatchedRelease is the last release value that named another deletion, recorded in an
+	// Event.
+	mismatchedRelease string
 	// seen is set once the Lifecycle saw the object being deleted, and releaseAtFirstSight is
 	// the value of its release annotation then.
 	seen                bool
@@ -302,6 +305,14 @@ func (l *Lifecycle[T]) releaseIfRequested(ctx context.Context, obj T, state *cle
 				"the %s annotation is ignored: it was there when this controller first saw the deletion, so it may predate it; "+
 					"to release the finalizer, set it to %s", ReleaseAnnotation, ReleaseValue(obj, l.Finalizer))
 		}
+	case releaseMismatch:
+		value := obj.GetAnnotations()[ReleaseAnnotation]
+		if l.onceFor(&state.mismatchedRelease, value) {
+			l.event(obj, corev1.EventTypeWarning, ReasonReleaseIgnored, "Release",
+				"the %s annotation %q is ignored: it does not name this deletion (deletionTimestamp %s); "+
+					"to release the finalizer, set it to %s", ReleaseAnnotation, value,
+				obj.GetDeletionTimestamp().UTC().Format(time.RFC3339), ReleaseValue(obj, l.Finalizer))
+		}
 	}
 	return false, ctrl.Result{}, nil
 }
@@ -318,15 +329,7 @@ func (l *Lifecycle[T]) notDone(ctx context.Context, obj T, h *patch.Helper, stat
 		}
 	}
 	timedOut := l.timedOut(obj)
-	if s, ok := any(obj).(conditions.Setter); ok {
-		reason, progressMessage := l.deleting(s, obj, message)
-		_, _ = conditions.MarkTrue(s, conditions.Deleting, reason, progressMessage)
-		if timedOut {
-			_, _ = conditions.MarkStalled(s, ReasonCleanupTimedOut,
-				fmt.Sprintf("cleanup did not finish within %s of deletion: %s", l.Timeout, message))
-		}
-	}
-	if err := h.Patch(ctx, obj, patch.OwnedConditions{conditions.Deleting, conditions.Stalled, conditions.Reconciling}); err != nil {
+	if err := l.recordProgress(ctx, obj, h, message, timedOut); err != nil {
 		// The status is informational; the step's outcome decides what happens next.
 		log.FromContext(ctx).V(1).Info("Failed to record cleanup progress", "finalizer", l.Finalizer, "error", err.Error())
 	}
@@ -371,6 +374,10 @@ func (l *Lifecycle[T]) stepsToRun(obj T) (steps []Step[T], retained []string) {
 
 // release removes the finalizer and, once it is removed, records the Event that says why.
 func (l *Lifecycle[T]) release(ctx context.Context, obj T, eventType string, reason conditions.Reason, action, note string) (ctrl.Result, error) {
+	if err := l.retire(ctx, obj); err != nil {
+		// The status is informational: the finalizer goes all the same.
+		log.FromContext(ctx).V(1).Info("Failed to remove the cleanup progress", "finalizer", l.Finalizer, "error", err.Error())
+	}
 	if _, err := Remove(ctx, l.Client, obj, l.Finalizer); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -440,6 +447,16 @@ func (l *Lifecycle[T]) once(flag *bool) bool {
 	defer l.mu.Unlock()
 	first := !*flag
 	*flag = true
+	return first
+}
+
+// onceFor reports whether value differs from *last, and records it: an Event about a value is
+// recorded once for each value.
+func (l *Lifecycle[T]) onceFor(last *string, value string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	first := *last != value
+	*last = value
 	return first
 }
 

@@ -18,6 +18,7 @@ package finalizer
 
 import (
 	"bytes"
+	"strings"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -43,25 +44,29 @@ func ReleaseValue(obj client.Object, finalizer string) string {
 type releaseRequest int
 
 const (
-	releaseNone    releaseRequest = iota // absent, or another finalizer's
-	releaseGranted                       // new since the deletion began: release
-	releaseUnclear                       // the finalizer's name, there when this Lifecycle first saw the deletion
+	releaseNone     releaseRequest = iota // absent, or another finalizer's
+	releaseGranted                        // names this deletion, or new since it began: release
+	releaseUnclear                        // the finalizer's name, there when this Lifecycle first saw the deletion
+	releaseMismatch                       // the finalizer's name and a time that is not this deletion's
 )
 
-// releaseRequested reads obj's release annotation. The plain finalizer name counts only when this
-// Lifecycle saw the deletion without it first (state records the value it saw then): an
-// annotation that was there when the Lifecycle first saw the deletion may predate it. The value
-// of [ReleaseValue] counts whatever the Lifecycle saw.
+// releaseRequested reads obj's release annotation. A value "<finalizer>@<time>" counts when the
+// time, in any RFC 3339 spelling, is obj's deletionTimestamp. The plain finalizer name counts
+// only when this Lifecycle saw the deletion without it first (state records the value it saw
+// then): an annotation that was there when the Lifecycle first saw the deletion may predate it.
 func (l *Lifecycle[T]) releaseRequested(obj T, state *cleanupState) releaseRequest {
 	value := obj.GetAnnotations()[ReleaseAnnotation]
 	l.mu.Lock()
 	atFirstSight := state.releaseAtFirstSight
 	l.mu.Unlock()
+	if at, ok := strings.CutPrefix(value, l.Finalizer+"@"); ok {
+		t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(at))
+		if ts := obj.GetDeletionTimestamp(); err == nil && ts != nil && t.Equal(ts.Time) {
+			return releaseGranted
+		}
+		return releaseMismatch
+	}
 	switch {
-	case value == "":
-		return releaseNone
-	case value == ReleaseValue(obj, l.Finalizer):
-		return releaseGranted
 	case value == l.Finalizer && atFirstSight != l.Finalizer:
 		return releaseGranted
 	case value == l.Finalizer:

@@ -32,7 +32,7 @@ import (
 // [d, d×1.1).
 const pollJitter = 0.1
 
-// Done ends the reconcile: nothing left to do until the next change.
+// Done ends the reconcile: nothing left to do until the next watched event.
 func Done() (ctrl.Result, error) {
 	return ctrl.Result{}, nil
 }
@@ -60,8 +60,11 @@ func Poll(interval time.Duration) (ctrl.Result, error) {
 
 // Terminal ends the reconcile with an error that is not retried: controller-runtime logs it once,
 // counts it in controller_runtime_terminal_reconcile_errors_total (and, like any error, in
-// controller_runtime_reconcile_errors_total) and waits for the next change of the object. Use it
-// for failures that retrying cannot fix, such as an invalid spec. reason is the reason of the
+// controller_runtime_reconcile_errors_total) and does not requeue. The object is reconciled again
+// only when an event the controller watches is mapped to it: a change of the object, and equally
+// a change of a child it owns or of anything else it watches, or a resync. So the reconcile that
+// follows is not proof that the object changed. Use it for failures that retrying cannot fix,
+// such as an invalid spec. reason is the reason of the
 // Stalled and Ready conditions [Report] sets for it, such as "InvalidSpec"; empty means
 // [conditions.ReasonFailed]. A nil err is [Done].
 func Terminal(reason conditions.Reason, err error) (ctrl.Result, error) {

@@ -37,11 +37,11 @@ import (
 // outside tenon, against its exported API only, with nothing but what the guide shows.
 //
 //   - The blocks of one guide are compiled together, as one package of a temporary module that
-//     requires tenon and the example operator through replace directives: a function body
-//     ("body" in the directive, or a block without a directive that is not a list of
-//     declarations) wrapped in a function of its own, a type or a function as it is. So a block
-//     may use a type an earlier block of the same guide shows, and nothing else that is not
-//     exported by an importable package. Imports are added the way goimports would: each
+//     requires tenon, the example operator and the getting-started project through replace
+//     directives: a function body ("body" in the directive, or a block without a directive that
+//     is not a list of declarations) wrapped in a function of its own, a type or a function as
+//     it is. So a block may use a type an earlier block of the same guide shows, and nothing else
+//     that is not exported by an importable package. Imports are added the way goimports would: each
 //     package name a block uses but does not declare is imported from its source file's
 //     imports, or else with the path the repository's Go files use for that name. A block that
 //     uses an unexported helper of its example file, a tenon internal package or an identifier
@@ -649,8 +649,8 @@ func goCmd(dir string, args ...string) (string, error) {
 }
 
 // writeModule writes the go.mod and go.sum of the temporary module: the example operator's
-// requirements (a superset of tenon's), and tenon and the example operator replaced by their
-// directories.
+// requirements (a superset of tenon's and the getting-started project's), and tenon, the example
+// operator and the getting-started project replaced by their directories.
 func writeModule(root, dir string) error {
 	example := filepath.Join(root, "examples", "cluster-operator")
 	gomod, err := os.ReadFile(filepath.Join(example, "go.mod"))
@@ -667,10 +667,13 @@ func writeModule(root, dir string) error {
 		}
 		lines = append(lines, l)
 	}
+	gettingStarted := filepath.Join(root, "examples", "getting-started")
 	lines = append(lines,
 		"require github.com/tenon-dev/tenon/examples/cluster-operator v0.0.0",
+		"require github.com/tenon-dev/tenon/examples/getting-started v0.0.0",
 		"replace github.com/tenon-dev/tenon => "+root,
-		"replace github.com/tenon-dev/tenon/examples/cluster-operator => "+example)
+		"replace github.com/tenon-dev/tenon/examples/cluster-operator => "+example,
+		"replace github.com/tenon-dev/tenon/examples/getting-started => "+gettingStarted)
 	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		return err
 	}

@@ -34,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -251,6 +252,10 @@ func (e *Environment) Start() (err error) {
 		ControlPlaneStartTimeout: e.opts.StartTimeout,
 		ControlPlaneStopTimeout:  controlPlaneStopTimeout,
 		WebhookInstallOptions:    envtest.WebhookInstallOptions{Paths: e.opts.WebhookDirectoryPaths},
+		// envtest would otherwise read USE_EXISTING_CLUSTER and point the environment at the
+		// cluster of the kubeconfig, where the garbage collector, API server restarts and the
+		// watchdog would act on someone's cluster. The environment is always its own.
+		UseExistingCluster: ptr.To(false),
 	}
 	apiServer := e.env.ControlPlane.GetAPIServer()
 	apiServer.Path = bins.apiServer

@@ -204,6 +204,27 @@ func onlyEtcdAndAPIServer(t *testing.T) string {
 	return dir
 }
 
+func TestUseExistingClusterDoesNotPointTheEnvironmentAtTheKubeconfigsCluster(t *testing.T) {
+	g := NewWithT(t)
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	g.Expect(os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: someone, cluster: {server: "https://192.0.2.1:6443"}}]
+users: [{name: someone, user: {token: secret}}]
+contexts: [{name: someone, context: {cluster: someone, user: someone}}]
+current-context: someone
+`), 0o600)).To(Succeed())
+	t.Setenv("USE_EXISTING_CLUSTER", "true")
+	t.Setenv("KUBECONFIG", kubeconfig)
+
+	e := New(Options{})
+	g.Expect(e.Start()).To(Succeed())
+	t.Cleanup(func() { g.Expect(e.Stop()).To(Succeed()) })
+
+	g.Expect(e.Config().Host).NotTo(ContainSubstring("192.0.2.1"), "the environment must run its own control plane")
+	g.Expect(e.Client().List(t.Context(), &corev1.NamespaceList{})).To(Succeed())
+}
+
 func TestMissingCRDPathIsAnErrorBeforeAnythingStarts(t *testing.T) {
 	g := NewWithT(t)
 	missing := filepath.Join(t.TempDir(), "config", "crd", "bases")

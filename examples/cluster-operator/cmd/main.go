@@ -46,6 +46,7 @@ import (
 
 	"github.com/tenon-dev/tenon/conditions/observe"
 	"github.com/tenon-dev/tenon/fencing"
+	"github.com/tenon-dev/tenon/patch"
 )
 
 var (
@@ -70,6 +71,7 @@ func main() {
 		leaseDuration, renewDeadline, retryPeriod time.Duration
 		reconcileTimeout                          time.Duration
 		cacheTransforms                           bool
+		readYourWrites                            bool
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0", "The address the metrics endpoint binds to. "+
 		"Use :8443 for HTTPS or :8080 for HTTP, or leave as 0 to disable the metrics service.")
@@ -104,6 +106,10 @@ func main() {
 	flag.BoolVar(&cacheTransforms, "cache-transforms", true,
 		"Drop what the operator never reads (the managedFields of Clusters and of the DNS Secret) from the objects it caches. "+
 			"Off only to measure what that saves.")
+	flag.BoolVar(&readYourWrites, "read-your-writes", true,
+		"Make the manager's client wait, on reads from its cache, until the cache has seen the client's own writes "+
+			"(controller-runtime's read-your-writes consistency). Off: the default client, with a patch.History that remembers "+
+			"the controller's own status writes instead.")
 	opts := zap.Options{Development: false}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -115,6 +121,7 @@ func main() {
 		leaseDuration: leaseDuration, renewDeadline: renewDeadline, retryPeriod: retryPeriod,
 		dnsEndpoint: dnsEndpoint, dnsSecret: dnsSecret, directoryNamespace: directoryNamespace,
 		maxConcurrentReconciles: maxConcurrentReconciles, reconcileTimeout: reconcileTimeout, cacheTransforms: cacheTransforms,
+		readYourWrites: readYourWrites,
 	}); err != nil {
 		setupLog.Error(err, "manager exited with an error")
 		os.Exit(1)
@@ -135,6 +142,7 @@ type options struct {
 	maxConcurrentReconciles    int
 	reconcileTimeout           time.Duration
 	cacheTransforms            bool
+	readYourWrites             bool
 }
 
 func run(o options) error {
@@ -161,6 +169,10 @@ func run(o options) error {
 	if !o.cacheTransforms {
 		cacheOptions = controller.WithoutTransforms(cacheOptions)
 	}
+	clientOptions := controller.ClientOptions()
+	if !o.readYourWrites {
+		clientOptions = client.Options{}
+	}
 	opts := ctrl.Options{
 		Scheme:                  scheme,
 		Metrics:                 metricsOptions,
@@ -174,7 +186,7 @@ func run(o options) error {
 		// Step down promptly on SIGTERM, so a new leader takes over without waiting for the lease.
 		LeaderElectionReleaseOnCancel: true,
 		Cache:                         cacheOptions,
-		Client:                        controller.ClientOptions(),
+		Client:                        clientOptions,
 		Controller:                    config.Controller{ReconciliationTimeout: o.reconcileTimeout},
 	}
 	fenced := o.leaderElection && o.fencedWrites
@@ -197,6 +209,9 @@ func run(o options) error {
 		return fmt.Errorf("failed to register metrics: %w", err)
 	}
 	r.MaxConcurrentReconciles = o.maxConcurrentReconciles
+	if !o.readYourWrites {
+		r.History = &patch.History{}
+	}
 	ctx := ctrl.SetupSignalHandler()
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("failed to set up the cluster controller: %w", err)

@@ -84,6 +84,11 @@ type ClusterReconciler struct {
 	// DirectoryNamespace is where each Cluster publishes its directory entry.
 	DirectoryNamespace string
 
+	// History, when set, remembers the Clusters' status writes, so that a reconcile that read a
+	// cache behind the last one merges onto that write and sends nothing it already sent. Set it
+	// when the manager's client does not wait for its own writes (ClientOptions does); optional
+	// otherwise.
+	History *patch.History
 	// Metrics, when set, exports the Clusters' conditions (tenon_condition).
 	Metrics *observe.Metrics
 	// MaxConcurrentReconciles is how many Clusters are reconciled at once. Defaults to 1.
@@ -105,8 +110,12 @@ const DefaultProgressInterval = 5 * time.Second
 // +kubebuilder:rbac:groups=apps.tenon.dev,resources=clusters/status,verbs=get;patch
 // +kubebuilder:rbac:groups=apps.tenon.dev,resources=clusters/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;patch;delete
-// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
-// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch
+// The controller never deletes a Service or a StatefulSet (the garbage collector does), but
+// adopting an existing one sets its owner reference, and where the OwnerReferencesPermissionEnforcement
+// admission plugin runs (OpenShift), any write other than a create that changes a child's
+// ownerReferences needs delete on that child.
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",namespace=cluster-operator-system,resources=secrets,verbs=get;list;watch
 
@@ -168,7 +177,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		patchErr := helper.Patch(ctx, cluster, patch.OwnedConditions{
 			conditions.Ready, appsv1alpha1.ConfigReady, appsv1alpha1.WorkloadReady, appsv1alpha1.DNSReady,
 			conditions.Reconciling, conditions.Stalled,
-		}, patch.ReadLatestFrom{Reader: r.APIReader})
+		}, patch.ReadLatestFrom{Reader: r.APIReader}, r.History)
 		if patchErr != nil {
 			err = errors.Join(err, patchErr)
 			return
@@ -257,8 +266,11 @@ func WithoutTransforms(opts cache.Options) cache.Options {
 // seen that write yet. patch.Helper diffs against what was read, so a condition the stale copy
 // does not have cannot be removed: a Cluster could end up Ready with a Reconciling condition
 // left over from the reconcile before, which kstatus reads as InProgress for ever. The option
-// is scoped per kind; it does not work for a kind whose cache holds several namespaces (the
-// manager's cache here holds every namespace, or one for Secrets).
+// is scoped per kind. It does not work correctly for a kind whose cache is configured with more
+// than one namespace (cache.Options.DefaultNamespaces, or a ByObject entry's Namespaces, with
+// several), which controller-runtime serves with an informer per namespace. A cache of all
+// namespaces, the default, is one informer per kind and works: the manager's cache here holds
+// every namespace for Clusters and their children, and a single one for Secrets.
 func ClientOptions() client.Options {
 	return client.Options{Cache: &client.CacheOptions{EnableReadYourWritesConsistency: ptr.To(true)}}
 }

@@ -130,6 +130,8 @@ type sizes struct {
 	Compactions, CompactionClusters int
 	// Soak is how long the soak scenario churns (-chaos.soak overrides it).
 	Soak time.Duration
+	// TwoControllerClusters is how many Clusters the two-controller scenario deletes.
+	TwoControllerClusters int
 	// FuzzTime is the budget of each fuzz target.
 	FuzzTime time.Duration
 	// Timeout bounds each wait for convergence.
@@ -154,10 +156,10 @@ func (s sizes) listInterval() time.Duration {
 func sizesFor(mode string) sizes {
 	if mode == "full" {
 		return sizes{StormClusters: 300, Crashes: 50, CrashBatch: 3, RestartClusters: 30, Downtime: 5 * time.Second,
-			Failovers: 4, FailoverClusters: 8, Pauses: 20, UnfencedPauses: 5, PauseClusters: 3, NamespaceClusters: 30, AdmissionClusters: 10, BlackHoleClusters: 10, BlackHole: 20 * time.Second, Compactions: 5, CompactionClusters: 8, Soak: 10 * time.Minute, FuzzTime: time.Minute, Timeout: 10 * time.Minute}
+			Failovers: 4, FailoverClusters: 8, Pauses: 20, UnfencedPauses: 5, PauseClusters: 3, NamespaceClusters: 30, AdmissionClusters: 10, BlackHoleClusters: 10, BlackHole: 20 * time.Second, Compactions: 5, CompactionClusters: 8, TwoControllerClusters: 100, Soak: 10 * time.Minute, FuzzTime: time.Minute, Timeout: 10 * time.Minute}
 	}
 	return sizes{StormClusters: 40, Crashes: 10, CrashBatch: 2, RestartClusters: 8, Downtime: 3 * time.Second,
-		Failovers: 2, FailoverClusters: 4, Pauses: 3, UnfencedPauses: 2, PauseClusters: 2, NamespaceClusters: 8, AdmissionClusters: 3, BlackHoleClusters: 3, BlackHole: 10 * time.Second, Compactions: 2, CompactionClusters: 3, Soak: 2 * time.Minute, FuzzTime: 10 * time.Second, Timeout: 4 * time.Minute}
+		Failovers: 2, FailoverClusters: 4, Pauses: 3, UnfencedPauses: 2, PauseClusters: 2, NamespaceClusters: 8, AdmissionClusters: 3, BlackHoleClusters: 3, BlackHole: 10 * time.Second, Compactions: 2, CompactionClusters: 3, TwoControllerClusters: 100, Soak: 2 * time.Minute, FuzzTime: 10 * time.Second, Timeout: 4 * time.Minute}
 }
 
 // TestChaos runs every scenario in turn, prints a table of what each did and found, and fails
@@ -192,6 +194,7 @@ func TestChaos(t *testing.T) {
 		{"admission denials", admissionDenials},
 		{"black-holed API server", blackHole},
 		{"etcd compaction", etcdCompaction},
+		{"two controllers", twoControllers},
 		{"soak", soak},
 		{"hostile input", hostileInput},
 		{"least privilege", leastPrivilege},

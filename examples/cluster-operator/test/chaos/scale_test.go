@@ -95,7 +95,11 @@ type ScaleResult struct {
 	// DuplicateEvents counts the Events the broadcaster sent twice, from the operator's start to
 	// the end of the steady state: a PATCH answered 404 followed by a POST of the same Event
 	// answered 409 (see duplicateEvents). DuplicateEventSamples names some.
-	DuplicateEvents       int      `json:"duplicateEvents"`
+	DuplicateEvents int `json:"duplicateEvents"`
+	// Transitions counts the condition transitions the Clusters' Events recorded;
+	// RepeatedTransitions describes each one recorded more than once (see repeatedTransitions).
+	Transitions           int      `json:"transitions"`
+	RepeatedTransitions   []string `json:"repeatedTransitions,omitempty"`
 	DuplicateEventSamples []string `json:"duplicateEventSamples,omitempty"`
 	// TrailingWrites counts, by verb and resource, the writes after every Cluster was Ready and
 	// before the steady state started (the operator had sent none for 5 seconds).
@@ -184,9 +188,11 @@ func TestScale(t *testing.T) {
 		}
 		res.SteadyWriteSamples = append(res.SteadyWriteSamples, describe(e))
 	}
+	res.Transitions, res.RepeatedTransitions = repeatedTransitions(w.clusterEvents(t, ns))
 	// Logged before the deletion, so that a run that fails there still shows them.
-	t.Logf("audit log until Ready, per Cluster: writes by resource %v, %.2f Events, %.2f GETs; %d duplicate Events %v; after Ready %v; %d writes in %s of steady state %v",
-		res.WritesPerClusterByResource, res.EventsPerCluster, res.GetsPerCluster, res.DuplicateEvents, res.DuplicateEventSamples, res.TrailingWrites,
+	t.Logf("audit log until Ready, per Cluster: writes by resource %v, %.2f Events, %.2f GETs; %d duplicate Events %v; %d condition transitions recorded, %d of them twice %v; after Ready %v; %d writes in %s of steady state %v",
+		res.WritesPerClusterByResource, res.EventsPerCluster, res.GetsPerCluster, res.DuplicateEvents, res.DuplicateEventSamples,
+		res.Transitions, len(res.RepeatedTransitions), firstN(res.RepeatedTransitions, 5), res.TrailingWrites,
 		len(steady), secs(steadyTo.Time().Sub(steadyFrom.Time())), res.SteadyWriteSamples)
 
 	w.deleteAll(t, ns)
@@ -208,12 +214,16 @@ func TestScale(t *testing.T) {
 		t.Errorf("the proxy and the API server's audit log disagree on the operator's writes: %s", strings.Join(disagreements, "; "))
 	}
 	if !*scaleRequireQuiet {
-		t.Logf("-chaos.require-quiet=false: %d steady-state writes and %d duplicate Events not checked", len(steady), res.DuplicateEvents)
+		t.Logf("-chaos.require-quiet=false: %d steady-state writes, %d duplicate Events and %d repeated transitions not checked", len(steady), res.DuplicateEvents, len(res.RepeatedTransitions))
 		return
 	}
 	if len(steady) > 0 {
 		t.Errorf("the operator sent %d writes in %s of steady state (every Cluster Ready, nothing changing), want 0; by kind %v: %s",
 			len(steady), secs(steadyTo.Time().Sub(steadyFrom.Time())), res.SteadyWrites, strings.Join(res.SteadyWriteSamples, "; "))
+	}
+	if len(res.RepeatedTransitions) > 0 {
+		t.Errorf("%d of %d condition transitions were recorded in an Event more than once, want 0: %s",
+			len(res.RepeatedTransitions), res.Transitions, strings.Join(firstN(res.RepeatedTransitions, 10), "; "))
 	}
 	if res.DuplicateEvents > 0 {
 		t.Errorf("the operator's event broadcaster sent %d Events twice (PATCH 404 then POST 409 for the same Event), want 0: %s",
@@ -234,4 +244,9 @@ func peakRSS(pid int) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+}
+
+// firstN returns the first n of s.
+func firstN(s []string, n int) []string {
+	return s[:min(n, len(s))]
 }
