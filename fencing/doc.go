@@ -31,16 +31,19 @@ limitations under the License.
 // # How the fence works
 //
 // [Lock] wraps the lease lock the manager's leader election uses
-// (manager.Options.LeaderElectionResourceLockInterface). Before each Create or Update that
-// writes this replica as the holder, it reads the monotonic clock; when the request succeeds,
-// that time is the start of the last renewal. [Lock.Check] allows a write while
+// (manager.Options.LeaderElectionResourceLockInterface); [ForManager] builds it from the
+// manager's options, fences the manager's rest.Config and sets that option in one call. Before
+// each Create or Update that writes this replica as the holder, it reads the monotonic clock;
+// when the request succeeds, that time is the start of the last renewal. [Lock.Check] allows a
+// write while
 //
 //	now - start of the last renewal < lease duration - margin
 //
 // on this replica's monotonic clock, with the lease duration the renewal wrote and the
 // [Margin] (default: a fifth of the lease duration). [Lock.WrapTransport] runs the check for
-// every request that may write, as the last step before the request goes to the network; a
-// refused request fails with a [*RefusedError] that names the lease, its holder and how long
+// every request that may write — an upgrade to a WebSocket or SPDY stream and a request to a
+// subresource that acts, such as exec or proxy, included, whatever its method — as the last
+// step before the request goes to the network; a refused request fails with a [*RefusedError] that names the lease, its holder and how long
 // ago this replica renewed it, and that tenon's requeue.WithBackoff treats as a quiet requeue
 // (requeue.ClassFenced), not as a conflict.
 //
@@ -96,6 +99,10 @@ limitations under the License.
 // old leader's writes once the standby's takeover is stored, however late they arrive, up to
 // the delay with which the API server's admission sees the new Lease (its informer; with
 // several API servers, their watch lag). tenon does not ship such a policy.
+//
+// An upgraded connection (exec, attach, port-forward over WebSocket or SPDY) is checked when it
+// opens, as a write; what the client sends through it later is not, so a session open when the
+// fence closes goes on until it ends. Bound such sessions by a context that ends with the lease.
 //
 // The fence also does not cover: writes through a config that was not wrapped; a lock other
 // than a Lease lock for the exemption of its own requests; client-go's coordinated leader

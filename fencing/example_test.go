@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -90,7 +91,7 @@ func (stub) RoundTrip(*http.Request) (*http.Response, error) {
 }
 
 // A fenced transport lets reads and the lease's own requests through, and refuses writes while
-// the fence is closed.
+// the fence is closed: a GET that acts through a subresource (an exec, a proxy) is a write.
 func ExampleLock_WrapTransport() {
 	lock, err := fencing.NewLock(&memoryLock{})
 	if err != nil {
@@ -101,6 +102,8 @@ func ExampleLock_WrapTransport() {
 		{http.MethodGet, "/apis/apps.tenon.dev/v1alpha1/namespaces/demo/clusters/a"},
 		{http.MethodPatch, "/apis/apps.tenon.dev/v1alpha1/namespaces/demo/clusters/a"},
 		{http.MethodPost, "/api/v1/namespaces/demo/events"},
+		{http.MethodGet, "/api/v1/namespaces/demo/pods/db-0/exec"},
+		{http.MethodGet, "/api/v1/namespaces/demo/services/db:admin/proxy/promote"},
 		{http.MethodPut, "/apis/coordination.k8s.io/v1/namespaces/operators/leases/cluster-operator"},
 	} {
 		req, _ := http.NewRequest(r.method, "https://api.example.com"+r.path, http.NoBody)
@@ -116,6 +119,8 @@ func ExampleLock_WrapTransport() {
 	// GET /apis/apps.tenon.dev/v1alpha1/namespaces/demo/clusters/a sent
 	// PATCH /apis/apps.tenon.dev/v1alpha1/namespaces/demo/clusters/a refused: fenced
 	// POST /api/v1/namespaces/demo/events refused: fenced
+	// GET /api/v1/namespaces/demo/pods/db-0/exec refused: fenced
+	// GET /api/v1/namespaces/demo/services/db:admin/proxy/promote refused: fenced
 	// PUT /apis/coordination.k8s.io/v1/namespaces/operators/leases/cluster-operator sent
 }
 
@@ -154,4 +159,41 @@ func ExampleNewLock() {
 		os.Exit(1)
 	}
 	_ = mgr // register controllers, then mgr.Start(ctx)
+}
+
+// ForManager fences a manager in one call: it builds the Lease lock the manager would build,
+// fences the config, and hands the lock to the manager's options.
+func ExampleForManager() {
+	// In an operator's main: cfg := ctrl.GetConfigOrDie().
+	cfg := &rest.Config{Host: "https://kubernetes.invalid"}
+	opts := ctrl.Options{
+		LeaderElection:                true,
+		LeaderElectionID:              "cluster-operator.apps.tenon.dev",
+		LeaderElectionNamespace:       "operators",
+		LeaderElectionReleaseOnCancel: true,
+	}
+	fence, err := fencing.ForManager(cfg, &opts)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("lease:", fence.Describe())
+	fmt.Println("the manager renews through the fence:", opts.LeaderElectionResourceLockInterface == fence)
+
+	// Every client built from cfg now is fenced; before this replica is elected, its writes are
+	// refused without reaching the network.
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err = httpClient.Post("https://kubernetes.invalid/api/v1/namespaces/operators/configmaps", "application/json", strings.NewReader("{}"))
+	fmt.Println("a write before the election:", requeue.Classify(err))
+
+	// Then: mgr, err := ctrl.NewManager(cfg, opts).
+
+	// Output:
+	// lease: operators/cluster-operator.apps.tenon.dev
+	// the manager renews through the fence: true
+	// a write before the election: fenced
 }

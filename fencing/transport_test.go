@@ -73,6 +73,47 @@ func TestWrapTransportRefusesWritesAndLetsReadsAndTheLeaseThrough(t *testing.T) 
 		{"the lease's name in another namespace is a write", http.MethodPut, "/apis/coordination.k8s.io/v1/namespaces/other/leases/cluster-operator", false},
 		{"a token review passes", http.MethodPost, "/apis/authentication.k8s.io/v1/tokenreviews", true},
 		{"a subject access review passes", http.MethodPost, "/apis/authorization.k8s.io/v1/subjectaccessreviews", true},
+		{"a websocket exec is a write", http.MethodGet, "/api/v1/namespaces/demo/pods/db-0/exec?command=sh&stdin=true", false},
+		{"an exec without an upgrade header is a write", http.MethodGet, "/api/v1/namespaces/demo/pods/db-0/exec", false},
+		{"a websocket attach is a write", http.MethodGet, "/api/v1/namespaces/demo/pods/db-0/attach", false},
+		{"a websocket port-forward is a write", http.MethodGet, "/api/v1/namespaces/demo/pods/db-0/portforward?ports=5432", false},
+		{"a SPDY exec is a write", http.MethodPost, "/api/v1/namespaces/demo/pods/db-0/exec", false},
+		{"a get through a pod's proxy is a write", http.MethodGet, "/api/v1/namespaces/demo/pods/db-0:8080/proxy/promote", false},
+		{"a get through a service's proxy is a write", http.MethodGet, "/api/v1/namespaces/demo/services/https:db:admin/proxy/", false},
+		{"a head through a node's proxy is a write", http.MethodHead, "/api/v1/nodes/node-1/proxy/configz", false},
+		{"a get through the old proxy path is a write", http.MethodGet, "/api/v1/proxy/namespaces/demo/pods/db-0/promote", false},
+		{"a proxy behind a path prefix is a write", http.MethodGet, "/k8s/clusters/c-1/api/v1/namespaces/demo/pods/db-0/proxy/", false},
+		{"a proxy behind a path prefix with an api segment is a write", http.MethodGet, "/rancher/api/clusters/c-1/api/v1/namespaces/demo/services/db:80/proxy/", false},
+		{"an exec with doubled slashes is a write", http.MethodGet, "/api/v1//namespaces/demo/pods/db-0//exec", false},
+		{"an exec behind dot segments is a write", http.MethodGet, "/api/v1/namespaces/demo/pods/db-0/x/../exec", false},
+		{"a proxy put whose path ends like the lock's lease is a write", http.MethodPut, "/api/v1/namespaces/demo/pods/db-0/proxy/apis/coordination.k8s.io/v1/namespaces/operators/leases/cluster-operator", false},
+		{"an eviction is a write", http.MethodPost, "/api/v1/namespaces/demo/pods/db-0/eviction", false},
+		{"a binding is a write", http.MethodPost, "/api/v1/namespaces/demo/pods/db-0/binding", false},
+		{"an aggregated API's proxy subresource is a write", http.MethodGet, "/apis/metrics.example.com/v1/namespaces/demo/widgets/w/proxy", false},
+		{"a pod's log is a read", http.MethodGet, "/api/v1/namespaces/demo/pods/db-0/log?follow=true", true},
+		{"a configmap named proxy is a read", http.MethodGet, "/api/v1/namespaces/demo/configmaps/proxy", true},
+		{"a namespace named exec is a read", http.MethodGet, "/api/v1/namespaces/exec", true},
+		{"a namespace's status is a read", http.MethodGet, "/api/v1/namespaces/proxy/status", true},
+		{"a watch of pods in a namespace named proxy is a read", http.MethodGet, "/api/v1/watch/namespaces/proxy/pods", true},
+		{"any get that upgrades is a write", http.MethodGet, "/api/v1/namespaces/demo/configmaps/c", false},
+		{"a connection upgrade without an upgrade header is a write", http.MethodGet, "/api/v1/namespaces/demo/configmaps/c", false},
+		{"a websocket as client-go sends it is a write", http.MethodGet, "/apis/example.com/v1/namespaces/demo/widgets/w/shell", false},
+		{"a SPDY get as client-go sends it is a write", http.MethodGet, "/apis/example.com/v1/namespaces/demo/widgets/w/shell", false},
+		{"an HTTP/2 extended connect is a write", http.MethodConnect, "/api/v1/namespaces/demo/pods/db-0/exec", false},
+		{"a lease update that upgrades is a write", http.MethodPut, "/apis/coordination.k8s.io/v1/namespaces/operators/leases/cluster-operator", false},
+	}
+	// The headers of the requests that have some, by name.
+	websocket := http.Header{"Connection": {"Upgrade"}, "Upgrade": {"websocket"}, "Sec-Websocket-Protocol": {"v5.channel.k8s.io"}}
+	headers := map[string]http.Header{
+		"a websocket exec is a write":                               websocket,
+		"a websocket attach is a write":                             websocket,
+		"a websocket port-forward is a write":                       {"Connection": {"Upgrade"}, "Upgrade": {"websocket"}, "Sec-Websocket-Protocol": {"SPDY/3.1+portforward.k8s.io"}},
+		"a SPDY exec is a write":                                    {"Connection": {"Upgrade"}, "Upgrade": {"SPDY/3.1"}, "X-Stream-Protocol-Version": {"v4.channel.k8s.io"}},
+		"any get that upgrades is a write":                          {"Upgrade": {"h2c"}},
+		"a connection upgrade without an upgrade header is a write": {"Connection": {"keep-alive, Upgrade"}},
+		"a lease update that upgrades is a write":                   websocket,
+		"a websocket as client-go sends it is a write":              {"Sec-Websocket-Protocol": {"v5.channel.k8s.io"}},
+		"a SPDY get as client-go sends it is a write":               {"X-Stream-Protocol-Version": {"v4.channel.k8s.io"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,6 +125,9 @@ func TestWrapTransportRefusesWritesAndLetsReadsAndTheLeaseThrough(t *testing.T) 
 				b := &body{Reader: strings.NewReader("{}")}
 				req, err := http.NewRequest(tt.method, "https://api.example.com"+tt.path, b)
 				g.Expect(err).NotTo(HaveOccurred())
+				for k, v := range headers[tt.name] {
+					req.Header[k] = v
+				}
 				resp, err := client.Do(req)
 				if err == nil {
 					_ = resp.Body.Close()

@@ -85,6 +85,11 @@ type BackoffOptions struct {
 //     the backoff of [Retry], never relabelled as a conflict.
 //   - A request the API server rejects as invalid (see [ClassInvalid]): a terminal error, since
 //     sending it again fails again.
+//   - A server-side apply refused over fields another field manager owns (see
+//     [ClassFieldConflict]): returned as it is, never quiet and never counted as a conflict,
+//     although it is a 409: no retry resolves it by itself, a person has to decide who owns the
+//     fields. controller-runtime logs it and retries it with its rate limiter, which picks up
+//     the decision once it is made.
 //   - Any other error is returned as it is, for controller-runtime to retry with its rate
 //     limiter and log; terminal errors are counted in tenon_reconcile_terminal_errors_total.
 //   - The Result.Priority the reconciler returned is kept, with an error too (controller-runtime
@@ -140,7 +145,8 @@ func (b *backoff) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Re
 	if class != ClassConflict && class != ClassAlreadyExists && class != ClassGone {
 		b.opts.ConflictLimiter.Forget(req)
 	}
-	if class != ClassRetry && class != ClassFenced && class != ClassOther && class != ClassTransient && class != ClassAuth && class != ClassNotFound {
+	if class != ClassRetry && class != ClassFenced && class != ClassOther && class != ClassTransient && class != ClassAuth &&
+		class != ClassNotFound && class != ClassFieldConflict {
 		// Done, a requeue, a conflict or a terminal error: no longer retrying.
 		b.opts.RetryLimiter.Forget(req)
 	}

@@ -20,8 +20,10 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 )
 
@@ -36,7 +38,9 @@ const (
 
 	// ClassConflict is a 409 Conflict: the object changed since it was read (optimistic
 	// concurrency), or another writer changed what this reconcile changed too (see
-	// patch.ConflictError). Normal under concurrency: a quiet requeue, no error.
+	// patch.ConflictError). Normal under concurrency: a quiet requeue, no error. A server-side
+	// apply refused over fields another field manager owns is a 409 Conflict too, but not this
+	// class: see [ClassFieldConflict].
 	ClassConflict
 
 	// ClassAlreadyExists is a 409 AlreadyExists, usually from a create based on a stale cache:
@@ -87,9 +91,21 @@ const (
 	// controller-runtime stops this one once it sees the lease lost. Not a conflict: the
 	// object did not change, and nothing was sent.
 	ClassFenced
+
+	// ClassFieldConflict is a server-side apply the API server refused because another field
+	// manager owns fields it sets, with other values: "Apply failed with 1 conflict: conflict
+	// with "kubectl" using v1: .spec.replicas", a 409 Conflict whose status details have a cause
+	// of type FieldManagerConflict. It is not a race: the other manager keeps the fields until a
+	// person (or that manager) gives them up, or this controller applies with ForceOwnership,
+	// so no retry resolves it by itself. Returned as an error, retried with backoff (the other
+	// manager may let go) and logged; [Report] marks the object Stalled and not Ready with
+	// [ReasonFieldManagerConflict] and the fields in the message. The 409 of an apply refused
+	// for its resourceVersion precondition (a race lost, such as tenon's patch.Applier checks
+	// for owned children) has no such cause and stays a [ClassConflict].
+	ClassFieldConflict
 )
 
-var classNames = [...]string{"none", "conflict", "already_exists", "gone", "throttled", "not_found", "transient", "auth", "invalid", "terminal", "other", "retry", "fenced"}
+var classNames = [...]string{"none", "conflict", "already_exists", "gone", "throttled", "not_found", "transient", "auth", "invalid", "terminal", "other", "retry", "fenced", "field_conflict"}
 
 // String returns the class's name as used in metric labels, such as "conflict".
 func (c Class) String() string {
@@ -101,8 +117,8 @@ func (c Class) String() string {
 
 // Classify returns the class of err. It looks through wrapped errors (fmt.Errorf with %w), so
 // callers can add context freely. Of errors joined with errors.Join (as [Results.Merge] does),
-// the first that is not quiet (a conflict, already exists, gone, throttled, fenced or a [Retry]) decides:
-// a conflict must not hide a 403 it was joined with.
+// the first that is not quiet (a conflict, already exists, gone, throttled, fenced or a
+// [Retry]) decides: a conflict must not hide a 403, or a field conflict, it was joined with.
 func Classify(err error) Class {
 	if r := (*retryableError)(nil); errors.As(err, &r) {
 		// Joined errors of which some are not terminal: those decide, since they are retried.
@@ -142,6 +158,8 @@ func Classify(err error) Class {
 		return ClassTerminal
 	case isFenced(err):
 		return ClassFenced
+	case isFieldConflict(err):
+		return ClassFieldConflict
 	case apierrors.IsConflict(err):
 		return ClassConflict
 	case apierrors.IsAlreadyExists(err):
@@ -189,6 +207,20 @@ type fenced interface {
 func isFenced(err error) bool {
 	var f fenced
 	return errors.As(err, &f) && f.Fenced()
+}
+
+// isFieldConflict reports whether err is server-side apply's refusal to change fields another
+// field manager owns: a 409 Conflict with a cause of type FieldManagerConflict. The 409 of a
+// resourceVersion precondition, the optimistic concurrency of an update or an apply, has no
+// such cause.
+func isFieldConflict(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || !apierrors.IsConflict(err) || status.Status().Details == nil {
+		return false
+	}
+	return slices.ContainsFunc(status.Status().Details.Causes, func(c metav1.StatusCause) bool {
+		return c.Type == metav1.CauseTypeFieldManagerConflict
+	})
 }
 
 // isConnectionError reports whether err is a refused, reset or cut connection, or a network

@@ -29,6 +29,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -59,6 +60,11 @@ func TestClassify(t *testing.T) {
 		{"a retry", func() error { _, err := requeue.Retry("waiting"); return err }(), requeue.ClassRetry},
 		{"a conflict joined with a 403", errors.Join(apierrors.NewConflict(widgets, "w", errors.New("x")), apierrors.NewForbidden(widgets, "w", errors.New("RBAC"))), requeue.ClassAuth},
 		{"conflicts joined", errors.Join(apierrors.NewConflict(widgets, "w", errors.New("x")), apierrors.NewAlreadyExists(widgets, "w")), requeue.ClassConflict},
+		{"a server-side apply refused over another manager's field", fieldConflict(), requeue.ClassFieldConflict},
+		{"a field conflict wrapped as the Applier returns it", fmt.Errorf("failed to apply ConfigMap ns/c: %w", fieldConflict()), requeue.ClassFieldConflict},
+		{"a conflict joined with a field conflict", errors.Join(apierrors.NewConflict(widgets, "w", errors.New("x")), fieldConflict()), requeue.ClassFieldConflict},
+		{"an apply refused for its resourceVersion is a conflict", apierrors.NewConflict(widgets, "w", errors.New(registryOptimisticLockMsg)), requeue.ClassConflict},
+		{"a terminal field conflict is terminal", reconcile.TerminalError(fieldConflict()), requeue.ClassTerminal},
 		{"already exists", apierrors.NewAlreadyExists(widgets, "w"), requeue.ClassAlreadyExists},
 		{"an expired resource version", apierrors.NewResourceExpired("expired"), requeue.ClassGone},
 		{"too many requests", apierrors.NewTooManyRequests("slow down", 3), requeue.ClassThrottled},
@@ -90,6 +96,21 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+// registryOptimisticLockMsg is the message of the API server's 409 for a write (an update, or an
+// apply with metadata.resourceVersion) whose resourceVersion is not the object's.
+const registryOptimisticLockMsg = "the object has been modified; please apply your changes to the latest version and try again"
+
+// fieldConflict is the error the API server answers a server-side apply that sets a field
+// another field manager owns (newConflictError in k8s.io/apimachinery's managedfields, through
+// apierrors.NewApplyConflict).
+func fieldConflict() error {
+	return apierrors.NewApplyConflict([]metav1.StatusCause{{
+		Type:    metav1.CauseTypeFieldManagerConflict,
+		Message: `conflict with "kubectl-client-side-apply" using v1`,
+		Field:   ".data.replicas",
+	}}, `Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" using v1: .data.replicas`)
+}
+
 func TestWithBackoffTreatsEachClassOfError(t *testing.T) {
 	ctx := context.Background()
 	other := errors.New("boom")
@@ -107,6 +128,7 @@ func TestWithBackoffTreatsEachClassOfError(t *testing.T) {
 		{name: "throttling waits as long as the server says", err: apierrors.NewTooManyRequests("slow down", 7), wantErr: isNil, wantMinDelay: 7 * time.Second, wantMaxDelay: 7 * time.Second},
 		{name: "throttling without a delay waits a second", err: apierrors.NewTooManyRequests("slow down", 0), wantErr: isNil, wantMinDelay: time.Second, wantMaxDelay: time.Second},
 		{name: "an invalid request becomes terminal", err: apierrors.NewBadRequest("nope"), wantErr: isTerminal},
+		{name: "a field conflict is returned, not quiet", err: fieldConflict(), wantErr: func(err error) bool { return apierrors.IsConflict(err) && !isTerminal(err) }},
 		{name: "not found is returned", err: apierrors.NewNotFound(widgets, "w"), wantErr: apierrors.IsNotFound},
 		{name: "other errors are returned", err: other, wantErr: func(err error) bool { return errors.Is(err, other) && !isTerminal(err) }},
 	}

@@ -39,13 +39,16 @@ limitations under the License.
 // controller-runtime deprecated Result.Requeue, and RequeueAfter bypasses its per-object rate
 // limiter, so WithBackoff also gives [Retry] an exponential per-object backoff. [Classify] sorts
 // an error into the [Class] all of this is decided by; it keeps a 403, an invalid request or a
-// webhook's denial apart from a conflict, also when errors are joined.
+// webhook's denial apart from a conflict, also when errors are joined. A server-side apply
+// refused over fields another field manager owns is a 409 too, but no race: [ClassFieldConflict]
+// is returned as an error, never quiet. The requeue guide has a table of the errors a real API
+// server returns, with the class and consequence of each, checked by a test against envtest.
 //
 // # Status
 //
 // [Report] writes the outcome into the object's status the way kstatus and `kubectl wait` read
-// it: Stalled for terminal errors, Reconciling while work is under way or retried,
-// status.observedGeneration once a generation has been reconciled.
+// it: Stalled for terminal errors and field conflicts, Reconciling while work is under way or
+// retried, status.observedGeneration once a generation has been reconciled.
 //
 // For a per-reconcile timeout use controller-runtime's controller.Options.ReconciliationTimeout;
 // for the order of requeues, Result.Priority with the priority queue (Results keeps the highest).

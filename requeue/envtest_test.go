@@ -28,6 +28,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -38,6 +39,7 @@ import (
 
 	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/internal/testtypes"
+	"github.com/tenon-dev/tenon/patch"
 	"github.com/tenon-dev/tenon/requeue"
 	"github.com/tenon-dev/tenon/testing/testenv"
 )
@@ -193,4 +195,109 @@ func TestAConflictThatNeverGoesAwayIsCountedAsAnError(t *testing.T) {
 	}).WithTimeout(30 * time.Second).Should(BeNumerically(">=", 1))
 	g.Expect(counter(t, "tenon_reconcile_quiet_conflicts_total", map[string]string{"controller": name, "class": "already_exists"})).To(BeEquivalentTo(3))
 	g.Expect(r.reconciles.Load()).To(BeNumerically(">=", 4))
+}
+
+// applyingReconciler applies a ConfigMap that holds each Widget's color with server-side apply,
+// without ForceOwnership, marks the Widget Ready when the apply succeeded, and reports the
+// outcome with requeue.Report, as a reconciler built from tenon's blocks does.
+type applyingReconciler struct {
+	client.Client
+	applier   *patch.Applier
+	namespace string
+}
+
+func (r *applyingReconciler) Reconcile(ctx context.Context, req reconcile.Request) (res ctrl.Result, err error) {
+	if req.Namespace != r.namespace {
+		return requeue.Done()
+	}
+	var w testtypes.Widget
+	if err := r.Get(ctx, req.NamespacedName, &w); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	h, err := patch.NewHelper(&w, r.Client)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	defer func() {
+		err = errors.Join(requeue.Report(&w, err), h.Patch(ctx, &w, patch.OwnedConditions{conditions.Ready}))
+	}()
+	cm := &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: w.Name + "-config", Namespace: w.Namespace},
+		Data:       map[string]string{"color": w.Spec.Color},
+	}
+	if _, err := r.applier.Apply(ctx, cm); err != nil {
+		return ctrl.Result{}, err
+	}
+	_, err = conditions.MarkTrue(&w, conditions.Ready, conditions.ReasonSucceeded, "")
+	return ctrl.Result{}, err
+}
+
+// applyConfigMapColor applies the ConfigMap w-config as fieldManager: with the color, forcing
+// ownership of it, or without it (color empty), which gives the field up.
+func applyConfigMapColor(ctx context.Context, c client.Client, ns, fieldManager, color string) error {
+	cm := &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: "w-config", Namespace: ns, Labels: map[string]string{"team": "gitops"}},
+	}
+	if color != "" {
+		cm.Data = map[string]string{"color": color}
+	}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cm)
+	if err != nil {
+		return err
+	}
+	ac := client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: u})
+	return c.Apply(ctx, ac, client.FieldOwner(fieldManager), client.ForceOwnership)
+}
+
+func TestAFieldConflictStallsTheOwnerUntilAPersonDecides(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := env.Namespace(t)
+	mgr := env.NewManager(t, ctrl.Options{})
+	r := &applyingReconciler{Client: mgr.GetClient(), applier: patch.NewApplier(env.Client(), "widget-controller", patch.ApplierOptions{}), namespace: ns}
+	const name = "field-conflict"
+	g.Expect(ctrl.NewControllerManagedBy(mgr).For(&testtypes.Widget{}).Named(name).
+		Complete(requeue.WithBackoff(r, requeue.BackoffOptions{Name: name}))).To(Succeed())
+	testenv.StartManager(t, mgr)
+
+	w := &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: ns}, Spec: testtypes.WidgetSpec{Color: "red"}}
+	g.Expect(env.Client().Create(ctx, w)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), w)).To(Succeed())
+		g.Expect(conditions.IsTrue(w, conditions.Ready)).To(BeTrue())
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+
+	// Someone else takes the color over (kubectl apply --server-side --force-conflicts), and
+	// then the Widget asks for another color: the controller's apply conflicts.
+	g.Expect(applyConfigMapColor(ctx, env.Client(), ns, "gitops", "blue")).To(Succeed())
+	w.Spec.Color = "green"
+	g.Expect(env.Client().Update(ctx, w)).To(Succeed())
+
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), w)).To(Succeed())
+		stalled := conditions.Get(w, conditions.Stalled)
+		g.Expect(stalled).NotTo(BeNil(), "a field conflict must show on the owner: %v", w.Status.Conditions)
+		g.Expect(stalled.Reason).To(BeEquivalentTo(requeue.ReasonFieldManagerConflict))
+		g.Expect(stalled.Message).To(And(ContainSubstring(`conflict with "gitops"`), ContainSubstring(".data.color")))
+		g.Expect(conditions.IsFalse(w, conditions.Ready)).To(BeTrue(), "Ready must not stay True")
+		g.Expect(w.Status.ObservedGeneration).To(Equal(w.Generation))
+		kstatus, _, err := conditions.Compute(w)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(kstatus).To(Equal(conditions.StatusFailed))
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+	g.Expect(counter(t, "controller_runtime_reconcile_errors_total", map[string]string{"controller": name})).To(BeNumerically(">=", 1),
+		"a field conflict is logged and counted as an error")
+
+	// The person decides: gitops gives the field up. The controller's retries pick that up.
+	g.Expect(applyConfigMapColor(ctx, env.Client(), ns, "gitops", "")).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), w)).To(Succeed())
+		g.Expect(conditions.IsTrue(w, conditions.Ready)).To(BeTrue())
+		g.Expect(conditions.Get(w, conditions.Stalled)).To(BeNil())
+		var cm corev1.ConfigMap
+		g.Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: ns, Name: "w-config"}, &cm)).To(Succeed())
+		g.Expect(cm.Data).To(HaveKeyWithValue("color", "green"))
+	}).WithTimeout(60 * time.Second).Should(Succeed())
 }

@@ -188,3 +188,39 @@ func ExampleReport() {
 	// progress   kstatus=InProgress observedGeneration=5 Ready=False(RollingOut) Reconciling=True(RollingOut)
 	// done       kstatus=Current    observedGeneration=5 Ready=True(Succeeded)
 }
+
+// A server-side apply that another field manager's fields refused is a 409, but not a race:
+// Report marks the object Stalled, with the fields and their manager in the message, and
+// WithBackoff returns the error, retried with backoff, instead of a quiet requeue.
+func ExampleReport_fieldConflict() {
+	w := &Cluster{ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "default", Generation: 2}}
+	_, _ = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
+
+	// What the API server answers an apply of .data.color, which "gitops" owns with another value.
+	refused := apierrors.NewApplyConflict([]metav1.StatusCause{{
+		Type:    metav1.CauseTypeFieldManagerConflict,
+		Message: `conflict with "gitops" using v1`,
+		Field:   ".data.color",
+	}}, `Apply failed with 1 conflict: conflict with "gitops" using v1: .data.color`)
+	err := fmt.Errorf("failed to apply ConfigMap default/demo-config: %w", refused)
+
+	fmt.Println("class:", requeue.Classify(err))
+	_ = requeue.Report(w, err)
+	stalled := conditions.Get(w, conditions.Stalled)
+	fmt.Println("ready:", conditions.IsTrue(w, conditions.Ready))
+	fmt.Printf("stalled: %s %s\n", stalled.Status, stalled.Reason)
+	fmt.Println(stalled.Message)
+
+	r := requeue.WithBackoff(reconcile.Func(func(context.Context, reconcile.Request) (ctrl.Result, error) {
+		return ctrl.Result{}, err
+	}), requeue.BackoffOptions{Name: "field-conflict-example"})
+	res, retErr := r.Reconcile(context.Background(), reconcile.Request{})
+	fmt.Println("quiet:", retErr == nil, "requeue after:", res.RequeueAfter)
+
+	// Output:
+	// class: field_conflict
+	// ready: false
+	// stalled: True FieldManagerConflict
+	// failed to apply ConfigMap default/demo-config: Apply failed with 1 conflict: conflict with "gitops" using v1: .data.color
+	// quiet: false requeue after: 0s
+}

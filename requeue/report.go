@@ -30,6 +30,10 @@ import (
 // ReasonRetrying is the reason [Report] gives Reconciling after an error that will be retried.
 const ReasonRetrying conditions.Reason = "RetryingAfterError"
 
+// ReasonFieldManagerConflict is the reason [Report] gives Stalled and Ready after a server-side
+// apply that another field manager's fields refused ([ClassFieldConflict]).
+const ReasonFieldManagerConflict conditions.Reason = "FieldManagerConflict"
+
 // Report records the outcome of a reconcile, the error it returns (nil for success), in obj's
 // status the way kstatus-based tools and `kubectl wait` read it. Call it last, in the deferred
 // function that writes the status (before the patch helper's Patch):
@@ -53,6 +57,13 @@ const ReasonRetrying conditions.Reason = "RetryingAfterError"
 //     Ready False, with the reason given to Terminal (the API's reason for an invalid request)
 //     and the error as message; Reconciling is removed and status.observedGeneration set: the
 //     controller has done all it can for this generation, and kstatus reports Failed;
+//   - a server-side apply refused over fields another field manager owns
+//     ([ClassFieldConflict]): Stalled and Ready False with reason [ReasonFieldManagerConflict]
+//     and the error, which names the fields and their manager, as message; Reconciling is
+//     removed and status.observedGeneration set, as for a terminal error: kstatus reports
+//     Failed until a person gives the fields up or the controller takes them with
+//     ForceOwnership. [WithBackoff] still retries it with backoff, and the first reconcile
+//     that succeeds removes Stalled;
 //   - [Retry]: Reconciling True with reason [conditions.ReasonProgressing] and Retry's message;
 //   - a conflict, throttling, or a write refused by a leader election fence ([ClassFenced]):
 //     nothing changes; it is retried and says nothing about the object;
@@ -79,10 +90,9 @@ func record(obj conditions.Setter, err error) error {
 		_, markErr := conditions.MarkReconciling(obj, conditions.ReasonProgressing, retry.message)
 		return markErr
 	case ClassTerminal, ClassInvalid:
-		reason, message := stalledReason(err), strings.TrimPrefix(err.Error(), "terminal error: ")
-		_, stalledErr := conditions.MarkStalled(obj, reason, message)
-		_, readyErr := conditions.MarkFalse(obj, conditions.Ready, reason, message)
-		return errors.Join(stalledErr, readyErr, setObservedGeneration(obj))
+		return stall(obj, stalledReason(err), strings.TrimPrefix(err.Error(), "terminal error: "))
+	case ClassFieldConflict:
+		return stall(obj, ReasonFieldManagerConflict, err.Error())
 	case ClassNone:
 		conditions.Delete(obj, conditions.Stalled)
 		var markErr error
@@ -95,6 +105,14 @@ func record(obj conditions.Setter, err error) error {
 	}
 	_, markErr := conditions.MarkReconciling(obj, ReasonRetrying, err.Error())
 	return markErr
+}
+
+// stall marks obj Stalled and not Ready with reason and message, and records that its
+// generation was observed. MarkStalled removes Reconciling.
+func stall(obj conditions.Setter, reason conditions.Reason, message string) error {
+	_, stalledErr := conditions.MarkStalled(obj, reason, message)
+	_, readyErr := conditions.MarkFalse(obj, conditions.Ready, reason, message)
+	return errors.Join(stalledErr, readyErr, setObservedGeneration(obj))
 }
 
 // stalledReason returns the reason of a terminal error: the one given to Terminal, or the API's

@@ -18,6 +18,7 @@ package requeue_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -90,6 +91,18 @@ func TestReport(t *testing.T) {
 			},
 			err:       apierrors.NewConflict(widgets, "w", errors.New("modified")),
 			wantTypes: map[conditions.Type]metav1.ConditionStatus{conditions.Ready: "True"},
+		},
+		{
+			name: "a field conflict stalls the object with the fields in the message and makes it not ready",
+			start: func(w *testtypes.Widget) {
+				_, _ = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
+				_, _ = conditions.MarkReconciling(w, requeue.ReasonRetrying, "earlier")
+			},
+			err:            fmt.Errorf("failed to apply ConfigMap ns/c: %w", fieldConflict()),
+			wantTypes:      map[conditions.Type]metav1.ConditionStatus{conditions.Ready: "False", conditions.Stalled: "True"},
+			wantReason:     map[conditions.Type]conditions.Reason{conditions.Stalled: requeue.ReasonFieldManagerConflict, conditions.Ready: requeue.ReasonFieldManagerConflict},
+			wantMessage:    map[conditions.Type]string{conditions.Stalled: `failed to apply ConfigMap ns/c: Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" using v1: .data.replicas`},
+			wantObservedAt: 2,
 		},
 		{
 			name: "a write refused by a leader election fence changes nothing",

@@ -30,11 +30,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/uuid"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	_ "k8s.io/client-go/plugin/pkg/client/auth" // for exec and OIDC credential plugins
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -168,17 +165,6 @@ func run(o options) error {
 	}
 
 	cfg := ctrl.GetConfigOrDie()
-	var lock resourcelock.Interface
-	if o.leaderElection && o.fencedWrites {
-		fence, err := fencedLock(cfg, o)
-		if err != nil {
-			return err
-		}
-		// Every client built from cfg is fenced: the manager's, the Event broadcaster's.
-		cfg.Wrap(fence.WrapTransport)
-		lock = fence
-	}
-
 	cacheOptions := controller.CacheOptions(secretKey)
 	if !o.cacheTransforms {
 		cacheOptions = controller.WithoutTransforms(cacheOptions)
@@ -187,7 +173,7 @@ func run(o options) error {
 	if !o.readYourWrites {
 		clientOptions = client.Options{}
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	opts := ctrl.Options{
 		Scheme:                  scheme,
 		Metrics:                 metricsOptions,
 		HealthProbeBindAddress:  o.probeAddr,
@@ -198,12 +184,20 @@ func run(o options) error {
 		RenewDeadline:           &o.renewDeadline,
 		RetryPeriod:             &o.retryPeriod,
 		// Step down promptly on SIGTERM, so a new leader takes over without waiting for the lease.
-		LeaderElectionReleaseOnCancel:       true,
-		LeaderElectionResourceLockInterface: lock,
-		Cache:                               cacheOptions,
-		Client:                              clientOptions,
-		Controller:                          config.Controller{ReconciliationTimeout: o.reconcileTimeout},
-	})
+		LeaderElectionReleaseOnCancel: true,
+		Cache:                         cacheOptions,
+		Client:                        clientOptions,
+		Controller:                    config.Controller{ReconciliationTimeout: o.reconcileTimeout},
+	}
+	fenced := o.leaderElection && o.fencedWrites
+	if fenced {
+		// Builds the manager's Lease lock, fences cfg with it (every client built from cfg: the
+		// manager's, the Event broadcaster's) and gives it to opts.
+		if _, err := fencing.ForManager(cfg, &opts); err != nil {
+			return err
+		}
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return fmt.Errorf("failed to create the manager: %w", err)
 	}
@@ -239,32 +233,9 @@ func run(o options) error {
 	}
 
 	setupLog.Info("starting manager", "dnsEndpoint", o.dnsEndpoint, "dnsCredentials", secretKey.String(),
-		"directoryNamespace", o.directoryNamespace, "fencedWrites", lock != nil)
+		"directoryNamespace", o.directoryNamespace, "fencedWrites", fenced)
 	return mgr.Start(ctx)
 }
 
 // leaderElectionID names the leader election Lease.
 const leaderElectionID = "cluster-operator.apps.tenon.dev"
-
-// fencedLock builds the Lease lock controller-runtime would build, wrapped in a fence.
-func fencedLock(cfg *rest.Config, o options) (*fencing.Lock, error) {
-	namespace := o.leaderElectionNamespace
-	if namespace == "" {
-		inCluster, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
-		if err != nil {
-			return nil, fmt.Errorf("failed to find the leader election namespace (set --leader-election-namespace): %w", err)
-		}
-		namespace = strings.TrimSpace(string(inCluster))
-	}
-	hostname, err := os.Hostname()
-	if err != nil {
-		return nil, fmt.Errorf("failed to name this replica: %w", err)
-	}
-	// Built before cfg is fenced; the fence would let the Lease's requests through anyway.
-	inner, err := resourcelock.NewFromKubeconfig(resourcelock.LeasesResourceLock, namespace, leaderElectionID,
-		resourcelock.ResourceLockConfig{Identity: hostname + "_" + string(uuid.NewUUID())}, cfg, o.renewDeadline)
-	if err != nil {
-		return nil, fmt.Errorf("failed to build the leader election lock: %w", err)
-	}
-	return fencing.NewLock(inner)
-}
