@@ -36,7 +36,7 @@ CHROMIUM_DIR   ?= $(LOCALBIN)/chromium
 EXAMPLE_MODULES := $(wildcard examples/*/go.mod)
 TOOL_MODULES    := hack/docs/go.mod hack/realkinds/go.mod $(wildcard hack/bench/go.mod)
 
-GO_TEST_FLAGS ?= -race -count=1
+GO_TEST_FLAGS ?= -race -count=1 -timeout 30m
 
 ##@ General
 
