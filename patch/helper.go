@@ -360,10 +360,11 @@ func (p *patcher) run(ctx context.Context) error {
 				// The server refused what the object as read says it would accept: it holds a
 				// value the object cannot show exactly (a field its Go type lacks, an empty map
 				// a typed object drops), or another writer changed it and changed it back. Read
-				// it as JSON, which shows every field, and merge onto that: a field the type
-				// cannot show is then kept, or a change to its list is a conflict. Only when that
-				// read fails, lock on the resourceVersion instead of testing values.
-				if raw, rawErr := p.getRaw(ctx); rawErr == nil && p.sameObject(raw) {
+				// it as JSON, which shows every field: when the guards fail on that, the type
+				// hid a field, so merge onto the JSON (the field is kept, or a change to its list
+				// is a conflict). Otherwise no value explains the refusal: lock on the
+				// resourceVersion instead of testing values from now on.
+				if raw, rawErr := p.getRaw(ctx); rawErr == nil && p.sameObject(raw) && !applies(raw.Object, ops) {
 					m = raw.Object
 				} else {
 					lock = true
