@@ -170,7 +170,7 @@ type oldListener struct {
 
 func (g *oldGateway) DeepCopyObject() runtime.Object {
 	out := *g
-	g.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	g.DeepCopyInto(&out.ObjectMeta)
 	out.Spec.Listeners = slices.Clone(g.Spec.Listeners)
 	return &out
 }
