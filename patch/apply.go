@@ -465,8 +465,9 @@ func (a *Applier) applyWithOwner(ctx context.Context, desired map[string]any, gv
 // even when they are the zero value, and become owned by this manager; struct-typed fields with
 // omitempty that hold their zero value are not sent.
 //
-// The object must exist and have a status subresource (for a CRD without one use [Helper]). On
-// success obj holds the live object; on error obj is not modified.
+// The object must exist and have a status subresource (for a CRD without one use [Helper]): an
+// object of a kind without one is an error that says so (405 Method Not Allowed, which is not
+// apierrors.IsNotFound). On success obj holds the live object; on error obj is not modified.
 func (a *Applier) ApplyStatus(ctx context.Context, obj client.Object, opts ...ApplyOption) (changed bool, err error) {
 	o := newApplyOptions(opts)
 	gvk, err := a.prepare(obj)
@@ -529,7 +530,31 @@ func (a *Applier) applyStatus(ctx context.Context, m map[string]any, gvk schema.
 	if err != nil {
 		return nil, false, err
 	}
-	return a.apply(ctx, desired, gvk, live, "status", o.force, precondition{})
+	result, changed, err := a.apply(ctx, desired, gvk, live, "status", o.force, precondition{})
+	if apierrors.IsNotFound(err) {
+		err = a.noStatusSubresource(ctx, err, desired, gvk, like, live)
+	}
+	return result, changed, err
+}
+
+// noStatusSubresource returns err, the NotFound of a status apply of desired to live, as an
+// error that names the missing status subresource when the object is still there: the API
+// server answers an apply to the status of a kind without a status subresource (a CRD that
+// declares none) exactly as one to an object that is gone, and a NotFound is what reconcilers
+// ignore (client.IgnoreNotFound), which would drop the status silently on every reconcile. The
+// object is read again through the API reader when there is one, through the client otherwise;
+// when it is gone, or another object of its name replaced it, err is returned as it is.
+func (a *Applier) noStatusSubresource(ctx context.Context, err error, desired map[string]any, gvk schema.GroupVersionKind, like, live client.Object) error {
+	r := a.apiReader
+	if r == nil {
+		r = a.client
+	}
+	again, readErr := a.readLive(ctx, r, like, gvk)
+	if readErr != nil || again == nil || again.GetUID() != live.GetUID() {
+		return err
+	}
+	return fmt.Errorf("failed to apply %s: %s exists and has no status subresource (write its status with a Helper, or declare the subresource in its CRD): %w",
+		describeBody(desired, gvk, "status"), gvk.Kind, apierrors.NewMethodNotSupported(resourceOf(a.client, gvk), "apply of the status"))
 }
 
 // Forget drops what the Applier remembers about obj, for every field manager. Call it after
