@@ -435,3 +435,55 @@ func TestPatchWorksOnClusterScopedObjects(t *testing.T) {
 	g.Expect(latest.Labels).To(Equal(map[string]string{"scope": "cluster"}))
 	g.Expect(conditions.IsTrue(latest, conditions.Ready)).To(BeTrue())
 }
+
+// TestPatchOfAStatusFieldTheSchemaPrunesIsNoErrorWithOrWithoutAStatusSubresource patches the status of
+// an unstructured object with a field its CRD does not know (an operator built with newer Go
+// types than the CRD installed: version skew during an upgrade) next to one it knows. The API
+// server prunes the unknown field and keeps the known one, whether or not the kind has a status
+// subresource. The Helper must do for a Gadget (no status subresource) what it does for a
+// Widget: write the known field and return nil; what the server prunes is no sign of where the
+// status goes.
+func TestPatchOfAStatusFieldTheSchemaPrunesIsNoErrorWithOrWithoutAStatusSubresource(t *testing.T) {
+	for _, tc := range []struct {
+		name, kind string
+		// created holds a status the object is created with: managedFields then show the
+		// status written with the object, and the Helper sends it that way from the start.
+		created bool
+	}{
+		{name: "with a status subresource", kind: "Widget"},
+		{name: "without a status subresource", kind: "Gadget"},
+		{name: "without a status subresource, the status written with the object before", kind: "Gadget", created: true},
+	} {
+		kind := tc.kind
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			ctx := t.Context()
+			ns := env.Namespace(t)
+			obj := &unstructured.Unstructured{}
+			obj.SetAPIVersion(testtypes.GroupVersion.String())
+			obj.SetKind(kind)
+			obj.SetNamespace(ns)
+			obj.SetName("x")
+			g.Expect(unstructured.SetNestedField(obj.Object, "small", "spec", "size")).To(Succeed())
+			if tc.created {
+				g.Expect(unstructured.SetNestedField(obj.Object, "Pending", "status", "phase")).To(Succeed())
+			}
+			g.Expect(env.Client().Create(ctx, obj)).To(Succeed())
+
+			c := newCountingClient(t)
+			h, err := patch.NewHelper(obj, c)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(unstructured.SetNestedField(obj.Object, "Ready", "status", "phase")).To(Succeed())
+			g.Expect(unstructured.SetNestedField(obj.Object, "added in v2", "status", "fromANewerVersion")).To(Succeed())
+			err = h.Patch(ctx, obj)
+			t.Logf("requests: %v", c.take())
+			g.Expect(err).NotTo(HaveOccurred())
+
+			live := &unstructured.Unstructured{}
+			live.SetGroupVersionKind(obj.GroupVersionKind())
+			g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(obj), live)).To(Succeed())
+			phase, _, _ := unstructured.NestedString(live.Object, "status", "phase")
+			g.Expect(phase).To(Equal("Ready"))
+		})
+	}
+}
