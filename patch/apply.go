@@ -88,7 +88,8 @@ type ApplierOptions struct {
 	APIReader client.Reader
 
 	// CacheSize is the number of (object, field manager, subresource) combinations whose last
-	// apply the Applier remembers, about 150 bytes each. For objects it has forgotten it proves
+	// apply the Applier remembers, about 150 bytes each, and for a status apply the type,
+	// status and transition time of each condition. For objects it has forgotten it proves
 	// a skip from the live object and its managedFields alone. Default: 4096.
 	CacheSize int
 }
@@ -456,7 +457,10 @@ func (a *Applier) applyWithOwner(ctx context.Context, desired map[string]any, gv
 //   - LastTransitionTime is carried over from the live object for every condition whose status
 //     did not change, so a condition rebuilt from scratch each reconcile does not move its
 //     transition time (nor change the object); a new or flipped condition without one gets
-//     the current time, truncated to seconds.
+//     the current time, truncated to seconds. While the reader has not caught up with the
+//     Applier's last status apply of the object, the conditions that apply left, which the
+//     Applier remembers, are the live ones: a condition that flipped since the reader's copy
+//     is a flip, not a condition that kept its status.
 //   - The request is skipped when the Applier proves it would change nothing, as for
 //     [Applier.Apply], from its last status apply or the manager's managedFields entry for the
 //     status subresource.
@@ -526,10 +530,19 @@ func (a *Applier) applyStatus(ctx context.Context, m map[string]any, gvk schema.
 		return nil, false, fmt.Errorf("failed to apply %s: %w", describeBody(m, gvk, "status"),
 			apierrors.NewNotFound(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, like.GetName()))
 	}
-	desired, err := statusBody(m, gvk, live, o.ownedConditions)
+	liveMap, err := toMap(live)
 	if err != nil {
 		return nil, false, err
 	}
+	liveRaw, _ := nested(liveMap, "status", "conditions")
+	current, _ := conditionList(liveRaw)
+	if r, applied := a.cache.get(a.keyOf(m, gvk, "status")); applied && olderThan(live.GetResourceVersion(), r.resourceVersion) {
+		// The reader has not caught up with the Applier's last status apply: the conditions it
+		// shows are older than those on the server, and a condition that flipped since would
+		// get the time of before the flip. The conditions that apply left are newer.
+		current = r.conditions
+	}
+	desired := statusBody(m, gvk, live, current, o.ownedConditions)
 	result, changed, err := a.apply(ctx, desired, gvk, live, "status", o.force, precondition{})
 	if apierrors.IsNotFound(err) {
 		err = a.noStatusSubresource(ctx, err, desired, gvk, like, live)
@@ -707,7 +720,15 @@ func (a *Applier) apply(ctx context.Context, desired map[string]any, gvk schema.
 				return nil, false, err
 			}
 			if upToDate {
-				a.cache.put(key, applyRecord{hash: hash, resourceVersion: live.GetResourceVersion(), owner: ownerMarked(desired), fixed: true})
+				r := applyRecord{hash: hash, resourceVersion: live.GetResourceVersion(), owner: ownerMarked(desired), fixed: true}
+				if subresource == "status" {
+					liveMap, err := toMap(live)
+					if err != nil {
+						return nil, false, err
+					}
+					r.conditions = transitionTimes(liveMap)
+				}
+				a.cache.put(key, r)
 				return live, false, nil
 			}
 		}
@@ -768,8 +789,12 @@ func (a *Applier) send(ctx context.Context, desired map[string]any, gvk schema.G
 	} else if r, ok := a.cache.get(key); ok && r.hash == hash {
 		previous = r.resourceVersion
 	}
-	a.cache.put(key, applyRecord{hash: hash, resourceVersion: u.GetResourceVersion(), owner: ownerMarked(desired),
-		fixed: fixedPoint(desired, u, a.manager, subresource)})
+	record := applyRecord{hash: hash, resourceVersion: u.GetResourceVersion(), owner: ownerMarked(desired),
+		fixed: fixedPoint(desired, u, a.manager, subresource)}
+	if subresource == "status" {
+		record.conditions = transitionTimes(u.Object)
+	}
+	a.cache.put(key, record)
 	changed = previous == "" || u.GetResourceVersion() != previous
 	if changed {
 		log.FromContext(ctx).V(1).Info("Applied", "object", what, "fieldManager", a.manager, "resourceVersion", u.GetResourceVersion())
@@ -915,9 +940,10 @@ func applyBody(m map[string]any, gvk schema.GroupVersionKind) map[string]any {
 }
 
 // statusBody returns the body of the status apply request for m, a desired object of kind gvk
-// as a JSON value: its identity and status, with only the owned conditions when owned is set,
-// and transition times carried over from live. m is not modified.
-func statusBody(m map[string]any, gvk schema.GroupVersionKind, live client.Object, owned []conditions.Type) (map[string]any, error) {
+// as a JSON value: its identity (live's) and status, with only the owned conditions when owned is
+// set, and transition times carried over from current, the conditions the object has. m is not
+// modified.
+func statusBody(m map[string]any, gvk schema.GroupVersionKind, live client.Object, current []any, owned []conditions.Type) map[string]any {
 	status, _ := pruneNulls(deepCopy(m["status"])).(map[string]any)
 	if status == nil {
 		status = map[string]any{}
@@ -934,18 +960,12 @@ func statusBody(m map[string]any, gvk schema.GroupVersionKind, live client.Objec
 	}
 	raw, has := status["conditions"]
 	if !has {
-		return body, nil
+		return body
 	}
 	desired, ok := conditionList(raw)
 	if !ok {
-		return body, nil // not a list of conditions keyed by type: applied as it is
+		return body // not a list of conditions keyed by type: applied as it is
 	}
-	liveMap, err := toMap(live)
-	if err != nil {
-		return nil, err
-	}
-	liveRaw, _ := nested(liveMap, "status", "conditions")
-	current, _ := conditionList(liveRaw)
 	out := make([]any, 0, len(desired))
 	for _, e := range desired {
 		c := asMap(e)
@@ -963,10 +983,32 @@ func statusBody(m map[string]any, gvk schema.GroupVersionKind, live client.Objec
 	}
 	if len(out) == 0 {
 		delete(status, "conditions")
-		return body, nil
+		return body
 	}
 	status["conditions"] = out
-	return body, nil
+	return body
+}
+
+// transitionTimes returns what an [applyRecord] keeps of obj's conditions: the type, status and
+// lastTransitionTime of each, or nil when obj has none or they are not a list keyed by type.
+func transitionTimes(obj map[string]any) []any {
+	raw, _ := nested(obj, "status", "conditions")
+	list, ok := conditionList(raw)
+	if !ok || len(list) == 0 {
+		return nil
+	}
+	out := make([]any, 0, len(list))
+	for _, e := range list {
+		c := asMap(e)
+		kept := map[string]any{"type": c["type"]}
+		for _, k := range []string{"status", "lastTransitionTime"} {
+			if v, ok := c[k]; ok {
+				kept[k] = deepCopy(v)
+			}
+		}
+		out = append(out, kept)
+	}
+	return out
 }
 
 // requestMap returns obj as a JSON value to build a request from, as [toMap] does, but for a

@@ -21,11 +21,14 @@ package patch_test
 
 import (
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/internal/testtypes"
 	"github.com/tenon-dev/tenon/patch"
 	"github.com/tenon-dev/tenon/requeue"
@@ -59,4 +62,44 @@ func TestApplyStatusOfAKindWithoutAStatusSubresourceSaysSo(t *testing.T) {
 	g.Expect(apierrors.IsNotFound(err)).To(BeFalse(), "the object exists; the error says: %v", err)
 	g.Expect(err.Error()).To(ContainSubstring("status subresource"))
 	g.Expect(requeue.Classify(err)).To(Equal(requeue.ClassInvalid), "a kind without a status subresource is no race: retrying cannot help")
+}
+
+// TestApplyStatusTakesNoTransitionTimeFromAReaderOlderThanItsLastApply applies Ready
+// True (with an old transition time), then False, then True again while the reader still holds
+// the object from before the False: on the server the condition flips from False to True, so
+// its transition time must be the time of that flip, not the one of the first True, which the
+// lagging reader shows.
+func TestApplyStatusTakesNoTransitionTimeFromAReaderOlderThanItsLastApply(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := env.Namespace(t)
+	w := &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w"}}
+	g.Expect(env.Client().Create(ctx, w)).To(Succeed())
+	reader := &frozenReader{Reader: env.Client()}
+	a := patch.NewApplier(env.Client(), "controller", patch.ApplierOptions{Reader: reader})
+	long := metav1.NewTime(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
+	ready := func(status metav1.ConditionStatus, at *metav1.Time) *testtypes.Widget {
+		d := &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w"}}
+		c := metav1.Condition{Type: string(conditions.Ready), Status: status, Reason: "Checked"}
+		if at != nil {
+			c.LastTransitionTime = *at
+		}
+		d.Status.Conditions = []metav1.Condition{c}
+		return d
+	}
+
+	_, err := a.ApplyStatus(ctx, ready(metav1.ConditionTrue, &long))
+	g.Expect(err).NotTo(HaveOccurred())
+	reader.hold(liveOf(g, w)) // True since 2020, from now on
+	_, err = a.ApplyStatus(ctx, ready(metav1.ConditionFalse, nil))
+	g.Expect(err).NotTo(HaveOccurred())
+	flipped := conditions.Get(liveOf(g, w).(*testtypes.Widget), conditions.Ready)
+	g.Expect(flipped.Status).To(Equal(metav1.ConditionFalse))
+	_, err = a.ApplyStatus(ctx, ready(metav1.ConditionTrue, nil))
+	g.Expect(err).NotTo(HaveOccurred())
+
+	live := conditions.Get(liveOf(g, w).(*testtypes.Widget), conditions.Ready)
+	g.Expect(live.Status).To(Equal(metav1.ConditionTrue))
+	g.Expect(live.LastTransitionTime.Time).NotTo(BeTemporally("<", flipped.LastTransitionTime.Time),
+		"Ready became True after it was False since %s, yet its transition time is %s", flipped.LastTransitionTime, live.LastTransitionTime)
 }
