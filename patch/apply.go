@@ -457,7 +457,10 @@ func (a *Applier) applyWithOwner(ctx context.Context, desired map[string]any, gv
 //   - LastTransitionTime is carried over from the live object for every condition whose status
 //     did not change, so a condition rebuilt from scratch each reconcile does not move its
 //     transition time (nor change the object); a new or flipped condition without one gets
-//     the current time, truncated to seconds. While the reader has not caught up with the
+//     the current time, truncated to seconds, unless the kind's conditions have no
+//     lastTransitionTime: when a condition of the live object has none, or the API server
+//     refuses the field as not declared in the schema (the request is then sent again without
+//     the times the Applier added), the conditions are applied as set. While the reader has not caught up with the
 //     Applier's last status apply of the object, the conditions that apply left, which the
 //     Applier remembers, are the live ones: a condition that flipped since the reader's copy
 //     is a flip, not a condition that kept its status.
@@ -542,8 +545,15 @@ func (a *Applier) applyStatus(ctx context.Context, m map[string]any, gvk schema.
 		// get the time of before the flip. The conditions that apply left are newer.
 		current = r.conditions
 	}
-	desired := statusBody(m, gvk, live, current, o.ownedConditions)
+	desired := statusBody(m, gvk, live, current, o.ownedConditions, true)
 	result, changed, err := a.apply(ctx, desired, gvk, live, "status", o.force, precondition{})
+	if undeclaredTransitionTime(err) {
+		// The conditions of this kind have no lastTransitionTime (KEDA's, for one): apply them
+		// without the times the Applier added.
+		if untimed := statusBody(m, gvk, live, current, o.ownedConditions, false); !jsonEqual(untimed, desired) {
+			result, changed, err = a.apply(ctx, untimed, gvk, live, "status", o.force, precondition{})
+		}
+	}
 	if apierrors.IsNotFound(err) {
 		err = a.noStatusSubresource(ctx, err, desired, gvk, like, live)
 	}
@@ -941,9 +951,11 @@ func applyBody(m map[string]any, gvk schema.GroupVersionKind) map[string]any {
 
 // statusBody returns the body of the status apply request for m, a desired object of kind gvk
 // as a JSON value: its identity (live's) and status, with only the owned conditions when owned is
-// set, and transition times carried over from current, the conditions the object has. m is not
-// modified.
-func statusBody(m map[string]any, gvk schema.GroupVersionKind, live client.Object, current []any, owned []conditions.Type) map[string]any {
+// set, and transition times carried over from current, the conditions the object has. A
+// condition that sets no time and has none to carry over gets the current time when stamp is
+// set and every condition in current has a time: a condition of current without one says that
+// the schema has no lastTransitionTime, or does not require one. m is not modified.
+func statusBody(m map[string]any, gvk schema.GroupVersionKind, live client.Object, current []any, owned []conditions.Type, stamp bool) map[string]any {
 	status, _ := pruneNulls(deepCopy(m["status"])).(map[string]any)
 	if status == nil {
 		status = map[string]any{}
@@ -966,6 +978,7 @@ func statusBody(m map[string]any, gvk schema.GroupVersionKind, live client.Objec
 	if !ok {
 		return body // not a list of conditions keyed by type: applied as it is
 	}
+	stamp = stamp && !slices.ContainsFunc(current, func(e any) bool { return !hasTime(asMap(e)) })
 	out := make([]any, 0, len(desired))
 	for _, e := range desired {
 		c := asMap(e)
@@ -974,9 +987,9 @@ func statusBody(m map[string]any, gvk schema.GroupVersionKind, live client.Objec
 		}
 		l := findCondition(current, conditionType(c))
 		switch {
-		case l != nil && l["lastTransitionTime"] != nil && sameStatus(l, c):
+		case l != nil && hasTime(l) && sameStatus(l, c):
 			c["lastTransitionTime"] = deepCopy(l["lastTransitionTime"])
-		case c["lastTransitionTime"] == nil || c["lastTransitionTime"] == "":
+		case !hasTime(c) && stamp:
 			c["lastTransitionTime"] = time.Now().UTC().Truncate(time.Second).Format(time.RFC3339)
 		}
 		out = append(out, c)
@@ -987,6 +1000,20 @@ func statusBody(m map[string]any, gvk schema.GroupVersionKind, live client.Objec
 	}
 	status["conditions"] = out
 	return body
+}
+
+// hasTime reports whether the condition c has a lastTransitionTime.
+func hasTime(c map[string]any) bool {
+	return c["lastTransitionTime"] != nil && c["lastTransitionTime"] != ""
+}
+
+// undeclaredTransitionTime reports whether err is server-side apply's refusal of a condition's
+// lastTransitionTime that the kind's schema does not declare (a 500, "field not declared in
+// schema").
+func undeclaredTransitionTime(err error) bool {
+	var status apierrors.APIStatus
+	return errors.As(err, &status) && status.Status().Code == 500 &&
+		strings.Contains(status.Status().Message, ".lastTransitionTime: field not declared in schema")
 }
 
 // transitionTimes returns what an [applyRecord] keeps of obj's conditions: the type, status and

@@ -103,3 +103,47 @@ func TestApplyStatusTakesNoTransitionTimeFromAReaderOlderThanItsLastApply(t *tes
 	g.Expect(live.LastTransitionTime.Time).NotTo(BeTemporally("<", flipped.LastTransitionTime.Time),
 		"Ready became True after it was False since %s, yet its transition time is %s", flipped.LastTransitionTime, live.LastTransitionTime)
 }
+
+// TestApplyStatusOfConditionsWithoutATransitionTimeInTheSchemaIsSteady applies, as KEDA's
+// operator would with an Applier, the conditions of a ScaledObject: KEDA's schema gives its
+// conditions type, status, reason and message, and no lastTransitionTime. The desired status is
+// valid for the schema, so the apply must succeed (the Applier must not add a field the schema
+// does not declare: server-side apply refuses the request with a 500, "field not declared in
+// schema"); and a reconcile that applies the same conditions again, in a later second, changes
+// nothing, so it must send nothing: "a steady-state reconcile sends no write".
+func TestApplyStatusOfConditionsWithoutATransitionTimeInTheSchemaIsSteady(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := env.Namespace(t)
+	so := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject",
+		"metadata": map[string]any{"namespace": ns, "name": "web"},
+		"spec": map[string]any{"scaleTargetRef": map[string]any{"name": "web"},
+			"triggers": []any{map[string]any{"type": "cpu", "metricType": "Utilization", "metadata": map[string]any{"value": "50"}}}},
+	}}
+	g.Expect(env.Client().Create(ctx, so)).To(Succeed())
+	c := newCountingClient(t)
+	a := patch.NewApplier(c, "keda-operator", patch.ApplierOptions{})
+	desired := func() *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject",
+			"metadata": map[string]any{"namespace": ns, "name": "web"},
+			"status": map[string]any{"conditions": []any{
+				map[string]any{"type": "Ready", "status": "True", "reason": "ScaledObjectReady", "message": "ready"},
+			}},
+		}}
+	}
+	_, err := a.ApplyStatus(ctx, desired())
+	g.Expect(err).NotTo(HaveOccurred(), "conditions valid for KEDA's schema are applied")
+	first := time.Now().Unix()
+	c.take()
+
+	g.Eventually(func() int64 { return time.Now().Unix() }).WithTimeout(3*time.Second).Should(BeNumerically(">", first), "the next second")
+	var sent []counts
+	for range 3 {
+		_, err := a.ApplyStatus(ctx, desired())
+		g.Expect(err).NotTo(HaveOccurred())
+		sent = append(sent, c.take())
+	}
+	g.Expect(sent).To(HaveEach(Not(HaveKey("status apply"))), "requests of three steady-state reconciles: %v", sent)
+}

@@ -206,8 +206,9 @@ limitations under the License.
 // checks against the API server.
 //
 // ApplyStatus carries each condition's LastTransitionTime over from the live object while its
-// status does not change, so a controller can rebuild its conditions from scratch every
-// reconcile; and with [OwnedConditions] each controller applies only its own conditions, so
+// status does not change (from its own last status apply while the reader lags behind it), and
+// adds none to the conditions of a kind whose schema has no lastTransitionTime, so a controller
+// can rebuild its conditions from scratch every reconcile; and with [OwnedConditions] each controller applies only its own conditions, so
 // several controllers share status.conditions (a list of type map) without clobbering each
 // other.
 //
