@@ -23,7 +23,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -486,4 +488,44 @@ func TestPatchOfAStatusFieldTheSchemaPrunesIsNoErrorWithOrWithoutAStatusSubresou
 			g.Expect(phase).To(Equal("Ready"))
 		})
 	}
+}
+
+// TestAHelperDoesNotLearnThatAKindHasNoStatusSubresourceFromAStatusAnotherWriterSet
+// patches a Node that kubelet registered with its status (a create keeps a Node's status, so
+// managedFields show the status written through the main resource and none through the status
+// subresource). Kubelet has since set, through the status subresource, the very value the
+// reconcile sets. The Helper sends the status with the rest of the object, the server ignores
+// it, and the response holds the value anyway: that is no sign that the kind lacks a status
+// subresource. The next Patch of the same Helper must write its status change.
+func TestAHelperDoesNotLearnThatAKindHasNoStatusSubresourceFromAStatusAnotherWriterSet(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	name := env.Namespace(t) + "-node"
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{
+		Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")},
+	}}
+	g.Expect(env.Client().Create(ctx, node)).To(Succeed())
+	t.Cleanup(func() {
+		_ = env.Client().Delete(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	})
+	snapshot := &corev1.Node{}
+	g.Expect(env.Client().Get(ctx, client.ObjectKey{Name: name}, snapshot)).To(Succeed())
+
+	// Kubelet reports 4 CPUs through the status subresource.
+	kubelet := snapshot.DeepCopy()
+	kubelet.Status.Capacity[corev1.ResourceCPU] = resource.MustParse("4")
+	g.Expect(env.Client().Status().Update(ctx, kubelet)).To(Succeed())
+
+	// The reconcile, from the snapshot, says 4 too, then (same Helper) 8.
+	h, err := patch.NewHelper(snapshot, env.Client())
+	g.Expect(err).NotTo(HaveOccurred())
+	snapshot.Status.Capacity[corev1.ResourceCPU] = resource.MustParse("4")
+	g.Expect(h.Patch(ctx, snapshot)).To(Succeed())
+	snapshot.Status.Capacity[corev1.ResourceCPU] = resource.MustParse("8")
+	g.Expect(h.Patch(ctx, snapshot)).To(Succeed())
+
+	live := &corev1.Node{}
+	g.Expect(env.Client().Get(ctx, client.ObjectKey{Name: name}, live)).To(Succeed())
+	cpu := live.Status.Capacity[corev1.ResourceCPU]
+	g.Expect(cpu.String()).To(Equal("8"), "Patch returned nil, so the status change is written")
 }
