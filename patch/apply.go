@@ -88,7 +88,8 @@ type ApplierOptions struct {
 	APIReader client.Reader
 
 	// CacheSize is the number of (object, field manager, subresource) combinations whose last
-	// apply the Applier remembers, about 150 bytes each. For objects it has forgotten it proves
+	// apply the Applier remembers, about 150 bytes each, and for a status apply the type,
+	// status and transition time of each condition. For objects it has forgotten it proves
 	// a skip from the live object and its managedFields alone. Default: 4096.
 	CacheSize int
 }
@@ -133,7 +134,12 @@ func NewApplier(c client.Client, fieldManager string, opts ApplierOptions) *Appl
 // Applier's last apply for this object, field manager and subresource had the same request
 // body and ForceOwnership, and the live object has the resourceVersion that apply left, or an
 // older one (a cache that has not caught up with the apply yet, and will deliver any later
-// change in a new event). Second, so that a restarted controller does not re-apply everything,
+// change in a new event), and that object was proved to be one applying the same body again
+// leaves as it is. A mutating admission plugin, webhook or policy may have changed it as it was
+// applied (on a creation only, say), which the next apply would undo: the proof is that the
+// apply wrote nothing, or that the answer proves the skip as a live object would below, or else
+// a dry run of the same apply right after it, one more request on a change, that changes
+// nothing. Without a proof the next apply is sent. Second, so that a restarted controller does not re-apply everything,
 // when the live object's managedFields has exactly one entry of the manager for the apply
 // operation (on the subresource), for obj's apiVersion, and, walking obj, the live object and
 // that entry's fields together:
@@ -456,7 +462,13 @@ func (a *Applier) applyWithOwner(ctx context.Context, desired map[string]any, gv
 //   - LastTransitionTime is carried over from the live object for every condition whose status
 //     did not change, so a condition rebuilt from scratch each reconcile does not move its
 //     transition time (nor change the object); a new or flipped condition without one gets
-//     the current time, truncated to seconds.
+//     the current time, truncated to seconds, unless the kind's conditions have no
+//     lastTransitionTime: when a condition of the live object has none, or the API server
+//     refuses the field as not declared in the schema (the request is then sent again without
+//     the times the Applier added), the conditions are applied as set. While the reader has not caught up with the
+//     Applier's last status apply of the object, the conditions that apply left, which the
+//     Applier remembers, are the live ones: a condition that flipped since the reader's copy
+//     is a flip, not a condition that kept its status.
 //   - The request is skipped when the Applier proves it would change nothing, as for
 //     [Applier.Apply], from its last status apply or the manager's managedFields entry for the
 //     status subresource.
@@ -465,8 +477,9 @@ func (a *Applier) applyWithOwner(ctx context.Context, desired map[string]any, gv
 // even when they are the zero value, and become owned by this manager; struct-typed fields with
 // omitempty that hold their zero value are not sent.
 //
-// The object must exist and have a status subresource (for a CRD without one use [Helper]). On
-// success obj holds the live object; on error obj is not modified.
+// The object must exist and have a status subresource (for a CRD without one use [Helper]): an
+// object of a kind without one is an error that says so (405 Method Not Allowed, which is not
+// apierrors.IsNotFound). On success obj holds the live object; on error obj is not modified.
 func (a *Applier) ApplyStatus(ctx context.Context, obj client.Object, opts ...ApplyOption) (changed bool, err error) {
 	o := newApplyOptions(opts)
 	gvk, err := a.prepare(obj)
@@ -525,11 +538,51 @@ func (a *Applier) applyStatus(ctx context.Context, m map[string]any, gvk schema.
 		return nil, false, fmt.Errorf("failed to apply %s: %w", describeBody(m, gvk, "status"),
 			apierrors.NewNotFound(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, like.GetName()))
 	}
-	desired, err := statusBody(m, gvk, live, o.ownedConditions)
+	liveMap, err := toMap(live)
 	if err != nil {
 		return nil, false, err
 	}
-	return a.apply(ctx, desired, gvk, live, "status", o.force, precondition{})
+	liveRaw, _ := nested(liveMap, "status", "conditions")
+	current, _ := conditionList(liveRaw)
+	if r, applied := a.cache.get(a.keyOf(m, gvk, "status")); applied && olderThan(live.GetResourceVersion(), r.resourceVersion) {
+		// The reader has not caught up with the Applier's last status apply: the conditions it
+		// shows are older than those on the server, and a condition that flipped since would
+		// get the time of before the flip. The conditions that apply left are newer.
+		current = r.conditions
+	}
+	desired := statusBody(m, gvk, live, current, o.ownedConditions, true)
+	result, changed, err := a.apply(ctx, desired, gvk, live, "status", o.force, precondition{})
+	if undeclaredTransitionTime(err) {
+		// The conditions of this kind have no lastTransitionTime (KEDA's, for one): apply them
+		// without the times the Applier added.
+		if untimed := statusBody(m, gvk, live, current, o.ownedConditions, false); !jsonEqual(untimed, desired) {
+			result, changed, err = a.apply(ctx, untimed, gvk, live, "status", o.force, precondition{})
+		}
+	}
+	if apierrors.IsNotFound(err) {
+		err = a.noStatusSubresource(ctx, err, desired, gvk, like, live)
+	}
+	return result, changed, err
+}
+
+// noStatusSubresource returns err, the NotFound of a status apply of desired to live, as an
+// error that names the missing status subresource when the object is still there: the API
+// server answers an apply to the status of a kind without a status subresource (a CRD that
+// declares none) exactly as one to an object that is gone, and a NotFound is what reconcilers
+// ignore (client.IgnoreNotFound), which would drop the status silently on every reconcile. The
+// object is read again through the API reader when there is one, through the client otherwise;
+// when it is gone, or another object of its name replaced it, err is returned as it is.
+func (a *Applier) noStatusSubresource(ctx context.Context, err error, desired map[string]any, gvk schema.GroupVersionKind, like, live client.Object) error {
+	r := a.apiReader
+	if r == nil {
+		r = a.client
+	}
+	again, readErr := a.readLive(ctx, r, like, gvk)
+	if readErr != nil || again == nil || again.GetUID() != live.GetUID() {
+		return err
+	}
+	return fmt.Errorf("failed to apply %s: %s exists and has no status subresource (write its status with a Helper, or declare the subresource in its CRD): %w",
+		describeBody(desired, gvk, "status"), gvk.Kind, apierrors.NewMethodNotSupported(resourceOf(a.client, gvk), "apply of the status"))
 }
 
 // Forget drops what the Applier remembers about obj, for every field manager. Call it after
@@ -682,7 +735,15 @@ func (a *Applier) apply(ctx context.Context, desired map[string]any, gvk schema.
 				return nil, false, err
 			}
 			if upToDate {
-				a.cache.put(key, applyRecord{hash: hash, resourceVersion: live.GetResourceVersion(), owner: ownerMarked(desired), fixed: true})
+				r := applyRecord{hash: hash, resourceVersion: live.GetResourceVersion(), owner: ownerMarked(desired), fixed: true}
+				if subresource == "status" {
+					liveMap, err := toMap(live)
+					if err != nil {
+						return nil, false, err
+					}
+					r.conditions = transitionTimes(liveMap)
+				}
+				a.cache.put(key, r)
 				return live, false, nil
 			}
 		}
@@ -747,13 +808,84 @@ func (a *Applier) send(ctx context.Context, desired map[string]any, gvk schema.G
 	} else if r, ok := a.cache.get(key); ok && r.hash == hash {
 		previous = r.resourceVersion
 	}
-	a.cache.put(key, applyRecord{hash: hash, resourceVersion: u.GetResourceVersion(), owner: ownerMarked(desired),
-		fixed: fixedPoint(desired, u, a.manager, subresource)})
+	record := applyRecord{hash: hash, resourceVersion: u.GetResourceVersion(), owner: ownerMarked(desired),
+		fixed: a.provenFixedPoint(ctx, desired, live, u, subresource, force)}
+	if subresource == "status" {
+		record.conditions = transitionTimes(u.Object)
+	}
+	a.cache.put(key, record)
 	changed = previous == "" || u.GetResourceVersion() != previous
 	if changed {
 		log.FromContext(ctx).V(1).Info("Applied", "object", what, "fieldManager", a.manager, "resourceVersion", u.GetResourceVersion())
 	}
 	return u, changed, nil
+}
+
+// provenFixedPoint reports whether applying desired again to u, the API server's answer to an
+// apply of desired to live (nil when the reader did not hold it), is proved to change nothing, so
+// that the Applier's record of the apply may skip the next one. A mutating admission plugin,
+// webhook or policy may have changed the object as it was applied, and applying again would undo
+// its change when it runs on some operations only (on a creation, say): a skip must be proved.
+// It is proved when
+//
+//   - the apply wrote nothing (the object kept live's resourceVersion): desired applied to this
+//     object leaves it as it is;
+//   - or the manager owns nothing desired does not set (see fixedPoint), and then either u with
+//     its managedFields proves the skip as a live object would (see [Applier.Apply]), or a dry
+//     run of the same apply leaves u and every manager's fields as they are: that costs one
+//     request, on a change only, where the server normalised or defaulted a value the proof
+//     compares (a quantity, a default inside an atomic value, a defaulted list key).
+//
+// Otherwise the next apply is sent, and proves it then when it writes nothing.
+func (a *Applier) provenFixedPoint(ctx context.Context, desired map[string]any, live client.Object, u *unstructured.Unstructured, subresource string, force bool) bool {
+	if live != nil && live.GetResourceVersion() != "" && live.GetResourceVersion() == u.GetResourceVersion() {
+		return true
+	}
+	if !fixedPoint(desired, u, a.manager, subresource) {
+		return false
+	}
+	if proven, err := a.provenUpToDate(desired, schema.FromAPIVersionAndKind(u.GetAPIVersion(), u.GetKind()), u, subresource); err == nil && proven {
+		return true
+	}
+	again := &unstructured.Unstructured{Object: deepCopyMap(desired)}
+	again.SetUID(u.GetUID()) // the same object, or nothing
+	ac := client.ApplyConfigurationFromUnstructured(again)
+	var err error
+	if subresource == "status" {
+		opts := []client.SubResourceApplyOption{client.FieldOwner(a.manager), client.DryRunAll}
+		if force {
+			opts = append(opts, client.ForceOwnership)
+		}
+		err = a.client.Status().Apply(ctx, ac, opts...)
+	} else {
+		opts := []client.ApplyOption{client.FieldOwner(a.manager), client.DryRunAll}
+		if force {
+			opts = append(opts, client.ForceOwnership)
+		}
+		err = a.client.Apply(ctx, ac, opts...)
+	}
+	return err == nil && sameApplied(u.Object, again.Object)
+}
+
+// sameApplied reports whether a and b, two answers of the API server for one object, hold the
+// same object and the same field set for each managedFields entry (their times aside).
+func sameApplied(a, b map[string]any) bool {
+	strip := func(m map[string]any) (map[string]any, map[string]any) {
+		c := deepCopyMap(m)
+		meta := nestedMap(c, "metadata")
+		sets := map[string]any{}
+		for _, e := range list(meta["managedFields"]) {
+			em := asMap(e)
+			key := fmt.Sprint(em["manager"], "/", em["operation"], "/", em["subresource"], "/", em["apiVersion"])
+			sets[key] = em["fieldsV1"]
+		}
+		delete(meta, "managedFields")
+		delete(meta, "resourceVersion")
+		return c, sets
+	}
+	x, xs := strip(a)
+	y, ys := strip(b)
+	return jsonEqual(x, y) && jsonEqual(xs, ys)
 }
 
 // ownerMarked returns the uid of the owner whose mark desired, the body of an apply request,
@@ -894,9 +1026,12 @@ func applyBody(m map[string]any, gvk schema.GroupVersionKind) map[string]any {
 }
 
 // statusBody returns the body of the status apply request for m, a desired object of kind gvk
-// as a JSON value: its identity and status, with only the owned conditions when owned is set,
-// and transition times carried over from live. m is not modified.
-func statusBody(m map[string]any, gvk schema.GroupVersionKind, live client.Object, owned []conditions.Type) (map[string]any, error) {
+// as a JSON value: its identity (live's) and status, with only the owned conditions when owned is
+// set, and transition times carried over from current, the conditions the object has. A
+// condition that sets no time and has none to carry over gets the current time when stamp is
+// set and every condition in current has a time: a condition of current without one says that
+// the schema has no lastTransitionTime, or does not require one. m is not modified.
+func statusBody(m map[string]any, gvk schema.GroupVersionKind, live client.Object, current []any, owned []conditions.Type, stamp bool) map[string]any {
 	status, _ := pruneNulls(deepCopy(m["status"])).(map[string]any)
 	if status == nil {
 		status = map[string]any{}
@@ -913,18 +1048,13 @@ func statusBody(m map[string]any, gvk schema.GroupVersionKind, live client.Objec
 	}
 	raw, has := status["conditions"]
 	if !has {
-		return body, nil
+		return body
 	}
 	desired, ok := conditionList(raw)
 	if !ok {
-		return body, nil // not a list of conditions keyed by type: applied as it is
+		return body // not a list of conditions keyed by type: applied as it is
 	}
-	liveMap, err := toMap(live)
-	if err != nil {
-		return nil, err
-	}
-	liveRaw, _ := nested(liveMap, "status", "conditions")
-	current, _ := conditionList(liveRaw)
+	stamp = stamp && !slices.ContainsFunc(current, func(e any) bool { return !hasTime(asMap(e)) })
 	out := make([]any, 0, len(desired))
 	for _, e := range desired {
 		c := asMap(e)
@@ -933,19 +1063,55 @@ func statusBody(m map[string]any, gvk schema.GroupVersionKind, live client.Objec
 		}
 		l := findCondition(current, conditionType(c))
 		switch {
-		case l != nil && l["lastTransitionTime"] != nil && sameStatus(l, c):
+		case l != nil && hasTime(l) && sameStatus(l, c):
 			c["lastTransitionTime"] = deepCopy(l["lastTransitionTime"])
-		case c["lastTransitionTime"] == nil || c["lastTransitionTime"] == "":
+		case !hasTime(c) && stamp:
 			c["lastTransitionTime"] = time.Now().UTC().Truncate(time.Second).Format(time.RFC3339)
 		}
 		out = append(out, c)
 	}
 	if len(out) == 0 {
 		delete(status, "conditions")
-		return body, nil
+		return body
 	}
 	status["conditions"] = out
-	return body, nil
+	return body
+}
+
+// hasTime reports whether the condition c has a lastTransitionTime.
+func hasTime(c map[string]any) bool {
+	return c["lastTransitionTime"] != nil && c["lastTransitionTime"] != ""
+}
+
+// undeclaredTransitionTime reports whether err is server-side apply's refusal of a condition's
+// lastTransitionTime that the kind's schema does not declare (a 500, "field not declared in
+// schema").
+func undeclaredTransitionTime(err error) bool {
+	var status apierrors.APIStatus
+	return errors.As(err, &status) && status.Status().Code == 500 &&
+		strings.Contains(status.Status().Message, ".lastTransitionTime: field not declared in schema")
+}
+
+// transitionTimes returns what an [applyRecord] keeps of obj's conditions: the type, status and
+// lastTransitionTime of each, or nil when obj has none or they are not a list keyed by type.
+func transitionTimes(obj map[string]any) []any {
+	raw, _ := nested(obj, "status", "conditions")
+	list, ok := conditionList(raw)
+	if !ok || len(list) == 0 {
+		return nil
+	}
+	out := make([]any, 0, len(list))
+	for _, e := range list {
+		c := asMap(e)
+		kept := map[string]any{"type": c["type"]}
+		for _, k := range []string{"status", "lastTransitionTime"} {
+			if v, ok := c[k]; ok {
+				kept[k] = deepCopy(v)
+			}
+		}
+		out = append(out, kept)
+	}
+	return out
 }
 
 // requestMap returns obj as a JSON value to build a request from, as [toMap] does, but for a

@@ -42,6 +42,10 @@ type applyRecord struct {
 	// fixed reports whether applying the same request again to the object at resourceVersion
 	// changes nothing (see fixedPoint): only then does the record prove a skip.
 	fixed bool
+	// conditions are the type, status and lastTransitionTime of each condition the object had at
+	// resourceVersion, for a status apply: the transition times to carry over while the
+	// Applier's reader has not caught up with that apply.
+	conditions []any
 }
 
 // applyCache remembers the last apply of up to size objects. It keeps two generations of

@@ -143,7 +143,11 @@ func NewHelper(obj client.Object, c client.Client) (*Helper, error) {
 // status with the rest of the object when the snapshot's managedFields show the status written
 // that way, or when a status request is answered 404 for an object that exists; until then it
 // writes as for a kind with the subresource, metadata and spec first. What it learns is kept in
-// the Helper only, and only once the server kept a status sent that way.
+// the Helper only: that the kind has no status subresource from the 404, and, when it sent the
+// status with the object on the word of managedFields alone, from whether the server kept it
+// (a status the server ignored there goes to the status subresource next). Fields the schema
+// does not know are pruned from a status either way; they are not written and are no error, as
+// for a kind with the subresource.
 //
 // On success obj is replaced by the object the API server returned last (new resourceVersion,
 // other writers' changes, defaults) and becomes the new snapshot. When Patch sends nothing, obj
@@ -317,9 +321,11 @@ func (p *patcher) run(ctx context.Context) error {
 			if getErr != nil || !p.sameObject(fresh) {
 				return p.fail(p.notFound(err), mainWritten)
 			}
-			// Send the status with the rest of the object, and find out from what the server keeps.
+			// The object is there and its status subresource is not: the kind has none. Send the
+			// status with the rest of the object. (What the server keeps of it says nothing more:
+			// it prunes fields the schema does not know, with or without a status subresource.)
 			latest, statusInMain, mainDone = fresh, true, false
-			p.h.statusSubresource = nil
+			p.h.statusSubresource = ptr.To(false)
 			if !mainWritten {
 				p.h.previous = deepCopyObject(fresh)
 			}

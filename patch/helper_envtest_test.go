@@ -23,7 +23,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -434,4 +436,96 @@ func TestPatchWorksOnClusterScopedObjects(t *testing.T) {
 	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(f), latest)).To(Succeed())
 	g.Expect(latest.Labels).To(Equal(map[string]string{"scope": "cluster"}))
 	g.Expect(conditions.IsTrue(latest, conditions.Ready)).To(BeTrue())
+}
+
+// TestPatchOfAStatusFieldTheSchemaPrunesIsNoErrorWithOrWithoutAStatusSubresource patches the status of
+// an unstructured object with a field its CRD does not know (an operator built with newer Go
+// types than the CRD installed: version skew during an upgrade) next to one it knows. The API
+// server prunes the unknown field and keeps the known one, whether or not the kind has a status
+// subresource. The Helper must do for a Gadget (no status subresource) what it does for a
+// Widget: write the known field and return nil; what the server prunes is no sign of where the
+// status goes.
+func TestPatchOfAStatusFieldTheSchemaPrunesIsNoErrorWithOrWithoutAStatusSubresource(t *testing.T) {
+	for _, tc := range []struct {
+		name, kind string
+		// created holds a status the object is created with: managedFields then show the
+		// status written with the object, and the Helper sends it that way from the start.
+		created bool
+	}{
+		{name: "with a status subresource", kind: "Widget"},
+		{name: "without a status subresource", kind: "Gadget"},
+		{name: "without a status subresource, the status written with the object before", kind: "Gadget", created: true},
+	} {
+		kind := tc.kind
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			ctx := t.Context()
+			ns := env.Namespace(t)
+			obj := &unstructured.Unstructured{}
+			obj.SetAPIVersion(testtypes.GroupVersion.String())
+			obj.SetKind(kind)
+			obj.SetNamespace(ns)
+			obj.SetName("x")
+			g.Expect(unstructured.SetNestedField(obj.Object, "small", "spec", "size")).To(Succeed())
+			if tc.created {
+				g.Expect(unstructured.SetNestedField(obj.Object, "Pending", "status", "phase")).To(Succeed())
+			}
+			g.Expect(env.Client().Create(ctx, obj)).To(Succeed())
+
+			c := newCountingClient(t)
+			h, err := patch.NewHelper(obj, c)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(unstructured.SetNestedField(obj.Object, "Ready", "status", "phase")).To(Succeed())
+			g.Expect(unstructured.SetNestedField(obj.Object, "added in v2", "status", "fromANewerVersion")).To(Succeed())
+			err = h.Patch(ctx, obj)
+			t.Logf("requests: %v", c.take())
+			g.Expect(err).NotTo(HaveOccurred())
+
+			live := &unstructured.Unstructured{}
+			live.SetGroupVersionKind(obj.GroupVersionKind())
+			g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(obj), live)).To(Succeed())
+			phase, _, _ := unstructured.NestedString(live.Object, "status", "phase")
+			g.Expect(phase).To(Equal("Ready"))
+		})
+	}
+}
+
+// TestAHelperDoesNotLearnThatAKindHasNoStatusSubresourceFromAStatusAnotherWriterSet
+// patches a Node that kubelet registered with its status (a create keeps a Node's status, so
+// managedFields show the status written through the main resource and none through the status
+// subresource). Kubelet has since set, through the status subresource, the very value the
+// reconcile sets. The Helper sends the status with the rest of the object, the server ignores
+// it, and the response holds the value anyway: that is no sign that the kind lacks a status
+// subresource. The next Patch of the same Helper must write its status change.
+func TestAHelperDoesNotLearnThatAKindHasNoStatusSubresourceFromAStatusAnotherWriterSet(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	name := env.Namespace(t) + "-node"
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{
+		Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")},
+	}}
+	g.Expect(env.Client().Create(ctx, node)).To(Succeed())
+	t.Cleanup(func() {
+		_ = env.Client().Delete(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	})
+	snapshot := &corev1.Node{}
+	g.Expect(env.Client().Get(ctx, client.ObjectKey{Name: name}, snapshot)).To(Succeed())
+
+	// Kubelet reports 4 CPUs through the status subresource.
+	kubelet := snapshot.DeepCopy()
+	kubelet.Status.Capacity[corev1.ResourceCPU] = resource.MustParse("4")
+	g.Expect(env.Client().Status().Update(ctx, kubelet)).To(Succeed())
+
+	// The reconcile, from the snapshot, says 4 too, then (same Helper) 8.
+	h, err := patch.NewHelper(snapshot, env.Client())
+	g.Expect(err).NotTo(HaveOccurred())
+	snapshot.Status.Capacity[corev1.ResourceCPU] = resource.MustParse("4")
+	g.Expect(h.Patch(ctx, snapshot)).To(Succeed())
+	snapshot.Status.Capacity[corev1.ResourceCPU] = resource.MustParse("8")
+	g.Expect(h.Patch(ctx, snapshot)).To(Succeed())
+
+	live := &corev1.Node{}
+	g.Expect(env.Client().Get(ctx, client.ObjectKey{Name: name}, live)).To(Succeed())
+	cpu := live.Status.Capacity[corev1.ResourceCPU]
+	g.Expect(cpu.String()).To(Equal("8"), "Patch returned nil, so the status change is written")
 }

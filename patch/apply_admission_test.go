@@ -1,0 +1,272 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package patch_test
+
+// The Applier against mutating admission: what a policy changes as the object is applied is
+// the manager's, and the Applier's memory of an apply skips the next one only where a dry run of
+// it would change nothing.
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	. "github.com/onsi/gomega"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/tenon-dev/tenon/patch"
+)
+
+// mutateIn installs a MutatingAdmissionPolicy that applies the JSON Patch expression patch to
+// the resource (group "" or "apps") in namespace ns on the given operations, to objects with the
+// label tenon-test-policy=<name> only, and waits until the API server applies it to probe (a dry run).
+func mutateIn(t *testing.T, ns, name, group, resource string, ops []admissionv1.OperationType, patchExpr string, probe client.Object, applied func(client.Object) bool) {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := t.Context()
+	full := name + "-" + ns
+	policy := &admissionv1.MutatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: full},
+		Spec: admissionv1.MutatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionv1.Fail),
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionv1.RuleWithOperations{
+					Operations: ops,
+					Rule:       admissionv1.Rule{APIGroups: []string{group}, APIVersions: []string{"v1"}, Resources: []string{resource}},
+				},
+			}}},
+			MatchConditions: []admissionv1.MatchCondition{{
+				Name:       "labelled",
+				Expression: "has(object.metadata.labels) && 'tenon-test-policy' in object.metadata.labels && object.metadata.labels['tenon-test-policy'] == '" + name + "'",
+			}},
+			Mutations: []admissionv1.Mutation{{
+				PatchType: admissionv1.PatchTypeJSONPatch,
+				JSONPatch: &admissionv1.JSONPatch{Expression: patchExpr},
+			}},
+			ReinvocationPolicy: admissionv1.NeverReinvocationPolicy,
+		},
+	}
+	binding := &admissionv1.MutatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: full},
+		Spec: admissionv1.MutatingAdmissionPolicyBindingSpec{
+			PolicyName: full,
+			MatchResources: &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{corev1.LabelMetadataName: ns},
+			}},
+		},
+	}
+	for _, obj := range []client.Object{policy, binding} {
+		g.Expect(env.Client().Create(ctx, obj)).To(Succeed())
+		t.Cleanup(func() { _ = client.IgnoreNotFound(env.Client().Delete(context.Background(), obj)) })
+	}
+	g.Eventually(func() bool {
+		p := probe.DeepCopyObject().(client.Object)
+		if err := env.Client().Create(ctx, p, client.DryRunAll); err != nil {
+			t.Logf("probe: %v", err)
+			return false
+		}
+		return applied(p)
+	}).WithTimeout(30*time.Second).Should(BeTrue(), "the API server applies the mutating policy")
+}
+
+// dryRunDiff applies desired as a new Applier of manager would (one that remembers nothing and
+// reads no managedFields, so it sends), as a dry run, and returns how the object would change
+// (content or managedFields), "" for not at all.
+func dryRunDiff(t *testing.T, desired client.Object, manager string, opts ...patch.ApplyOption) string {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := t.Context()
+	base, err := client.NewWithWatch(env.Config(), client.Options{Scheme: env.Scheme()})
+	g.Expect(err).NotTo(HaveOccurred())
+	var response []byte
+	dryRun := interceptor.NewClient(base, interceptor.Funcs{
+		Apply: func(ctx context.Context, cl client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+			err := cl.Apply(ctx, obj, append(opts, client.DryRunAll)...)
+			response, _ = json.Marshal(obj)
+			return err
+		},
+		SubResourceApply: func(ctx context.Context, cl client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+			err := cl.SubResource(sub).Apply(ctx, obj, append(opts, client.DryRunAll)...)
+			response, _ = json.Marshal(obj)
+			return err
+		},
+	})
+	live := &unstructured.Unstructured{}
+	gvk, err := apiutil.GVKForObject(desired, env.Scheme())
+	g.Expect(err).NotTo(HaveOccurred())
+	live.SetGroupVersionKind(gvk)
+	g.Expect(base.Get(ctx, client.ObjectKeyFromObject(desired), live)).To(Succeed())
+	probe := patch.NewApplier(dryRun, manager, patch.ApplierOptions{Reader: withoutManagedFields{base}})
+	_, err = probe.Apply(ctx, desired.DeepCopyObject().(client.Object), opts...)
+	g.Expect(err).NotTo(HaveOccurred())
+	after := &unstructured.Unstructured{}
+	g.Expect(after.UnmarshalJSON(response)).To(Succeed())
+	return cmp.Diff(withoutFieldsMetadata(live), withoutFieldsMetadata(after)) + cmp.Diff(fieldSets(live), fieldSets(after))
+}
+
+// mutatedDeployment is a desired Deployment labelled for the mutating policy named policy, built
+// from scratch as a controller does.
+func mutatedDeployment(ns, policy string) *appsv1.Deployment {
+	labels := map[string]string{"app": "web", "tenon-test-policy": policy}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web", Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+				Spec: corev1.PodSpec{
+					Containers:   []corev1.Container{{Name: "web", Image: "nginx:1.27"}},
+					NodeSelector: map[string]string{"disk": "ssd"},
+					Tolerations:  []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+				},
+			},
+		},
+	}
+}
+
+// mutatedConfigMap is a desired ConfigMap labelled for the mutating policy named policy.
+func mutatedConfigMap(ns, policy string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings", Labels: map[string]string{"app": "web", "tenon-test-policy": policy}},
+		Data:       map[string]string{"value": "ours"},
+	}
+}
+
+// TestApplyOfWhatACreateOnlyMutationChangedIsNotSkipped has a mutating admission policy change,
+// as the object is created only, a value the field manager owns: a scalar, a key of an atomic
+// map, an element of an atomic list. Applying the same object again sets the value back (the
+// policy does not run on updates), so the Applier must not skip that apply: a skip is promised
+// only where a dry run of the apply changes nothing.
+func TestApplyOfWhatACreateOnlyMutationChangedIsNotSkipped(t *testing.T) {
+	create := []admissionv1.OperationType{admissionv1.Create}
+	for _, tc := range []struct {
+		name            string
+		policy          string
+		group, resource string
+		desired         func(ns, policy string) client.Object
+		patch           string
+		applied         func(client.Object) bool
+	}{{
+		name:   "a scalar the manager owns (a ConfigMap's data value)",
+		policy: "scalar", resource: "configmaps",
+		desired: func(ns, p string) client.Object { return mutatedConfigMap(ns, p) },
+		patch:   `[JSONPatch{op: "replace", path: "/data/value", value: "mutated"}]`,
+		applied: func(o client.Object) bool { return o.(*corev1.ConfigMap).Data["value"] == "mutated" },
+	}, {
+		name:   "a key added to an atomic map (a pod template's nodeSelector)",
+		policy: "atomicmap", group: "apps", resource: "deployments",
+		desired: func(ns, p string) client.Object { return mutatedDeployment(ns, p) },
+		patch:   `[JSONPatch{op: "add", path: "/spec/template/spec/nodeSelector/zone", value: "a"}]`,
+		applied: func(o client.Object) bool {
+			return o.(*appsv1.Deployment).Spec.Template.Spec.NodeSelector["zone"] == "a"
+		},
+	}, {
+		name:   "an element of an atomic list changed in place (a pod template's tolerations)",
+		policy: "atomiclist", group: "apps", resource: "deployments",
+		desired: func(ns, p string) client.Object { return mutatedDeployment(ns, p) },
+		patch:   `[JSONPatch{op: "replace", path: "/spec/template/spec/tolerations/0/effect", value: "NoExecute"}]`,
+		applied: func(o client.Object) bool {
+			return o.(*appsv1.Deployment).Spec.Template.Spec.Tolerations[0].Effect == corev1.TaintEffectNoExecute
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			ctx := t.Context()
+			ns := env.Namespace(t)
+			probe := tc.desired(ns, tc.policy)
+			probe.SetName("probe")
+			mutateIn(t, ns, tc.policy, tc.group, tc.resource, create, tc.patch, probe, tc.applied)
+			c := newCountingClient(t)
+			a := patch.NewApplier(c, "controller", patch.ApplierOptions{})
+
+			_, err := a.Apply(ctx, tc.desired(ns, tc.policy))
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(tc.applied(liveOf(g, tc.desired(ns, tc.policy)))).To(BeTrue(), "the policy changed the object as it was created")
+			c.take()
+
+			diff := dryRunDiff(t, tc.desired(ns, tc.policy), "controller")
+			_, err = a.Apply(ctx, tc.desired(ns, tc.policy))
+			g.Expect(err).NotTo(HaveOccurred())
+			sent := c.take()["apply"] > 0
+			g.Expect(sent || diff == "").To(BeTrue(), "the apply was skipped, but a dry run of it changes the object:\n%s", diff)
+		})
+	}
+}
+
+// TestAMutationOnEveryWriteLeavesASteadyStateThatSendsNothing has a mutating admission
+// policy add to every create and update of the object (a label, as policy engines commonly
+// inject; an element of an atomic list the manager owns). Applying the same object again is
+// then a fixed point: the policy adds the same again, and a dry run changes nothing. A steady
+// state must send nothing: after the apply the Applier sends once more to find out, the next
+// ones are skipped.
+func TestAMutationOnEveryWriteLeavesASteadyStateThatSendsNothing(t *testing.T) {
+	always := []admissionv1.OperationType{admissionv1.Create, admissionv1.Update}
+	for _, tc := range []struct {
+		name            string
+		policy          string
+		group, resource string
+		desired         func(ns, policy string) client.Object
+		patch           string
+		applied         func(client.Object) bool
+	}{{
+		name:   "a label added to every write",
+		policy: "label", resource: "configmaps",
+		desired: func(ns, p string) client.Object { return mutatedConfigMap(ns, p) },
+		patch:   `has(object.metadata.labels.injected) ? [] : [JSONPatch{op: "add", path: "/metadata/labels/injected", value: "true"}]`,
+		applied: func(o client.Object) bool { return o.GetLabels()["injected"] == "true" },
+	}, {
+		name:   "a key added to an atomic map on every write (a pod template's nodeSelector)",
+		policy: "atomicmap", group: "apps", resource: "deployments",
+		desired: func(ns, p string) client.Object { return mutatedDeployment(ns, p) },
+		patch:   `has(object.spec.template.spec.nodeSelector.zone) ? [] : [JSONPatch{op: "add", path: "/spec/template/spec/nodeSelector/zone", value: "a"}]`,
+		applied: func(o client.Object) bool {
+			return o.(*appsv1.Deployment).Spec.Template.Spec.NodeSelector["zone"] == "a"
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			ctx := t.Context()
+			ns := env.Namespace(t)
+			probe := tc.desired(ns, tc.policy)
+			probe.SetName("probe")
+			mutateIn(t, ns, tc.policy, tc.group, tc.resource, always, tc.patch, probe, tc.applied)
+			c := newCountingClient(t)
+			a := patch.NewApplier(c, "controller", patch.ApplierOptions{})
+
+			var sent []int
+			for range 4 {
+				_, err := a.Apply(ctx, tc.desired(ns, tc.policy))
+				g.Expect(err).NotTo(HaveOccurred())
+				sent = append(sent, c.take()["apply"])
+			}
+			g.Expect(tc.applied(liveOf(g, tc.desired(ns, tc.policy)))).To(BeTrue())
+			g.Expect(dryRunDiff(t, tc.desired(ns, tc.policy), "controller")).To(BeEmpty(), "applying again changes nothing")
+			g.Expect(sent[2:]).To(Equal([]int{0, 0}), "applies sent by each of 4 reconciles: %v", sent)
+		})
+	}
+}
