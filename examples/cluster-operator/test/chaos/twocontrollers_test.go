@@ -49,6 +49,9 @@ type holder struct {
 
 	mu   sync.Mutex
 	runs map[types.UID][]time.Time
+	// retired records the Clusters whose cleanup this holder finished while another finalizer
+	// still held them: its Lifecycle then removes its progress lines, one more status write.
+	retired map[string]bool
 }
 
 // step is the holder's cleanup step.
@@ -58,6 +61,11 @@ func (h *holder) step(_ context.Context, c *appsv1alpha1.Cluster) (finalizer.Pro
 	h.runs[c.UID] = append(h.runs[c.UID], now)
 	h.mu.Unlock()
 	if now.Sub(c.DeletionTimestamp.Time) >= h.hold {
+		if len(c.Finalizers) > 1 {
+			h.mu.Lock()
+			h.retired[c.Name] = true
+			h.mu.Unlock()
+		}
 		return finalizer.Finished(), nil
 	}
 	return finalizer.Waiting(h.after, "waiting for the final snapshot"), nil
@@ -68,6 +76,7 @@ func (h *holder) step(_ context.Context, c *appsv1alpha1.Cluster) (finalizer.Pro
 func (h *holder) start(t *testing.T) {
 	t.Helper()
 	h.runs = map[types.UID][]time.Time{}
+	h.retired = map[string]bool{}
 	h.user = env.NewUser(t, h.name, testenv.Roles{&rbacv1.ClusterRole{
 		ObjectMeta: metav1.ObjectMeta{Name: h.name},
 		Rules: []rbacv1.PolicyRule{
@@ -103,7 +112,8 @@ func (h *holder) start(t *testing.T) {
 // twoControllers deletes Clusters that two controllers, each with its own finalizer and
 // Lifecycle, clean up at once, and checks from the audit log that neither takes turns with the
 // other: each waiting step runs at most ceil(elapsed/after)+1 times, and each controller writes
-// a Cluster's status only when its own progress line changes (once: its message never changes).
+// a Cluster's status only when its own progress line changes (once: its message never changes),
+// and once more to remove that line when it finished while the other's finalizer remained.
 func twoControllers(t *testing.T, w *world) *result {
 	ctx := t.Context()
 	n := w.sizes.TwoControllerClusters
@@ -158,9 +168,15 @@ func twoControllers(t *testing.T, w *world) *result {
 		extraRuns, extraWrites, maxRuns, maxWrites := 0, 0, 0, 0
 		h.mu.Lock()
 		for _, name := range names {
-			if s := statusWrites[name]; s > 1 {
-				extraWrites += s - 1
-				r.Problems = append(r.Problems, fmt.Sprintf("%s wrote the status of %s %d times; its progress line never changes, so once is all", h.name, name, s))
+			// Its progress line never changes: one write, and one more to remove it when it
+			// finished while the other controller's finalizer still held the Cluster.
+			limit := 1
+			if h.retired[name] {
+				limit = 2
+			}
+			if s := statusWrites[name]; s > limit {
+				extraWrites += s - limit
+				r.Problems = append(r.Problems, fmt.Sprintf("%s wrote the status of %s %d times; its progress line never changes, so %d is all", h.name, name, s, limit))
 			}
 			maxWrites = max(maxWrites, statusWrites[name])
 		}
