@@ -22,10 +22,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -144,6 +146,8 @@ func Example_database() {
 	c := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&Database{}).Build()
 	cloud := NewCloud(cloudOptions{honourRequestIDs: true})
 	r := NewDatabaseReconciler(c, c, cloud)
+	clock := clocktesting.NewFakePassiveClock(time.Now()) // the real clock by default
+	r.lifecycle.Clock = clock
 
 	// The API server sets the uid; the fake client does not.
 	db := &Database{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "orders", UID: "7d1c0a52"}, Spec: DatabaseSpec{Tier: "small"}}
@@ -180,6 +184,7 @@ func Example_database() {
 	_ = c.Delete(ctx, db)
 	reconcileAndPrint() // delete
 	cloud.Tick()
+	clock.SetTime(clock.Now().Add(time.Minute)) // the deletion step runs again once its wait is over
 	reconcileAndPrint()
 
 	// Output:
@@ -188,6 +193,6 @@ func Example_database() {
 	// DatabaseReady Available: instance db-7d1c0a52 is RUNNING, tier small (poll: true, error: <nil>)
 	// DatabaseReady Updating: updating database db-7d1c0a52: operation op-3 (poll: true, error: <nil>)
 	// DatabaseReady Available: instance db-7d1c0a52 is RUNNING, tier large (poll: true, error: <nil>)
-	// Deleting CleanupInProgress: step database: deleting database db-7d1c0a52: operation op-4 (poll: true, error: <nil>)
+	// Deleting CleanupInProgress: example.tenon.dev/database: step database: deleting database db-7d1c0a52: operation op-4 (poll: true, error: <nil>)
 	// database gone: true instances left: 0
 }

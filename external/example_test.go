@@ -22,11 +22,13 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -76,7 +78,8 @@ func ExampleResource() {
 		Name: "record", Provider: provider, Client: c, Condition: "RecordReady", IdempotentCreate: true,
 		ExternalName: func(db *Database) string { return db.Name + ".db.example.com" },
 	}
-	lifecycle := &finalizer.Lifecycle[*Database]{Finalizer: "example.tenon.dev/record", Client: c,
+	clock := clocktesting.NewFakePassiveClock(time.Now()) // the real clock by default
+	lifecycle := &finalizer.Lifecycle[*Database]{Finalizer: "example.tenon.dev/record", Client: c, Clock: clock,
 		Steps: []finalizer.Step[*Database]{record.Step()}}
 	reconcile := func(db *Database) {
 		if proceed, _, _ := lifecycle.Reconcile(ctx, db); !proceed {
@@ -100,8 +103,9 @@ func ExampleResource() {
 
 	_ = c.Delete(ctx, db)
 	_ = c.Get(ctx, client.ObjectKeyFromObject(db), db)
-	reconcile(db) // the step deletes the record
-	reconcile(db) // and finds it gone: the finalizer goes, and the Database with it
+	reconcile(db)                               // the step deletes the record
+	clock.SetTime(clock.Now().Add(time.Minute)) // once the step's wait is over,
+	reconcile(db)                               // it finds it gone: the finalizer goes, and the Database with it
 	fmt.Println("gone:", apierrors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(db), db)))
 	// Output:
 	// False Creating [orders.db.example.com] true <nil>

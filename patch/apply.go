@@ -134,12 +134,7 @@ func NewApplier(c client.Client, fieldManager string, opts ApplierOptions) *Appl
 // Applier's last apply for this object, field manager and subresource had the same request
 // body and ForceOwnership, and the live object has the resourceVersion that apply left, or an
 // older one (a cache that has not caught up with the apply yet, and will deliver any later
-// change in a new event), and that object was proved to be one applying the same body again
-// leaves as it is. A mutating admission plugin, webhook or policy may have changed it as it was
-// applied (on a creation only, say), which the next apply would undo: the proof is that the
-// apply wrote nothing, or that the answer proves the skip as a live object would below, or else
-// a dry run of the same apply right after it, one more request on a change, that changes
-// nothing. Without a proof the next apply is sent. Second, so that a restarted controller does not re-apply everything,
+// change in a new event). Second, so that a restarted controller does not re-apply everything,
 // when the live object's managedFields has exactly one entry of the manager for the apply
 // operation (on the subresource), for obj's apiVersion, and, walking obj, the live object and
 // that entry's fields together:
@@ -809,7 +804,7 @@ func (a *Applier) send(ctx context.Context, desired map[string]any, gvk schema.G
 		previous = r.resourceVersion
 	}
 	record := applyRecord{hash: hash, resourceVersion: u.GetResourceVersion(), owner: ownerMarked(desired),
-		fixed: a.provenFixedPoint(ctx, desired, live, u, subresource, force)}
+		fixed: fixedPoint(desired, u, a.manager, subresource)}
 	if subresource == "status" {
 		record.conditions = transitionTimes(u.Object)
 	}
@@ -819,73 +814,6 @@ func (a *Applier) send(ctx context.Context, desired map[string]any, gvk schema.G
 		log.FromContext(ctx).V(1).Info("Applied", "object", what, "fieldManager", a.manager, "resourceVersion", u.GetResourceVersion())
 	}
 	return u, changed, nil
-}
-
-// provenFixedPoint reports whether applying desired again to u, the API server's answer to an
-// apply of desired to live (nil when the reader did not hold it), is proved to change nothing, so
-// that the Applier's record of the apply may skip the next one. A mutating admission plugin,
-// webhook or policy may have changed the object as it was applied, and applying again would undo
-// its change when it runs on some operations only (on a creation, say): a skip must be proved.
-// It is proved when
-//
-//   - the apply wrote nothing (the object kept live's resourceVersion): desired applied to this
-//     object leaves it as it is;
-//   - or the manager owns nothing desired does not set (see fixedPoint), and then either u with
-//     its managedFields proves the skip as a live object would (see [Applier.Apply]), or a dry
-//     run of the same apply leaves u and every manager's fields as they are: that costs one
-//     request, on a change only, where the server normalised or defaulted a value the proof
-//     compares (a quantity, a default inside an atomic value, a defaulted list key).
-//
-// Otherwise the next apply is sent, and proves it then when it writes nothing.
-func (a *Applier) provenFixedPoint(ctx context.Context, desired map[string]any, live client.Object, u *unstructured.Unstructured, subresource string, force bool) bool {
-	if live != nil && live.GetResourceVersion() != "" && live.GetResourceVersion() == u.GetResourceVersion() {
-		return true
-	}
-	if !fixedPoint(desired, u, a.manager, subresource) {
-		return false
-	}
-	if proven, err := a.provenUpToDate(desired, schema.FromAPIVersionAndKind(u.GetAPIVersion(), u.GetKind()), u, subresource); err == nil && proven {
-		return true
-	}
-	again := &unstructured.Unstructured{Object: deepCopyMap(desired)}
-	again.SetUID(u.GetUID()) // the same object, or nothing
-	ac := client.ApplyConfigurationFromUnstructured(again)
-	var err error
-	if subresource == "status" {
-		opts := []client.SubResourceApplyOption{client.FieldOwner(a.manager), client.DryRunAll}
-		if force {
-			opts = append(opts, client.ForceOwnership)
-		}
-		err = a.client.Status().Apply(ctx, ac, opts...)
-	} else {
-		opts := []client.ApplyOption{client.FieldOwner(a.manager), client.DryRunAll}
-		if force {
-			opts = append(opts, client.ForceOwnership)
-		}
-		err = a.client.Apply(ctx, ac, opts...)
-	}
-	return err == nil && sameApplied(u.Object, again.Object)
-}
-
-// sameApplied reports whether a and b, two answers of the API server for one object, hold the
-// same object and the same field set for each managedFields entry (their times aside).
-func sameApplied(a, b map[string]any) bool {
-	strip := func(m map[string]any) (map[string]any, map[string]any) {
-		c := deepCopyMap(m)
-		meta := nestedMap(c, "metadata")
-		sets := map[string]any{}
-		for _, e := range list(meta["managedFields"]) {
-			em := asMap(e)
-			key := fmt.Sprint(em["manager"], "/", em["operation"], "/", em["subresource"], "/", em["apiVersion"])
-			sets[key] = em["fieldsV1"]
-		}
-		delete(meta, "managedFields")
-		delete(meta, "resourceVersion")
-		return c, sets
-	}
-	x, xs := strip(a)
-	y, ys := strip(b)
-	return jsonEqual(x, y) && jsonEqual(xs, ys)
 }
 
 // ownerMarked returns the uid of the owner whose mark desired, the body of an apply request,
