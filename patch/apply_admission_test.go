@@ -157,7 +157,6 @@ func mutatedConfigMap(ns, policy string) *corev1.ConfigMap {
 	}
 }
 
-
 // TestAMutationOnEveryWriteLeavesASteadyStateThatSendsNothing has a mutating admission
 // policy add to every create and update of the object (a label, as policy engines commonly
 // inject; an element of an atomic list the manager owns). Applying the same object again is
