@@ -22,7 +22,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"reflect"
 	"slices"
 	"sort"
@@ -133,20 +132,17 @@ func warmUp(t *testing.T, ns string) {
 // differentialSettings returns the seed and the number of cases, from the environment.
 func differentialSettings(t *testing.T) (seed int64, n int) {
 	t.Helper()
-	seed, n = rand.Int64N(1_000_000_000), defaultCases
-	if s := os.Getenv(patchSeedEnvVar); s != "" {
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			t.Fatalf("failed to parse %s=%q: %v", patchSeedEnvVar, s, err)
-		}
-		seed = v
-	}
-	if s := os.Getenv(patchCasesEnvVar); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			t.Fatalf("failed to parse %s=%q: want a positive number", patchCasesEnvVar, s)
-		}
-		n = v
+	return seedAndCases(t, patchSeedEnvVar, patchCasesEnvVar, defaultCases)
+}
+
+// seedAndCases returns a randomized test's seed and number of cases from the environment
+// variables seedVar and casesVar: by default a fresh seed and defaultCases.
+func seedAndCases(t *testing.T, seedVar, casesVar string, defaultCases int) (seed int64, n int) {
+	t.Helper()
+	seed = int64(envInt(t, seedVar, rand.Int64N(1_000_000_000)))
+	n = envInt(t, casesVar, int64(defaultCases))
+	if n < 1 {
+		t.Fatalf("%s=%d: want a positive number", casesVar, n)
 	}
 	return seed, n
 }

@@ -28,10 +28,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -188,22 +186,7 @@ func TestRealKindsPatchAgreesWithTheModel(t *testing.T) {
 // defaultRealCases for each of the families.
 func realSettings(t *testing.T, families int) (seed int64, n int) {
 	t.Helper()
-	seed, n = rand.Int64N(1_000_000_000), defaultRealCases*families
-	if s := os.Getenv(realSeedEnvVar); s != "" {
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			t.Fatalf("failed to parse %s=%q: %v", realSeedEnvVar, s, err)
-		}
-		seed = v
-	}
-	if s := os.Getenv(realCasesEnvVar); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			t.Fatalf("failed to parse %s=%q: want a positive number", realCasesEnvVar, s)
-		}
-		n = v
-	}
-	return seed, n
+	return seedAndCases(t, realSeedEnvVar, realCasesEnvVar, defaultRealCases*families)
 }
 
 // realCase is one case of a real kind.
