@@ -528,24 +528,24 @@ func (p *patcher) get(ctx context.Context) (client.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	reader := client.Reader(p.h.client)
+	return fresh, p.latestReader().Get(ctx, client.ObjectKeyFromObject(p.obj), fresh)
+}
+
+// latestReader is where the latest object is read: ReadLatestFrom's reader, or the client.
+func (p *patcher) latestReader() client.Reader {
 	if p.opts.latestFrom != nil {
-		reader = p.opts.latestFrom
+		return p.opts.latestFrom
 	}
-	return fresh, reader.Get(ctx, client.ObjectKeyFromObject(p.obj), fresh)
+	return p.h.client
 }
 
 // getRaw reads the object as JSON, every field it holds, whatever obj's Go type shows of it.
 func (p *patcher) getRaw(ctx context.Context) (*unstructured.Unstructured, error) {
 	raw := &unstructured.Unstructured{}
 	raw.SetGroupVersionKind(p.h.gvk)
-	reader := client.Reader(p.h.client)
-	if p.opts.latestFrom != nil {
-		reader = p.opts.latestFrom
-	}
 	// Without read-your-writes for this read: with it, a client would start an informer of the
 	// unstructured form of the kind, a second copy of all its objects, for one read.
-	return raw, reader.Get(ctx, client.ObjectKeyFromObject(p.obj), raw, client.DisableReadYourWritesConsistency)
+	return raw, p.latestReader().Get(ctx, client.ObjectKeyFromObject(p.obj), raw, client.DisableReadYourWritesConsistency)
 }
 
 // finish makes latest, when there is one, both obj and the new snapshot.
