@@ -31,7 +31,9 @@ import (
 // Errors: return the provider's error as it is, wrapped with context. Wrap it in
 // reconcile.TerminalError when retrying cannot help until the object changes (the provider
 // refused the request as invalid, the credentials are wrong): the object is then
-// Stalled with the reason of the call that failed ([ReasonCreateFailed] and so on). Any other
+// Stalled with the reason of the call that failed ([ReasonCreateFailed] and so on), or with a
+// reason of the provider's own when the error is (or wraps) one of requeue.TerminalError, such
+// as "InvalidCredentials", which tells a person what to fix. Any other
 // error is retried with backoff, and for Create it means that the outcome is unknown (see
 // [Resource.IdempotentCreate]).
 type Provider[T client.Object] interface {

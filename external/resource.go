@@ -173,7 +173,8 @@ type Resource[T client.Object] struct {
 // too, so that a restart polls them.
 //
 // Errors: a terminal error from the provider returns requeue.Terminal with the reason of the
-// call ([ReasonObserveFailed], [ReasonCreateFailed], [ReasonUpdateFailed]), so requeue.Report
+// call ([ReasonObserveFailed], [ReasonCreateFailed], [ReasonUpdateFailed]), or the provider's
+// own reason when it gave one with requeue.TerminalError, so requeue.Report
 // marks the object Stalled; the condition is False with it. Other errors are returned as they
 // are, for requeue.WithBackoff, and leave the condition's status alone ([ReasonProviderError]).
 //
@@ -314,7 +315,7 @@ func (r *Resource[T]) operation(ctx context.Context, obj T, rec record) (next re
 	}
 	err = fmt.Errorf("operation %s of %s %s failed: %w", st.Operation, r.Name, st.Name, opErr)
 	if errors.Is(err, reconcile.TerminalError(nil)) {
-		res, err = r.terminal(obj, reason, &providerError{err: err})
+		res, err = r.terminal(obj, providerReason(err, reason), &providerError{err: err})
 		return next, res, true, err
 	}
 	// Unlike a call that failed, an operation that failed says something: the change was not
@@ -410,9 +411,18 @@ func (r *Resource[T]) failed(obj T, reason conditions.Reason, err error) (ctrl.R
 		return r.terminal(obj, ReasonNameTaken, &providerError{err: err})
 	}
 	if errors.Is(err, reconcile.TerminalError(nil)) {
-		return r.terminal(obj, reason, &providerError{err: err})
+		return r.terminal(obj, providerReason(err, reason), &providerError{err: err})
 	}
 	return r.providerError(obj, err)
+}
+
+// providerReason is the reason of a terminal error from the provider: the one it gave with
+// requeue.TerminalError, or def, the reason of the call that failed.
+func providerReason(err error, def conditions.Reason) conditions.Reason {
+	if reason, ok := requeue.TerminalReason(err); ok {
+		return reason
+	}
+	return def
 }
 
 // terminal marks the condition False with reason and returns the terminal error.

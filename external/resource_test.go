@@ -18,6 +18,7 @@ package external_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -344,6 +345,22 @@ func TestANameTakenByAnotherOwnerStallsAndIsNeverDeleted(t *testing.T) {
 	w.g.Expect(exists).To(BeFalse(), "nothing of the object's to delete")
 }
 
+func TestATerminalErrorWithAReasonOfTheProvidersStallsWithThatReason(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cloudOptions{})
+	r := w.reconciler()
+	r.database.Provider = refusedToken{Provider: r.database.Provider}
+	db := w.create("orders", "small")
+
+	_, err := w.reconcile(r, db)
+	w.g.Expect(requeue.Classify(err)).To(Equal(requeue.ClassTerminal))
+	latest, _ := w.get(db)
+	w.g.Expect(conditions.Get(latest, conditions.Stalled)).To(HaveField("Reason", "InvalidCredentials"))
+	w.g.Expect(conditions.Get(latest, DatabaseReady)).To(And(HaveField("Status", metav1.ConditionFalse),
+		HaveField("Reason", "InvalidCredentials"), HaveField("Message", ContainSubstring("the token was refused"))))
+	w.g.Expect(w.instancesOf(db)).To(BeEmpty())
+}
+
 func TestAnAnnotationThatIsNotValidIsReportedByName(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, cloudOptions{})
@@ -369,6 +386,17 @@ func TestAResourceThatCannotWorkSaysWhy(t *testing.T) {
 }
 
 // keyRecorder records the keys of the creates its Provider is asked for.
+// refusedToken is a provider whose credentials are refused: Observe fails terminally, with a
+// reason of its own.
+type refusedToken struct {
+	external.Provider[*Database]
+}
+
+func (refusedToken) Observe(context.Context, *Database, string) (external.Observation, error) {
+	return external.Observation{}, fmt.Errorf("failed to list instances: %w",
+		requeue.TerminalError("InvalidCredentials", errors.New("the token was refused")))
+}
+
 type keyRecorder struct {
 	external.Provider[*Database]
 	keys *[]string

@@ -118,9 +118,8 @@ func stall(obj conditions.Setter, reason conditions.Reason, message string) erro
 // stalledReason returns the reason of a terminal error: the one given to Terminal, or the API's
 // reason for a request it rejected.
 func stalledReason(err error) conditions.Reason {
-	var stalled *stalledError
-	if errors.As(err, &stalled) {
-		return stalled.reason
+	if reason, ok := TerminalReason(err); ok {
+		return reason
 	}
 	if reason := apierrors.ReasonForError(err); reason != metav1.StatusReasonUnknown {
 		return conditions.ReasonFrom(string(reason))

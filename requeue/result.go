@@ -77,6 +77,26 @@ func Terminal(reason conditions.Reason, err error) (ctrl.Result, error) {
 	return ctrl.Result{}, reconcile.TerminalError(&stalledError{reason: reason, err: err})
 }
 
+// TerminalError is the error of [Terminal] alone, for code that returns an error to a caller that
+// makes the result: a helper of the reconciler, or an external.Provider whose terminal failure
+// names its own reason (external.Resource then stalls the object with that reason rather than
+// its own). A nil err is nil.
+func TerminalError(reason conditions.Reason, err error) error {
+	_, err = Terminal(reason, err)
+	return err
+}
+
+// TerminalReason returns the reason given to [Terminal] or [TerminalError] for err or an error it
+// wraps (the outermost one), and false when none was: a plain reconcile.TerminalError, or an
+// error that is not terminal.
+func TerminalReason(err error) (conditions.Reason, bool) {
+	var stalled *stalledError
+	if errors.As(err, &stalled) {
+		return stalled.reason, true
+	}
+	return "", false
+}
+
 // stalledError carries the reason given to Terminal.
 type stalledError struct {
 	reason conditions.Reason

@@ -18,6 +18,7 @@ package requeue_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/requeue"
 )
 
@@ -88,6 +90,32 @@ func TestTerminal(t *testing.T) {
 
 	_, err = requeue.Terminal("InvalidSpec", nil)
 	g.Expect(err).NotTo(HaveOccurred())
+}
+
+func TestTerminalErrorCarriesItsReasonThroughWrapping(t *testing.T) {
+	g := NewWithT(t)
+	cause := errors.New("the provider refused the token")
+
+	err := fmt.Errorf("failed to observe the record: %w", requeue.TerminalError("InvalidCredentials", cause))
+
+	g.Expect(errors.Is(err, reconcile.TerminalError(nil))).To(BeTrue())
+	g.Expect(errors.Is(err, cause)).To(BeTrue(), "the cause stays reachable")
+	g.Expect(err).To(MatchError("failed to observe the record: terminal error: the provider refused the token"))
+	reason, ok := requeue.TerminalReason(err)
+	g.Expect(ok).To(BeTrue())
+	g.Expect(reason).To(Equal(conditions.Reason("InvalidCredentials")))
+
+	// The outermost reason wins: a caller that stalls with a reason of its own says so.
+	_, outer := requeue.Terminal("CreateFailed", err)
+	reason, _ = requeue.TerminalReason(outer)
+	g.Expect(reason).To(Equal(conditions.Reason("CreateFailed")))
+
+	// A plain terminal error, or one that is not terminal, has none.
+	for _, err := range []error{reconcile.TerminalError(cause), cause, nil} {
+		_, ok := requeue.TerminalReason(err)
+		g.Expect(ok).To(BeFalse(), "%v", err)
+	}
+	g.Expect(requeue.TerminalError("InvalidCredentials", nil)).To(Succeed())
 }
 
 func TestRetryIsAnErrorOnlyWithoutTheWrapper(t *testing.T) {
