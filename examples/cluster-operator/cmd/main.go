@@ -190,12 +190,15 @@ func run(o options) error {
 		Controller:                    config.Controller{ReconciliationTimeout: o.reconcileTimeout},
 	}
 	fenced := o.leaderElection && o.fencedWrites
+	var fence *fencing.Lock
 	if fenced {
 		// Builds the manager's Lease lock, fences cfg with it (every client built from cfg: the
 		// manager's, the Event broadcaster's) and gives it to opts.
-		if _, err := fencing.ForManager(cfg, &opts); err != nil {
+		lock, err := fencing.ForManager(cfg, &opts)
+		if err != nil {
 			return err
 		}
+		fence = lock
 	}
 	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
@@ -204,6 +207,10 @@ func run(o options) error {
 
 	dns := &controller.DNSProvider{Endpoint: o.dnsEndpoint, Secret: secretKey, Reader: mgr.GetClient()}
 	r := controller.NewReconciler(mgr, dns, o.directoryNamespace)
+	if fence != nil {
+		// Calls to the DNS provider do not go through the API server: the lock refuses them too.
+		r.Fence = fence
+	}
 	r.Metrics = observe.NewMetrics()
 	if err := r.Metrics.Register(metrics.Registry); err != nil {
 		return fmt.Errorf("failed to register metrics: %w", err)

@@ -47,6 +47,7 @@ import (
 
 	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/conditions/observe"
+	"github.com/tenon-dev/tenon/external"
 	"github.com/tenon-dev/tenon/finalizer"
 	"github.com/tenon-dev/tenon/ownership"
 	"github.com/tenon-dev/tenon/patch"
@@ -81,6 +82,10 @@ type ClusterReconciler struct {
 	Recorder events.EventRecorder
 	// DNS gives access to the DNS provider.
 	DNS *DNSProvider
+	// Fence, when set, refuses calls to the DNS provider once this replica may no longer act as
+	// the leader (the *fencing.Lock of the manager's leader election): they do not go through
+	// the API server, whose requests the lock fences. Optional.
+	Fence external.Fence
 	// DirectoryNamespace is where each Cluster publishes its directory entry.
 	DirectoryNamespace string
 
@@ -285,7 +290,7 @@ func (r *ClusterReconciler) cleanup() *finalizer.Lifecycle[*appsv1alpha1.Cluster
 			Recorder:  r.Recorder,
 			Steps: []finalizer.Step[*appsv1alpha1.Cluster]{
 				// The record lives outside Kubernetes: spec.deletionPolicy Retain keeps it.
-				{Name: "dns-record", External: true, Run: r.deleteDNSRecord},
+				r.dnsRecord("").Step(),
 				// The cache finds the directory entries; the API reader confirms none is left
 				// (a cache that has not seen one yet must not let the Cluster go without it).
 				finalizer.TrackedChildren[*appsv1alpha1.Cluster](r.Client, []client.ObjectList{&corev1.ConfigMapList{}},

@@ -28,6 +28,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -37,6 +38,7 @@ import (
 	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/controller"
 
 	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/external"
 	"github.com/tenon-dev/tenon/finalizer"
 	"github.com/tenon-dev/tenon/ownership"
 	"github.com/tenon-dev/tenon/testing/faults"
@@ -130,6 +132,45 @@ var _ = Describe("The Cluster controller", func() {
 			}
 			g.Expect(notes).To(ContainElement(ContainSubstring("Ready changed")))
 		}).WithTimeout(timeout).WithPolling(interval).Should(Succeed())
+	})
+
+	It("a d n s record deleted behind the operator's back is created again, once", func() {
+		t := GinkgoT()
+		ctx := t.Context()
+		op := startOperator(t, operatorOptions{})
+		cluster := op.newCluster("drift")
+		op.create(t, cluster)
+		eventuallyReady(t, cluster)
+		const name = "drift.clusters.example.com"
+
+		// What the operator must remember about the record is in the Cluster: its name, created.
+		var state struct{ Name, Phase string }
+		Expect(json.Unmarshal([]byte(cluster.Annotations[external.AnnotationPrefix+"dns-record"]), &state)).To(Succeed())
+		Expect(state.Name).To(Equal(name))
+		Expect(state.Phase).To(Equal("Created"))
+
+		dns := &clouddns.Client{BaseURL: op.endpoint, Token: op.token}
+		_, err := dns.Delete(ctx, name)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() bool { _, ok := op.record(name); return ok }).WithTimeout(timeout).WithPolling(interval).Should(BeFalse())
+		puts := op.dns.Requests()["PUT"]
+
+		// Anything that wakes the controller (here an annotation; at the latest, the drift poll
+		// every external.DefaultDriftInterval) finds the record gone and creates it again.
+		Expect(env.Client().Patch(ctx, cluster, client.RawPatch(types.MergePatchType,
+			[]byte(`{"metadata":{"annotations":{"example.com/touched":"now"}}}`)))).To(Succeed())
+		Eventually(func(g Gomega) {
+			record, ok := op.record(name)
+			g.Expect(ok).To(BeTrue(), "records: %v", op.dns.Records())
+			g.Expect(record.Status).To(Equal(clouddns.StatusInSync))
+			g.Expect(record.Owner).To(Equal(string(cluster.UID)))
+			g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(cluster), cluster)).To(Succeed())
+			g.Expect(cluster).To(matchers.HaveCondition(appsv1alpha1.DNSReady, metav1.ConditionTrue,
+				matchers.WithReason(external.ReasonAvailable), matchers.CurrentGeneration{}))
+			g.Expect(cluster).To(matchers.BeReady())
+		}).WithTimeout(timeout).WithPolling(interval).Should(Succeed())
+		Expect(op.dns.Requests()["PUT"]-puts).To(Equal(1), "one create, and nothing else written to the provider")
+		Expect(cluster.Status.Endpoint).To(Equal(name))
 	})
 
 	It("scaling a cluster catches up observed generation", func() {

@@ -32,20 +32,23 @@ import (
 	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/clouddns"
 
 	"github.com/tenon-dev/tenon/conditions"
-	"github.com/tenon-dev/tenon/finalizer"
+	"github.com/tenon-dev/tenon/external"
 	"github.com/tenon-dev/tenon/requeue"
 )
 
 // TokenKey is the key of the DNS provider's token in the credentials Secret.
 const TokenKey = "token"
 
-// Reasons of the DNSReady condition.
+// Reasons of the DNSReady condition besides those of the external package (external.ReasonCreating
+// while the record is created, external.ReasonNotReady while it propagates,
+// external.ReasonAvailable once it resolves, external.ReasonNameTaken when the name is someone
+// else's).
 const (
-	ReasonRecordPropagating conditions.Reason = "RecordPropagating"
-	ReasonRecordInSync      conditions.Reason = "RecordInSync"
-	ReasonNameTaken         conditions.Reason = "NameTaken"
-	ReasonDNSUnavailable    conditions.Reason = "DNSUnavailable"
-	ReasonInvalidDNSCreds   conditions.Reason = "InvalidDNSCredentials"
+	// ReasonInvalidDNSCreds: the token is missing or the DNS provider refuses it. A person must
+	// fix the Secret; the Cluster is Stalled until then.
+	ReasonInvalidDNSCreds conditions.Reason = "InvalidDNSCredentials"
+	// ReasonWaitingForService: the Service has no cluster IP yet, so there is nothing to point
+	// the record at.
 	ReasonWaitingForService conditions.Reason = "WaitingForService"
 )
 
@@ -68,26 +71,165 @@ type DNSProvider struct {
 
 // errInvalidCredentials is the start of the error for missing or refused credentials: a person
 // must fix the Secret, so the reconcile stops retrying (it is terminal) until the Secret changes,
-// which the controller watches. The text before the colon becomes the Stalled reason.
+// which the controller watches.
 var errInvalidCredentials = errors.New("invalid DNS credentials")
 
+// client returns a client with the token of the Secret. Missing or refused credentials are a
+// terminal error with ReasonInvalidDNSCreds.
 func (p *DNSProvider) client(ctx context.Context) (*clouddns.Client, error) {
 	var secret corev1.Secret
 	if err := p.Reader.Get(ctx, p.Secret, &secret); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("%w: secret %s does not exist", errInvalidCredentials, p.Secret)
+			return nil, p.invalidCredentials(fmt.Errorf("%w: secret %s does not exist", errInvalidCredentials, p.Secret))
 		}
 		return nil, fmt.Errorf("failed to read the DNS credentials: %w", err)
 	}
 	token := string(secret.Data[TokenKey])
 	if token == "" {
-		return nil, fmt.Errorf("%w: secret %s has no %q key", errInvalidCredentials, p.Secret, TokenKey)
+		return nil, p.invalidCredentials(fmt.Errorf("%w: secret %s has no %q key", errInvalidCredentials, p.Secret, TokenKey))
 	}
 	hc := p.HTTPClient
 	if hc == nil {
 		hc = &http.Client{Timeout: 10 * time.Second}
 	}
 	return &clouddns.Client{BaseURL: p.Endpoint, Token: token, HTTPClient: hc}, nil
+}
+
+// failed returns err from a call to the DNS API: terminal with ReasonInvalidDNSCreds when the
+// provider refused the token, as it is otherwise (the API being unavailable is retried with
+// backoff).
+func (p *DNSProvider) failed(err error) error {
+	if errors.Is(err, clouddns.ErrUnauthorized) {
+		return p.invalidCredentials(fmt.Errorf("%w: the DNS provider refused the token in secret %s", errInvalidCredentials, p.Secret))
+	}
+	return err
+}
+
+func (p *DNSProvider) invalidCredentials(err error) error {
+	return requeue.TerminalError(ReasonInvalidDNSCreds, err)
+}
+
+// dnsRecord is a Cluster's DNS record at the provider, as an external.Provider: an A record
+// named spec.dnsName that points at the Service's cluster IP and carries the Cluster's uid as
+// its owner, so that the controller never adopts, changes or deletes someone else's record.
+//
+// external.Resource does the rest: it observes first, stores that a create is under way before
+// sending it (a crash or a lagging cache never creates twice, nor after the deletion began),
+// polls the record while it propagates, corrects drift, and deletes the record in the finalizer
+// step, which spec.deletionPolicy Retain skips.
+type dnsRecord struct {
+	dns *DNSProvider
+	// address is what the record points at: the Service's cluster IP. Empty in the deletion
+	// step, which only observes and deletes.
+	address string
+}
+
+var _ external.Provider[*appsv1alpha1.Cluster] = dnsRecord{}
+
+// desired is the record the Cluster wants.
+func (d dnsRecord) desired(cluster *appsv1alpha1.Cluster, name string) clouddns.Record {
+	return clouddns.Record{Name: name, Type: "A", Value: d.address, TTL: 60, Owner: string(cluster.UID)}
+}
+
+// Observe reads the record called name. It sets status.endpoint, which is the record's name
+// once it resolves to the Service, and empty until then.
+func (d dnsRecord) Observe(ctx context.Context, cluster *appsv1alpha1.Cluster, name string) (external.Observation, error) {
+	live := cluster.DeletionTimestamp.IsZero()
+	if live {
+		cluster.Status.Endpoint = ""
+	}
+	dns, err := d.dns.client(ctx)
+	if err != nil {
+		return external.Observation{}, err
+	}
+	rec, err := dns.Get(ctx, name)
+	switch {
+	case errors.Is(err, clouddns.ErrNotFound):
+		return external.Observation{}, nil
+	case err != nil:
+		return external.Observation{}, d.dns.failed(err)
+	case rec.Owner != string(cluster.UID):
+		return external.Observation{}, fmt.Errorf("%w: DNS name %s belongs to another owner (%s): choose another dnsName",
+			external.ErrNameTaken, name, rec.Owner)
+	}
+	want := d.desired(cluster, name)
+	obs := external.Observation{
+		Exists:   true,
+		Ready:    rec.Status == clouddns.StatusInSync,
+		UpToDate: rec.Value == want.Value && rec.TTL == want.TTL && rec.Type == want.Type,
+	}
+	switch {
+	case !obs.Ready:
+		obs.Message = fmt.Sprintf("record %s is %s", name, rec.Status)
+	case obs.UpToDate:
+		obs.Message = fmt.Sprintf("%s resolves to %s", name, rec.Value)
+		if live {
+			cluster.Status.Endpoint = name
+		}
+	}
+	return obs, nil
+}
+
+// Create creates the record, only if no record of that name exists: the provider refuses a second
+// one (names are unique), which makes a create sent again after a lost response harmless.
+func (d dnsRecord) Create(ctx context.Context, cluster *appsv1alpha1.Cluster, name, _ string) (external.Operation, error) {
+	dns, err := d.dns.client(ctx)
+	if err != nil {
+		return "", err
+	}
+	if _, err := dns.Create(ctx, d.desired(cluster, name)); err != nil && !errors.Is(err, clouddns.ErrConflict) {
+		// ErrConflict: a record of that name exists (ours, from a create whose response was lost,
+		// or someone else's); the next Observe says which.
+		return "", d.dns.failed(err)
+	}
+	return "", nil
+}
+
+// Update points the record at the Service again (the address or the TTL drifted).
+func (d dnsRecord) Update(ctx context.Context, cluster *appsv1alpha1.Cluster, name string) (external.Operation, error) {
+	dns, err := d.dns.client(ctx)
+	if err != nil {
+		return "", err
+	}
+	if _, err := dns.Put(ctx, d.desired(cluster, name)); err != nil {
+		return "", d.dns.failed(err)
+	}
+	return "", nil
+}
+
+// Delete starts withdrawing the record; external.Resource observes it until it is gone.
+func (d dnsRecord) Delete(ctx context.Context, _ *appsv1alpha1.Cluster, name string) (external.Operation, error) {
+	dns, err := d.dns.client(ctx)
+	if err != nil {
+		return "", err
+	}
+	if _, err := dns.Delete(ctx, name); err != nil && !errors.Is(err, clouddns.ErrNotFound) {
+		return "", d.dns.failed(err)
+	}
+	return "", nil
+}
+
+// dnsRecordName names the record in the Cluster's annotation (external.tenon.dev/dns-record)
+// and is the finalizer step that deletes it.
+const dnsRecordName = "dns-record"
+
+// dnsRecord returns the external.Resource that keeps the Cluster's DNS record, pointing at
+// address. A Resource holds no state, so one is made for each reconcile.
+func (r *ClusterReconciler) dnsRecord(address string) *external.Resource[*appsv1alpha1.Cluster] {
+	return &external.Resource[*appsv1alpha1.Cluster]{
+		Name:      dnsRecordName,
+		Provider:  dnsRecord{dns: r.DNS, address: address},
+		Client:    r.Client,
+		APIReader: r.APIReader,
+		Condition: appsv1alpha1.DNSReady,
+		// The record's name is the one the user chose (spec.dnsName is immutable).
+		ExternalName: func(cluster *appsv1alpha1.Cluster) string { return cluster.Spec.DNSName },
+		// The provider refuses a second record of a name: a create whose response was lost can
+		// be sent again.
+		IdempotentCreate: true,
+		PollInterval:     dnsPollInterval,
+		Fence:            r.Fence,
+	}
 }
 
 // reconcileDNS makes sure the cluster's DNS record exists, points at its Service and is in sync,
@@ -99,93 +241,5 @@ func (r *ClusterReconciler) reconcileDNS(ctx context.Context, cluster *appsv1alp
 		_, err := conditions.MarkFalse(cluster, appsv1alpha1.DNSReady, ReasonWaitingForService, "waiting for the Service to get a cluster IP")
 		return ctrl.Result{}, err
 	}
-	dns, err := r.DNS.client(ctx)
-	if err != nil {
-		return r.dnsFailed(cluster, err)
-	}
-	want := clouddns.Record{Name: cluster.Spec.DNSName, Type: "A", Value: address, TTL: 60, Owner: string(cluster.UID)}
-
-	rec, err := dns.Get(ctx, want.Name)
-	switch {
-	case errors.Is(err, clouddns.ErrNotFound):
-		// Create only if absent: after a crash or a stale read the record may exist already, and
-		// it must never be created twice or taken from someone else.
-		rec, err = dns.Create(ctx, want)
-		if errors.Is(err, clouddns.ErrConflict) {
-			rec, err = dns.Get(ctx, want.Name)
-		}
-	case err == nil && rec.Owner == want.Owner && rec.Status != clouddns.StatusDeleting &&
-		(rec.Value != want.Value || rec.TTL != want.TTL || rec.Type != want.Type):
-		rec, err = dns.Put(ctx, want)
-	}
-	if err != nil {
-		return r.dnsFailed(cluster, err)
-	}
-	if rec.Owner != want.Owner {
-		cluster.Status.Endpoint = ""
-		msg := fmt.Sprintf("DNS name %s belongs to another owner (%s): choose another dnsName", want.Name, rec.Owner)
-		_, _ = conditions.MarkFalse(cluster, appsv1alpha1.DNSReady, ReasonNameTaken, msg)
-		return requeue.Terminal(ReasonNameTaken, errors.New("DNS name taken: "+msg))
-	}
-	if rec.Status != clouddns.StatusInSync {
-		cluster.Status.Endpoint = ""
-		_, err := conditions.MarkFalse(cluster, appsv1alpha1.DNSReady, ReasonRecordPropagating,
-			fmt.Sprintf("record %s is %s", rec.Name, rec.Status))
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		return requeue.Poll(dnsPollInterval)
-	}
-	cluster.Status.Endpoint = rec.Name
-	_, err = conditions.MarkTrue(cluster, appsv1alpha1.DNSReady, ReasonRecordInSync, fmt.Sprintf("%s resolves to %s", rec.Name, rec.Value))
-	return ctrl.Result{}, err
-}
-
-// dnsFailed records a failed call to the DNS API in DNSReady and returns what to do about it:
-//
-//   - Missing or refused credentials: a person must fix the Secret. DNSReady is False, the error
-//     is terminal (the Cluster is Stalled) and the Secret's watch brings the Cluster back.
-//   - Any other failure, such as the API being unavailable, is retried with backoff. It says
-//     nothing new about the record, which keeps resolving: DNSReady keeps its status (Unknown
-//     when it has none yet, or still blames credentials that were fixed since) and
-//     requeue.Report marks the Cluster Reconciling with the error, so that Ready does not flap
-//     with every failed call.
-func (r *ClusterReconciler) dnsFailed(cluster *appsv1alpha1.Cluster, err error) (ctrl.Result, error) {
-	if errors.Is(err, errInvalidCredentials) || errors.Is(err, clouddns.ErrUnauthorized) {
-		if !errors.Is(err, errInvalidCredentials) {
-			err = fmt.Errorf("%w: the DNS provider refused the token in secret %s", errInvalidCredentials, r.DNS.Secret)
-		}
-		cluster.Status.Endpoint = ""
-		_, _ = conditions.MarkFalse(cluster, appsv1alpha1.DNSReady, ReasonInvalidDNSCreds, err.Error())
-		return requeue.Terminal(ReasonInvalidDNSCreds, err)
-	}
-	if c := conditions.Get(cluster, appsv1alpha1.DNSReady); c == nil || c.Reason == string(ReasonInvalidDNSCreds) {
-		_, _ = conditions.MarkUnknown(cluster, appsv1alpha1.DNSReady, ReasonDNSUnavailable, err.Error())
-	}
-	return ctrl.Result{}, err
-}
-
-// deleteDNSRecord is the finalizer step that deletes the cluster's DNS record and waits until
-// the provider has withdrawn it. The Lifecycle skips it when the deletion policy retains the
-// record.
-func (r *ClusterReconciler) deleteDNSRecord(ctx context.Context, cluster *appsv1alpha1.Cluster) (finalizer.Progress, error) {
-	dns, err := r.DNS.client(ctx)
-	if err != nil {
-		return finalizer.Progress{}, err
-	}
-	rec, err := dns.Get(ctx, cluster.Spec.DNSName)
-	switch {
-	case errors.Is(err, clouddns.ErrNotFound):
-		return finalizer.Finished(), nil
-	case err != nil:
-		return finalizer.Progress{}, err
-	case rec.Owner != string(cluster.UID):
-		return finalizer.Finished(), nil // not ours: never delete someone else's record
-	case rec.Status == clouddns.StatusDeleting:
-		return finalizer.Waiting(dnsPollInterval, fmt.Sprintf("record %s is being withdrawn", rec.Name)), nil
-	}
-	if _, err := dns.Delete(ctx, rec.Name); err != nil && !errors.Is(err, clouddns.ErrNotFound) {
-		return finalizer.Progress{}, err
-	}
-	return finalizer.Waiting(dnsPollInterval, fmt.Sprintf("deleting record %s", rec.Name)), nil
+	return r.dnsRecord(address).Ensure(ctx, cluster)
 }

@@ -24,7 +24,8 @@ limitations under the License.
 // external exists without a finalizer to clean it up; applies the children with server-side
 // apply, each owned in the same call (patch.Applier with patch.OwnedBy): through an owner
 // reference or, for the directory entry in another namespace, tracking labels (ownership);
-// creates the DNS record only if absent and polls it until it is in sync (requeue.Poll);
+// keeps the DNS record with external.Resource (created once across crashes, polled until it is
+// in sync, put back when it drifts, deleted by a finalizer step that Retain skips);
 // summarises the outcome in conditions (conditions.Summary) and records it the kstatus way
 // (requeue.Report), then writes the status in one guarded patch, none when nothing changed
 // (patch.Helper). requeue.WithBackoff makes conflicts quiet requeues.

@@ -114,9 +114,11 @@ type operator struct {
 	// Secret with the DNS token.
 	namespace, directory, system string
 
-	dns    *clouddns.Server
-	token  string
-	secret client.ObjectKey
+	dns *clouddns.Server
+	// endpoint is the DNS provider's URL.
+	endpoint string
+	token    string
+	secret   client.ObjectKey
 
 	mgr ctrl.Manager
 	// client is the operator's client: it records every call the operator makes, and injects the
@@ -159,6 +161,7 @@ func startOperator(t tb, o operatorOptions) *operator {
 	op.dns = clouddns.NewServer(o.dns)
 	server := httptest.NewServer(op.dns)
 	t.Cleanup(server.Close)
+	op.endpoint = server.URL
 
 	if !o.noSecret {
 		op.writeToken(t, op.token)
