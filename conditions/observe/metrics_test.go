@@ -18,6 +18,7 @@ package observe_test
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -94,6 +95,27 @@ func TestMetricsChangeOnlyTheSeriesOfTheObjectRecordedOrForgotten(t *testing.T) 
 	g.Expect(series(t, reg)).To(ContainElement("Widget/a/w Ready=Unknown 1"), "and gets them back with its conditions")
 }
 
+func TestMetricsOfConditionsThatAreNotWellFormed(t *testing.T) {
+	g := NewWithT(t)
+	reg := prometheus.NewRegistry()
+	m := observe.NewMetrics()
+	g.Expect(m.Register(reg)).To(Succeed())
+
+	// A type listed twice has the series of its last entry; a status that is none of the three
+	// sets every series to 0.
+	m.Record("Widget", named("a", "w", "Ready=False", "Ready=True", "Synced=Maybe"))
+	g.Expect(series(t, reg)).To(Equal([]string{
+		"Widget/a/w Ready=False 0", "Widget/a/w Ready=True 1", "Widget/a/w Ready=Unknown 0",
+		"Widget/a/w Synced=False 0", "Widget/a/w Synced=True 0", "Widget/a/w Synced=Unknown 0",
+	}))
+
+	// Recording the same conditions again changes nothing; another status moves the 1.
+	m.Record("Widget", named("a", "w", "Ready=False", "Ready=True", "Synced=Maybe"))
+	m.Record("Widget", named("a", "w", "Ready=True", "Synced=Unknown"))
+	g.Expect(series(t, reg)).To(ContainElements("Widget/a/w Ready=True 1", "Widget/a/w Synced=Unknown 1"))
+	g.Expect(series(t, reg)).To(HaveLen(6))
+}
+
 func TestMetricsAreSafeForConcurrentWorkers(t *testing.T) {
 	g := NewWithT(t)
 	reg := prometheus.NewRegistry()
@@ -136,4 +158,58 @@ func BenchmarkMetricsRecord(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkMetricsMemory reports the heap that Metrics keeps per object with four conditions,
+// beside the same series held in a prometheus.GaugeVec between scrapes (what Metrics did before
+// it made its series at scrape time), and checks that a scrape still finds every series.
+func BenchmarkMetricsMemory(b *testing.B) {
+	const objects = 10000
+	names := make([]*testtypes.Widget, objects)
+	for i := range names {
+		names[i] = named("ns", fmt.Sprintf("w-%d", i), "Ready=True", "Stalled=False", "Reconciling=False", "Available=True")
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	b.Run("metrics", func(b *testing.B) {
+		for b.Loop() {
+			before := heap()
+			m := observe.NewMetrics()
+			for _, w := range names {
+				m.Record("Widget", w)
+			}
+			b.ReportMetric(float64(heap()-before)/objects, "B/object")
+			reg := prometheus.NewRegistry()
+			if err := m.Register(reg); err != nil {
+				b.Fatal(err)
+			}
+			families, err := reg.Gather()
+			if err != nil || len(families) != 1 || len(families[0].GetMetric()) != objects*4*3 {
+				b.Fatalf("a scrape found %v (%v), want %d series", families, err, objects*4*3)
+			}
+		}
+	})
+	b.Run("gaugevec", func(b *testing.B) {
+		for b.Loop() {
+			before := heap()
+			g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "tenon_condition"}, []string{"kind", "namespace", "name", "type", "status"})
+			for _, w := range names {
+				for _, c := range w.Status.Conditions {
+					for _, s := range []string{"True", "False", "Unknown"} {
+						v := 0.0
+						if string(c.Status) == s {
+							v = 1
+						}
+						g.WithLabelValues("Widget", w.Namespace, w.Name, c.Type, s).Set(v)
+					}
+				}
+			}
+			b.ReportMetric(float64(heap()-before)/objects, "B/object")
+			runtime.KeepAlive(g)
+		}
+	})
 }
