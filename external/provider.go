@@ -87,7 +87,9 @@ type Operations[T client.Object] interface {
 	// OperationDone reports whether the operation op has finished. When it has, err is the
 	// operation's failure, or nil when it succeeded; wrap a failure in reconcile.TerminalError
 	// when retrying cannot help. When it has not, err is the failure to ask, retried with
-	// backoff.
+	// backoff. An operation the provider no longer knows (operations that expire) is done:
+	// return true and an error that says so, not terminal; [Resource] then observes the
+	// resource and goes on from what it finds.
 	OperationDone(ctx context.Context, obj T, op Operation) (done bool, err error)
 }
 
