@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -30,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -295,4 +297,27 @@ func ExampleApplier_ApplyStatus() {
 	// NetworkReady True Allocated 2 addresses
 	// StorageReady False Attaching volume pending
 	// transition time kept: true
+}
+
+// A cache that keeps, of each child's managedFields, only the Applier's own entries: its proofs
+// that an apply would change nothing read those, and nothing else.
+func ExampleKeepManagedFieldsOf() {
+	keep := patch.KeepManagedFieldsOf("cluster-controller")
+	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&appsv1.StatefulSet{}: {Transform: keep},
+	}}
+	_ = opts // for ctrl.Options.Cache
+
+	// What the cache stores of a StatefulSet that three managers wrote.
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "db", ManagedFields: []metav1.ManagedFieldsEntry{
+		{Manager: "cluster-controller", Operation: metav1.ManagedFieldsOperationApply},
+		{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status"},
+		{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate},
+	}}}
+	_, _ = keep(sts)
+	for _, e := range sts.ManagedFields {
+		fmt.Println(e.Manager, e.Operation)
+	}
+	// Output:
+	// cluster-controller Apply
 }

@@ -104,7 +104,7 @@ func main() {
 		"How long one reconcile may take before its context is cancelled and it is retried; 0 for no limit. "+
 			"A request on a connection that went silent would otherwise hold a worker until the connection is found dead.")
 	flag.BoolVar(&cacheTransforms, "cache-transforms", true,
-		"Drop what the operator never reads (the managedFields of Clusters and of the DNS Secret) from the objects it caches. "+
+		"Drop what the operator never reads (the managedFields of Clusters and of the DNS Secret, and of its children every entry but its own) from the objects it caches. "+
 			"Off only to measure what that saves.")
 	flag.BoolVar(&readYourWrites, "read-your-writes", true,
 		"Make the manager's client wait, on reads from its cache, until the cache has seen the client's own writes "+

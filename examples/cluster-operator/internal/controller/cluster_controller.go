@@ -231,11 +231,16 @@ func NewReconciler(mgr ctrl.Manager, dns *DNSProvider, directoryNamespace string
 // the operator run with a Role for Secrets in its own namespace rather than cluster-wide.
 //
 // The cache also drops the managedFields of Clusters and of the Secret, which nothing in the
-// operator reads (patch.Helper diffs the object itself). It keeps the children's: patch.Applier
-// proves from them that an apply would change nothing, so that a restarted operator does not
-// re-apply every child. Use WithoutTransforms to keep everything, for comparison.
+// operator reads (patch.Helper diffs the object itself). Of the children's, it keeps the
+// operator's own entries (patch.KeepManagedFieldsOf): patch.Applier proves from them that an
+// apply would change nothing, so that a restarted operator does not re-apply every child; the
+// entries of the StatefulSet controller, the kubelet and people are dropped. Use
+// WithoutTransforms to keep everything, for comparison.
 func CacheOptions(dnsSecret client.ObjectKey) cache.Options {
-	managed := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedBy})}
+	managed := cache.ByObject{
+		Label:     labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedBy}),
+		Transform: patch.KeepManagedFieldsOf(Name),
+	}
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&appsv1alpha1.Cluster{}: {Transform: cache.TransformStripManagedFields()},
 		&corev1.ConfigMap{}:     managed,
