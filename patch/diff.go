@@ -210,7 +210,11 @@ func (d *differ) value(path []string, b, r any, hasB, hasR, exact bool) {
 // conditions adds the operations for status.conditions. When the list keeps its types in the same
 // order, the common case of a reconcile that updates its conditions, each changed condition is
 // replaced in place, so that concurrent writes to other conditions and to the rest of the object
-// do not conflict with it. Otherwise the list is replaced whole.
+// do not conflict with it. When it only loses types (a reconcile that drops Reconciling), the
+// others keep their order: those changed are replaced in place and the others removed, each
+// guarded alone. Otherwise the list is replaced whole: an added condition is guarded by a test of
+// the whole list, since no test of an element can tell that another writer added one of that
+// type meanwhile.
 func (d *differ) conditions(bs, rs map[string]any) {
 	bRaw, hasB := member(bs, "conditions")
 	rRaw, hasR := member(rs, "conditions")
@@ -220,29 +224,66 @@ func (d *differ) conditions(bs, rs map[string]any) {
 	path := []string{"status", "conditions"}
 	bl, okB := conditionList(bRaw)
 	rl, okR := conditionList(rRaw)
-	if !okB || !okR || !hasB || !hasR || !sameTypes(bl, rl) {
+	kept, removing := keptIndexes(bl, rl)
+	if !okB || !okR || !hasB || !hasR || kept == nil || len(rl) == 0 {
 		d.value(path, bRaw, rRaw, hasB, hasR, true)
 		return
 	}
-	for i := range rl {
-		if jsonEqual(bl[i], rl[i]) {
+	// Replacements first, at the indexes base has, then removals from the last one down, so that
+	// every operation's index is the one base has.
+	for j, i := range kept {
+		if jsonEqual(bl[i], rl[j]) {
 			continue
 		}
 		at := append(slices.Clip(path), strconv.Itoa(i))
-		switch {
-		case d.guarded != nil && d.guarded(conditionType(rl[i])):
-			d.test(at, bl[i])
-		default:
-			// Owned: ours wins whatever else another writer changed, but the transition time
-			// is the latest object's while the status stays, which only a retry on the latest
-			// object can know when another writer changed either.
-			bm := asMap(bl[i])
-			d.test(append(at, "type"), conditionType(rl[i]))
-			d.test(append(at, "status"), bm["status"])
-			d.test(append(at, "lastTransitionTime"), bm["lastTransitionTime"])
-		}
-		d.req.ops = append(d.req.ops, op{kind: "replace", path: pointer(at...), value: rl[i]})
+		d.guardCondition(at, bl[i], true)
+		d.req.ops = append(d.req.ops, op{kind: "replace", path: pointer(at...), value: rl[j]})
 	}
+	for _, i := range slices.Backward(removing) {
+		at := append(slices.Clip(path), strconv.Itoa(i))
+		d.guardCondition(at, bl[i], false)
+		d.remove(at)
+	}
+}
+
+// guardCondition tests the condition at path before it is replaced or removed: the whole of it
+// when another writer owns its type (so that a change of theirs is never overwritten), its type
+// alone when it is owned, and, for a replacement, also its status and transition time.
+func (d *differ) guardCondition(at []string, b any, replace bool) {
+	bm := asMap(b)
+	switch {
+	case d.guarded != nil && d.guarded(conditionType(bm)):
+		d.test(at, b)
+	case replace:
+		// Owned: ours wins whatever else another writer changed, but the transition time is the
+		// latest object's while the status stays, which only a retry on the latest object can
+		// know when another writer changed either.
+		d.test(append(at, "type"), conditionType(bm))
+		d.test(append(at, "status"), bm["status"])
+		d.test(append(at, "lastTransitionTime"), bm["lastTransitionTime"])
+	default:
+		d.test(append(at, "type"), conditionType(bm))
+	}
+}
+
+// keptIndexes returns, when the types of after are those of before in the same order with
+// some left out, the index in before of each condition of after, and the indexes of those
+// left out; nil otherwise.
+func keptIndexes(before, after []any) (kept, removed []int) {
+	kept = make([]int, 0, len(after))
+	j := 0
+	for i := range before {
+		if j < len(after) && conditionType(before[i]) == conditionType(after[j]) {
+			kept = append(kept, i)
+			j++
+			continue
+		}
+		removed = append(removed, i)
+	}
+	if j < len(after) {
+		return nil, nil
+	}
+	return kept, removed
 }
 
 // finish returns the operations to send for a request computed against base: first a test that
@@ -267,10 +308,6 @@ func (r *request) finish(base map[string]any, lock bool) []op {
 		}
 	}
 	return out
-}
-
-func sameTypes(a, b []any) bool {
-	return slices.EqualFunc(a, b, func(x, y any) bool { return conditionType(x) == conditionType(y) })
 }
 
 // ownedGuard returns the guard for differ.guarded: conditions of owned types are written without

@@ -18,7 +18,9 @@ package patch_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -232,4 +234,46 @@ func TestPatchReadsTheLatestObjectFromTheGivenReader(t *testing.T) {
 
 	g.Expect(apiReader.gets).To(Equal(1), "the conflict re-read goes to the given reader")
 	g.Expect(patched).To(Equal(2))
+}
+
+func TestADroppedConditionIsRemovedAloneAndTheOthersAreNotTestedWhole(t *testing.T) {
+	g := NewWithT(t)
+	var sent []map[string]any
+	w, c := fakeWidget(t, interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+			data, _ := p.Data(obj)
+			var ops []map[string]any
+			_ = json.Unmarshal(data, &ops)
+			sent = append(sent, ops...)
+			return c.SubResource(sub).Patch(ctx, obj, p, opts...)
+		},
+	})
+	ctx := t.Context()
+	_, _ = conditions.MarkFalse(w, conditions.Ready, "Starting", "")
+	_, _ = conditions.MarkTrue(w, "Synced", "Synced", "written by another controller")
+	_, _ = conditions.MarkReconciling(w, "Starting", "")
+	g.Expect(c.Status().Update(ctx, w)).To(Succeed())
+	g.Expect(w.Status.Conditions).To(HaveLen(3))
+
+	h, err := patch.NewHelper(w, c)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, _ = conditions.MarkTrue(w, conditions.Ready, "Running", "")
+	conditions.Delete(w, conditions.Reconciling)
+	g.Expect(h.Patch(ctx, w, patch.OwnedConditions{conditions.Ready, conditions.Reconciling})).To(Succeed())
+
+	var ops []string
+	for _, o := range sent {
+		ops = append(ops, fmt.Sprint(o["op"], " ", o["path"]))
+	}
+	g.Expect(ops).To(ConsistOf(
+		"test /status/conditions/0/type", "test /status/conditions/0/status", "test /status/conditions/0/lastTransitionTime",
+		"replace /status/conditions/0",
+		"test /status/conditions/1/type", "remove /status/conditions/1",
+	), "Reconciling is removed alone; Synced, another controller's, is neither tested nor touched")
+
+	latest := &testtypes.Widget{}
+	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(w), latest)).To(Succeed())
+	g.Expect(conditions.Get(latest, conditions.Reconciling)).To(BeNil())
+	g.Expect(conditions.Get(latest, conditions.Ready)).To(HaveField("Reason", "Running"))
+	g.Expect(conditions.Get(latest, "Synced")).To(HaveField("Message", "written by another controller"))
 }
