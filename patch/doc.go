@@ -121,6 +121,13 @@ limitations under the License.
 //     conditions, say) applies again. An empty object is written as one.
 //   - Two writers changing the same scalar is "last writer wins" for the controller: a field a
 //     controller changes is the controller's.
+//   - A condition list is keyed by type as the snapshot shows it. A condition of a type already
+//     in the list that another writer appends meanwhile, a second one of that type (which only
+//     a CRD whose conditions list has no map list type allows), is not seen as a change: it is
+//     kept beside the one this reconcile writes (or removes), and no ConflictError is returned
+//     for it. No test of one element of a JSON Patch can tell that another element was added.
+//     And a write that the API server refuses as invalid is reported as invalid even when such
+//     an append happened meanwhile.
 //
 // The shapes the schemas of real kinds add, as the helper treats them: an int-or-string, a
 // quantity or a timestamp is a scalar; a value the server defaults is the server's until the

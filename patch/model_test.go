@@ -349,6 +349,58 @@ func mergeConditions(s0, a, s1 any, owned func(string) bool) (any, []string) {
 	return orAbsent(out), nil
 }
 
+// mergeAppendedDuplicates is the table's row for a condition list to which another writer added a
+// second condition of a type the list has (S1 is not keyed by type; S0 and A are). The Helper keys
+// the list by type as the snapshot shows it: where A only changes and removes conditions of S0,
+// and S1 still has S0's types at S0's indexes, it writes in place, each element guarded alone,
+// so ours lands on the first condition of its type and the other writer's stays. A guard that
+// fails, or an added condition (the whole list is tested), makes it a list like any other, which
+// both changed: ok is false then, and mergeValue finds the conflict.
+func mergeAppendedDuplicates(s0, a, s1 any, owned func(string) bool) (_ any, _ []string, ok bool) {
+	l0, la, l1 := asList(s0), asList(a), asList(s1)
+	if isAbsent(s1) || !isList(s1) || len(l1) < len(l0) || len(la) == 0 {
+		return nil, nil, false
+	}
+	for i := range l0 {
+		if !isObject(l1[i]) || asObject(l1[i])["type"] != asObject(l0[i])["type"] {
+			return nil, nil, false
+		}
+	}
+	var kept, removed []int
+	j := 0
+	for i := range l0 {
+		if j < len(la) && asObject(l0[i])["type"] == asObject(la[j])["type"] {
+			kept = append(kept, i)
+			j++
+		} else {
+			removed = append(removed, i)
+		}
+	}
+	if j < len(la) {
+		return nil, nil, false
+	}
+	out := slices.Clone(l1)
+	for j, i := range kept {
+		c0, c1 := asObject(l0[i]), asObject(l1[i])
+		if equal(c0, asObject(la[j])) {
+			continue
+		}
+		t := c0["type"].(string)
+		if !owned(t) && !equal(c0, c1) ||
+			owned(t) && (!equal(lookup(c0, "status"), lookup(c1, "status")) || !equal(lookup(c0, "lastTransitionTime"), lookup(c1, "lastTransitionTime"))) {
+			return nil, nil, false
+		}
+		out[i] = la[j]
+	}
+	for _, i := range slices.Backward(removed) {
+		if t := asObject(l0[i])["type"].(string); !owned(t) && !equal(l0[i], l1[i]) {
+			return nil, nil, false
+		}
+		out = slices.Delete(out, i, i+1)
+	}
+	return orAbsent(out), nil, true
+}
+
 // orEmpty returns v, or the empty string for absent: a condition without a status has the
 // status "" where a Go type requires the field.
 func orEmpty(v any) any {
@@ -409,9 +461,16 @@ func mergeStatus(s0, a, s1 any, owned func(string) bool) (any, []string) {
 	for _, k := range sortedKeys(m0, ma, m1) {
 		var v any
 		var c []string
-		if k == "conditions" && conditionsByType(lookup(m0, k)) && conditionsByType(lookup(ma, k)) && conditionsByType(lookup(m1, k)) {
+		byType := k == "conditions" && conditionsByType(lookup(m0, k)) && conditionsByType(lookup(ma, k))
+		var merged bool
+		switch {
+		case byType && conditionsByType(lookup(m1, k)):
 			v, c = mergeConditions(lookup(m0, k), lookup(ma, k), lookup(m1, k), owned)
-		} else {
+			merged = true
+		case byType:
+			v, c, merged = mergeAppendedDuplicates(lookup(m0, k), lookup(ma, k), lookup(m1, k), owned)
+		}
+		if !merged {
 			v, c = mergeValue("status."+k, lookup(m0, k), lookup(ma, k), lookup(m1, k))
 		}
 		put(out, k, v)
