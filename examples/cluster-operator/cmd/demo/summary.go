@@ -34,7 +34,8 @@ import (
 
 // writes counts the operator's writes for one Cluster.
 type writes struct {
-	// metadata are patches of the Cluster itself: its finalizer, added and removed.
+	// metadata are patches of the Cluster itself: its finalizer, added and removed, and the state
+	// of its DNS record (the external.tenon.dev/dns-record annotation), stored before a create.
 	metadata int
 	// status are patches of the Cluster's status subresource.
 	status int
@@ -89,7 +90,7 @@ func (d *demo) summary(ctx context.Context) error {
 	}
 
 	fmt.Fprintf(d.out, "\nSummary: done in %s\n\n", seconds(time.Since(d.start)))
-	fmt.Fprintf(d.out, summaryFormat, "CLUSTER", "REPLICAS", "READY AFTER", "WRITES", "CLUSTER: FINALIZER/STATUS", "CHILDREN: APPLY/DELETE")
+	fmt.Fprintf(d.out, summaryFormat, "CLUSTER", "REPLICAS", "READY AFTER", "WRITES", "CLUSTER: METADATA/STATUS", "CHILDREN: APPLY/DELETE")
 	children := 0
 	for _, name := range d.names {
 		w := byCluster[name]
