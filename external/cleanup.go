@@ -33,10 +33,11 @@ import (
 // for a policy that keeps the external resource, while the steps that clean up Kubernetes
 // objects still run. Each run:
 //
-//   - finishes at once when the object's annotation shows that no create was ever decided: every
-//     create is stored there before it is sent, and before the deletion began. A copy without
-//     the annotation is checked with APIReader first: one read, for an object that never had a
-//     resource, rather than trust a copy that a cache may have transformed;
+//   - for an object without the annotation (checked with APIReader first, rather than trust a
+//     copy that a cache may have transformed), observes the name [Resource.ExternalName] gives
+//     and goes on as below: a resource created before the controller used a Resource, or whose
+//     annotation a person removed, is deleted too when Observe reports it as the object's, and
+//     an object that never had one costs one Observe;
 //   - waits for an operation that is still running: a delete's, until it finishes; a create's or
 //     an update's before deleting, since an unfinished create may still make the resource
 //     (an operation that never finishes holds the deletion: Lifecycle.Timeout marks the object
@@ -72,7 +73,10 @@ func (r *Resource[T]) cleanup(ctx context.Context, obj T) (finalizer.Progress, e
 		case err != nil:
 			return finalizer.Progress{}, err
 		case !rec.present:
-			return finalizer.Finished(), nil
+			// No create was decided by a Resource: but the resource may have been created before
+			// the controller used one, or its annotation removed by a person. Observe the name
+			// the object would have (Observe judges whether it is the object's), once.
+			rec.state = state{Name: r.externalName(obj), Phase: phaseCreated}
 		}
 	}
 	for range maxStale {

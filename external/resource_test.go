@@ -25,6 +25,9 @@ import (
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/external"
@@ -323,6 +326,36 @@ func TestRetainKeepsTheInstanceAndReleasesTheObject(t *testing.T) {
 	_, exists := w.get(db)
 	w.g.Expect(exists).To(BeFalse())
 	w.g.Expect(w.instancesOf(db)).To(ConsistOf(HaveField("State", stateRunning)))
+}
+
+func TestAnInstanceWhoseObjectHasNoAnnotationIsDeletedWithIt(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cloudOptions{})
+	r := w.reconciler()
+	db := w.create("orders", "small")
+	w.settle(r, db, 10)
+	w.g.Expect(w.instancesOf(db)).To(HaveLen(1))
+
+	// The instance was made before the controller kept its state (an upgrade), or a person
+	// removed the annotation: the deletion still finds it by its name, and deletes it.
+	latest, _ := w.get(db)
+	w.g.Expect(w.api.Patch(w.ctx, latest, client.RawPatch(types.JSONPatchType,
+		[]byte(`[{"op":"remove","path":"/metadata/annotations/external.tenon.dev~1database"}]`)))).To(Succeed())
+	w.g.Expect(stateOf(latest)).To(BeNil())
+	w.g.Expect(w.api.Delete(w.ctx, latest)).To(Succeed())
+	clock := clocktesting.NewFakePassiveClock(time.Now())
+	r.lifecycle.Clock = clock
+	for range 20 {
+		if _, exists := w.get(db); !exists {
+			break
+		}
+		_, _ = w.reconcile(r, db)
+		w.cloud.Tick()
+		clock.SetTime(clock.Now().Add(time.Minute)) // past each Waiting step's poll
+	}
+	_, exists := w.get(db)
+	w.g.Expect(exists).To(BeFalse())
+	w.g.Expect(w.instancesOf(db)).To(BeEmpty(), "no instance left behind")
 }
 
 func TestANameTakenByAnotherOwnerStallsAndIsNeverDeleted(t *testing.T) {
