@@ -23,9 +23,11 @@ package patch_test
 // Patch, and the error classes Patch may return.
 
 import (
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
+	"testing"
 )
 
 // absentValue is the type of absent.
@@ -144,26 +146,57 @@ func content(obj map[string]any) map[string]any {
 	return normalize(out).(map[string]any)
 }
 
+// raws are the values of S0, A and S1 at one path as they are encoded, before normalisation.
+// A list is written and tested whole, as encoded: an empty object inside one of its elements
+// (a Gateway listener's `tls: {}`) is a change of the list, which the normalised values do not
+// show. So whether a list changed is judged on these.
+type raws struct{ s0, a, s1 any }
+
+// at returns the raws of the field k of the objects r holds.
+func (r raws) at(k string) raws {
+	return raws{lookup(asObject(r.s0), k), lookup(asObject(r.a), k), lookup(asObject(r.s1), k)}
+}
+
+// encoded returns v normalised outside lists only: an empty object or list is an absent key,
+// but a list's elements stay as they are encoded.
+func encoded(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			put(out, k, orAbsent(encoded(e)))
+		}
+		return out
+	case []any:
+		return orAbsent(x)
+	}
+	return v
+}
+
+// sameEncoded reports whether x and y are equal with the lists in them compared as encoded.
+func sameEncoded(x, y any) bool { return equal(orAbsent(encoded(x)), orAbsent(encoded(y))) }
+
 // mergeValue merges one field of any shape outside the special rows of the table: the
 // "scalar", "object" and "list" rows. It returns F's value and the paths that conflict.
-func mergeValue(path string, s0, a, s1 any) (any, []string) {
+func mergeValue(path string, s0, a, s1 any, r raws) (any, []string) {
 	switch {
-	case equal(a, s0): // changed only by them, or by nobody: theirs kept
+	case equal(a, s0) && sameEncoded(r.a, r.s0): // changed only by them, or by nobody: theirs kept
 		return s1, nil
-	case equal(s1, s0): // changed by us only: ours written
+	case equal(s1, s0) && sameEncoded(r.s1, r.s0): // changed by us only: ours written
 		return a, nil
-	case isList(s0) || isList(a) || isList(s1):
-		return mergeList(path, a, s1)
+	case isList(s0) || isList(a) || isList(s1) || isList(r.s0) || isList(r.a) || isList(r.s1):
+		return mergeList(path, s1, r)
 	case isObject(s0) || isObject(a) || isObject(s1):
-		return mergeObject(path, s0, a, s1)
+		return mergeObject(path, s0, a, s1, r)
 	default: // a scalar changed by both: ours wins
 		return a, nil
 	}
 }
 
-// mergeList is the "list" row, changed by both: a conflict unless S1's list already is ours.
-func mergeList(path string, a, s1 any) (any, []string) {
-	if equal(a, s1) {
+// mergeList is the "list" row, changed by both: a conflict unless S1's list already is ours,
+// as encoded.
+func mergeList(path string, s1 any, r raws) (any, []string) {
+	if sameEncoded(r.a, r.s1) {
 		return s1, nil
 	}
 	return s1, []string{path}
@@ -171,12 +204,12 @@ func mergeList(path string, a, s1 any) (any, []string) {
 
 // mergeObject is the "object" row, changed by both: key by key, recursively, an absent object
 // being the empty one. An object left empty is absent.
-func mergeObject(path string, s0, a, s1 any) (any, []string) {
+func mergeObject(path string, s0, a, s1 any, r raws) (any, []string) {
 	o0, oa, o1 := asObject(s0), asObject(a), asObject(s1)
 	out := map[string]any{}
 	var conflicts []string
-	for _, k := range sortedKeys(o0, oa, o1) {
-		v, c := mergeValue(path+"."+k, lookup(o0, k), lookup(oa, k), lookup(o1, k))
+	for _, k := range sortedKeys(o0, oa, o1, asObject(r.s0), asObject(r.a), asObject(r.s1)) {
+		v, c := mergeValue(path+"."+k, lookup(o0, k), lookup(oa, k), lookup(o1, k), r.at(k))
 		put(out, k, v)
 		conflicts = append(conflicts, c...)
 	}
@@ -433,7 +466,7 @@ func conditionsByType(v any) bool {
 }
 
 // mergeMetadata merges the four fields of metadata the table speaks about.
-func mergeMetadata(s0, a, s1 any) (any, []string) {
+func mergeMetadata(s0, a, s1 any, r raws) (any, []string) {
 	m0, ma, m1 := asObject(s0), asObject(a), asObject(s1)
 	out := map[string]any{}
 	var conflicts []string
@@ -445,7 +478,7 @@ func mergeMetadata(s0, a, s1 any) (any, []string) {
 		case "ownerReferences":
 			put(out, k, mergeOwnerReferences(v0, va, v1))
 		default: // labels and annotations: granular maps, the "object" row
-			v, c := mergeValue("metadata."+k, v0, va, v1)
+			v, c := mergeValue("metadata."+k, v0, va, v1, r.at(k))
 			put(out, k, v)
 			conflicts = append(conflicts, c...)
 		}
@@ -454,7 +487,7 @@ func mergeMetadata(s0, a, s1 any) (any, []string) {
 }
 
 // mergeStatus merges status: conditions by their rows, every other field by mergeValue.
-func mergeStatus(s0, a, s1 any, owned func(string) bool) (any, []string) {
+func mergeStatus(s0, a, s1 any, r raws, owned func(string) bool) (any, []string) {
 	m0, ma, m1 := asObject(s0), asObject(a), asObject(s1)
 	out := map[string]any{}
 	var conflicts []string
@@ -471,7 +504,7 @@ func mergeStatus(s0, a, s1 any, owned func(string) bool) (any, []string) {
 			v, c, merged = mergeAppendedDuplicates(lookup(m0, k), lookup(ma, k), lookup(m1, k), owned)
 		}
 		if !merged {
-			v, c = mergeValue("status."+k, lookup(m0, k), lookup(ma, k), lookup(m1, k))
+			v, c = mergeValue("status."+k, lookup(m0, k), lookup(ma, k), lookup(m1, k), r.at(k))
 		}
 		put(out, k, v)
 		conflicts = append(conflicts, c...)
@@ -481,19 +514,19 @@ func mergeStatus(s0, a, s1 any, owned func(string) bool) (any, []string) {
 
 // mergeMain merges the part of an object outside status (metadata and spec, or a ConfigMap's
 // data), the part the first request writes. F's status is S1's.
-func mergeMain(s0, a, s1 map[string]any) (map[string]any, []string) {
+func mergeMain(s0, a, s1 map[string]any, r raws) (map[string]any, []string) {
 	out := map[string]any{}
 	var conflicts []string
-	for _, k := range sortedKeys(s0, a, s1) {
+	for _, k := range sortedKeys(s0, a, s1, asObject(r.s0), asObject(r.a), asObject(r.s1)) {
 		var v any
 		var c []string
 		switch k {
 		case "status":
 			v = lookup(s1, k)
 		case "metadata":
-			v, c = mergeMetadata(lookup(s0, k), lookup(a, k), lookup(s1, k))
+			v, c = mergeMetadata(lookup(s0, k), lookup(a, k), lookup(s1, k), r.at(k))
 		default:
-			v, c = mergeValue(k, lookup(s0, k), lookup(a, k), lookup(s1, k))
+			v, c = mergeValue(k, lookup(s0, k), lookup(a, k), lookup(s1, k), r.at(k))
 		}
 		put(out, k, v)
 		conflicts = append(conflicts, c...)
@@ -600,7 +633,12 @@ func withoutTimes(c map[string]any) map[string]any {
 // withOptions returns the content of A with the options applied: WithObservedGeneration sets
 // status.observedGeneration to S0's metadata.generation, a scalar change of ours.
 func withOptions(mc modelCase) map[string]any {
-	a := content(mc.A)
+	return normalize(withOptionsRaw(mc)).(map[string]any)
+}
+
+// withOptionsRaw is withOptions without the normalisation: what the Helper sends.
+func withOptionsRaw(mc modelCase) map[string]any {
+	a := rawContent(mc.A)
 	if !mc.ObservedGeneration {
 		return a
 	}
@@ -610,7 +648,20 @@ func withOptions(mc modelCase) map[string]any {
 	}
 	put(status, "observedGeneration", lookup(metadataOf(mc.S0), "generation"))
 	a["status"] = status
-	return normalize(a).(map[string]any)
+	return a
+}
+
+// listsChanged reports whether a list outside status.conditions (whose rows judge it) differs
+// between x and y as encoded, which the normalised values may not show.
+func listsChanged(x, y map[string]any) bool {
+	without := func(m map[string]any) any {
+		out := clone(m).(map[string]any)
+		if st, ok := out["status"].(map[string]any); ok {
+			delete(st, "conditions")
+		}
+		return out
+	}
+	return !sameEncoded(without(x), without(y))
 }
 
 // predict is the model of Helper.Patch: the guarantee table's section on requests, errors and
@@ -621,13 +672,16 @@ func predict(mc modelCase) prediction {
 	being := func(obj map[string]any) bool { return !isAbsent(lookup(metadataOf(obj), "deletionTimestamp")) }
 
 	var s1 map[string]any
+	r := raws{s0: rawContent(mc.S0), a: withOptionsRaw(mc), s1: absent}
 	if mc.S1 != nil {
 		s1 = content(mc.S1)
+		r.s1 = rawContent(mc.S1)
 	}
+	listChanged := listsChanged(r.a.(map[string]any), r.s0.(map[string]any))
 	switch {
-	case equal(a, s0):
+	case equal(a, s0) && !listChanged:
 		return prediction{F: s1, Errs: []string{errNone}, Unchanged: true}
-	case equal(withoutTimes(a), withoutTimes(s0)):
+	case equal(withoutTimes(a), withoutTimes(s0)) && !listChanged:
 		return prediction{F: s1, Errs: []string{errNone}, UnchangedButTimes: true}
 	case mc.S1 == nil && being(mc.S0): // gone, which removing the last finalizer meant
 		return prediction{Errs: []string{errNone}}
@@ -638,8 +692,8 @@ func predict(mc modelCase) prediction {
 	}
 
 	owned := func(t string) bool { return mc.Force || slices.Contains(mc.Owned, t) }
-	main, mainConflicts := mergeMain(s0, a, s1)
-	status, statusConflicts := mergeStatus(s0["status"], a["status"], s1["status"], owned)
+	main, mainConflicts := mergeMain(s0, a, s1, r)
+	status, statusConflicts := mergeStatus(s0["status"], a["status"], s1["status"], r.at("status"), owned)
 	withStatus := func(m map[string]any) map[string]any {
 		out := map[string]any{}
 		for k, v := range m {
@@ -657,8 +711,10 @@ func predict(mc modelCase) prediction {
 		}
 		return out
 	}
-	mainChanged := !equal(stripStatus(a), stripStatus(s0))
-	statusChanged := !equal(lookup(a, "status"), lookup(s0, "status"))
+	rawA, rawS0 := r.a.(map[string]any), r.s0.(map[string]any)
+	mainChanged := !equal(stripStatus(a), stripStatus(s0)) || listsChanged(stripStatus(rawA), stripStatus(rawS0))
+	statusChanged := !equal(lookup(a, "status"), lookup(s0, "status")) ||
+		listsChanged(map[string]any{"status": lookup(rawA, "status")}, map[string]any{"status": lookup(rawS0, "status")})
 	// gone: an object being deleted disappears when F has no finalizers left.
 	gone := func(f map[string]any) bool {
 		return being(mc.S1) && isAbsent(lookup(asObject(f["metadata"]), "finalizers"))
@@ -721,4 +777,34 @@ func predict(mc modelCase) prediction {
 		return prediction{F: normalize(main).(map[string]any), Errs: []string{errConflict}, Conflicts: statusConflicts}
 	}
 	return prediction{F: withStatus(main), Errs: []string{errNone}}
+}
+
+// TestTheModelJudgesAListAsEncoded pins the model's list row on a case drawn from a Gateway: an
+// empty object set inside a list element (a listener's `tls: {}`, which the API server then
+// defaults) is a change of the list, which the Helper writes whole and tests whole, so another
+// writer's change to the same list is a conflict; and a list neither changed as encoded is
+// theirs.
+func TestTheModelJudgesAListAsEncoded(t *testing.T) {
+	listener := func(name string, extra map[string]any) map[string]any {
+		l := map[string]any{"name": name, "port": float64(80), "protocol": "HTTP"}
+		maps.Copy(l, extra)
+		return l
+	}
+	obj := func(listeners ...any) map[string]any {
+		return map[string]any{"metadata": map[string]any{"uid": "u"}, "spec": map[string]any{"listeners": listeners}}
+	}
+	s0 := obj(listener("http", nil))
+	ours := obj(listener("http", map[string]any{"tls": map[string]any{}}))
+	theirs := obj(listener("http", nil), listener("x", nil))
+
+	if p := predict(modelCase{S0: s0, A: ours, S1: theirs, StatusSubresource: true}); !slices.Contains(p.Errs, errConflict) ||
+		!slices.Contains(p.Conflicts, "spec.listeners") {
+		t.Errorf("both changed the list, ours by an empty object: want a conflict at spec.listeners, got %+v", p)
+	}
+	if p := predict(modelCase{S0: s0, A: ours, S1: s0, StatusSubresource: true}); p.Unchanged || !slices.Equal(p.Errs, []string{errNone}) {
+		t.Errorf("only we changed the list, by an empty object: want it written, got %+v", p)
+	}
+	if p := predict(modelCase{S0: s0, A: s0, S1: theirs, StatusSubresource: true}); !p.Unchanged {
+		t.Errorf("only they changed the list: want nothing sent, got %+v", p)
+	}
 }

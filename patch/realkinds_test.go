@@ -557,8 +557,14 @@ func (rc *realCase) predicted() map[string]any {
 // of a or s1 it leaves out put back as predicted says.
 func denormalize(pred, a, s1, s0 any) any {
 	if l, ok := pred.([]any); ok {
-		// A list is written whole: the one it came from, as that side holds it.
-		for _, from := range []any{a, s1} {
+		// A list is written whole: the one it came from, as that side holds it. Ours when this
+		// reconcile changed it as encoded, since S1's may differ from it only by an empty object
+		// the normalised prediction does not show; theirs otherwise.
+		sides := []any{s1, a}
+		if !sameEncoded(a, s0) {
+			sides = []any{a, s1}
+		}
+		for _, from := range sides {
 			if fl, ok := from.([]any); ok && equal(normalize(fl), l) {
 				return clone(fl)
 			}
