@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -64,17 +65,28 @@ func Poll(interval time.Duration) (ctrl.Result, error) {
 // only when an event the controller watches is mapped to it: a change of the object, and equally
 // a change of a child it owns or of anything else it watches, or a resync. So the reconcile that
 // follows is not proof that the object changed. Use it for failures that retrying cannot fix,
-// such as an invalid spec. reason is the reason of the
-// Stalled and Ready conditions [Report] sets for it, such as "InvalidSpec"; empty means
-// [conditions.ReasonFailed]. A nil err is [Done].
+// such as an invalid spec. A nil err is [Done].
+//
+// reason is the reason of the Stalled and Ready conditions [Report] sets for it, such as
+// "InvalidSpec". Empty means the reason err already carries (from an inner Terminal or
+// [TerminalError]), else the one [Report] gives any terminal error: the API's reason for a
+// request it rejected, or [conditions.ReasonFailed]. A reason the API server would refuse
+// ("invalid spec", say) is made valid as [conditions.ReasonFrom] makes one ("InvalidSpec"). An
+// err that is already terminal is not wrapped twice.
 func Terminal(reason conditions.Reason, err error) (ctrl.Result, error) {
 	if err == nil {
 		return Done()
 	}
-	if reason == "" {
-		reason = conditions.ReasonFailed
+	switch {
+	case reason == "":
+		reason, _ = TerminalReason(err)
+	case !validReason(reason):
+		reason = conditions.ReasonFrom(string(reason))
 	}
-	return ctrl.Result{}, reconcile.TerminalError(&stalledError{reason: reason, err: err})
+	if !isTerminal(err) {
+		err = reconcile.TerminalError(err)
+	}
+	return ctrl.Result{}, &stalledError{reason: reason, err: err}
 }
 
 // TerminalError is the error of [Terminal] alone, for code that returns an error to a caller that
@@ -87,14 +99,21 @@ func TerminalError(reason conditions.Reason, err error) error {
 }
 
 // TerminalReason returns the reason given to [Terminal] or [TerminalError] for err or an error it
-// wraps (the outermost one), and false when none was: a plain reconcile.TerminalError, or an
-// error that is not terminal.
+// wraps (the outermost one), and false when none was: a plain reconcile.TerminalError, a
+// Terminal with an empty reason, or an error that is not terminal.
 func TerminalReason(err error) (conditions.Reason, bool) {
 	var stalled *stalledError
-	if errors.As(err, &stalled) {
+	if errors.As(err, &stalled) && stalled.reason != "" {
 		return stalled.reason, true
 	}
 	return "", false
+}
+
+// validReason reports whether the API server accepts r as a condition's reason.
+func validReason(r conditions.Reason) bool {
+	c := metav1.Condition{Type: string(conditions.Stalled), Status: metav1.ConditionTrue, Reason: string(r),
+		LastTransitionTime: metav1.Unix(1, 0)}
+	return conditions.Validate(c) == nil
 }
 
 // stalledError carries the reason given to Terminal.

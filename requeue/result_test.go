@@ -118,6 +118,38 @@ func TestTerminalErrorCarriesItsReasonThroughWrapping(t *testing.T) {
 	g.Expect(requeue.TerminalError("InvalidCredentials", nil)).To(Succeed())
 }
 
+func TestATerminalErrorWithoutAValidReasonHasOneThatTheAPIServerAccepts(t *testing.T) {
+	g := NewWithT(t)
+	cause := errors.New("the provider refused the token")
+
+	// No reason given: none is claimed, so a caller falls back to its own.
+	_, ok := requeue.TerminalReason(requeue.TerminalError("", cause))
+	g.Expect(ok).To(BeFalse(), "an empty reason is no reason")
+
+	// An empty outer reason keeps the inner one.
+	inner := requeue.TerminalError("InvalidCredentials", cause)
+	reason, ok := requeue.TerminalReason(requeue.TerminalError("", inner))
+	g.Expect(ok).To(BeTrue())
+	g.Expect(reason).To(Equal(conditions.Reason("InvalidCredentials")))
+
+	// A reason the API server would refuse is made one it accepts.
+	for given, want := range map[conditions.Reason]conditions.Reason{
+		"invalid credentials": "InvalidCredentials",
+		"9Lives":              "Error9Lives",
+		"Name:":               "Name",
+		"Quota_Exceeded,Hard": "Quota_Exceeded,Hard", // valid as it is: unchanged
+	} {
+		reason, ok := requeue.TerminalReason(requeue.TerminalError(given, cause))
+		g.Expect(ok).To(BeTrue(), "%q", given)
+		g.Expect(reason).To(Equal(want), "%q", given)
+	}
+
+	// Terminal twice is one terminal error: the message says so once.
+	err := requeue.TerminalError("CreateFailed", inner)
+	g.Expect(err).To(MatchError("terminal error: the provider refused the token"))
+	g.Expect(errors.Is(err, reconcile.TerminalError(nil))).To(BeTrue())
+}
+
 func TestRetryIsAnErrorOnlyWithoutTheWrapper(t *testing.T) {
 	g := NewWithT(t)
 	_, err := requeue.Retry("waiting for the database")
