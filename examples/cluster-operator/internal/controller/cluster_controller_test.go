@@ -173,6 +173,33 @@ var _ = Describe("The Cluster controller", func() {
 		Expect(cluster.Status.Endpoint).To(Equal(name))
 	})
 
+	It("an outage of the d n s a p i leaves the endpoint and DNSReady as they were", func() {
+		t := GinkgoT()
+		ctx := t.Context()
+		op := startOperator(t, operatorOptions{})
+		cluster := op.newCluster("outage")
+		op.create(t, cluster)
+		eventuallyReady(t, cluster)
+		const name = "outage.clusters.example.com"
+		Expect(cluster.Status.Endpoint).To(Equal(name))
+
+		op.dns.SetFaults(clouddns.Faults{Down: true})
+		gets := op.dns.Requests()["GET"]
+		Expect(env.Client().Patch(ctx, cluster, client.RawPatch(types.MergePatchType,
+			[]byte(`{"metadata":{"annotations":{"example.com/touched":"now"}}}`)))).To(Succeed())
+		Eventually(func() int { return op.dns.Requests()["GET"] }).WithTimeout(timeout).WithPolling(interval).
+			Should(BeNumerically(">", gets), "the controller looked at the record during the outage")
+
+		// The record still resolves; the controller only cannot see it.
+		Consistently(func(g Gomega) {
+			g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(cluster), cluster)).To(Succeed())
+			g.Expect(cluster.Status.Endpoint).To(Equal(name))
+			g.Expect(cluster).To(matchers.HaveCondition(appsv1alpha1.DNSReady, metav1.ConditionTrue,
+				matchers.WithReason(external.ReasonAvailable)))
+		}).WithTimeout(3 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
+		op.dns.SetFaults(clouddns.Faults{})
+	})
+
 	It("scaling a cluster catches up observed generation", func() {
 		t := GinkgoT()
 		ctx := t.Context()

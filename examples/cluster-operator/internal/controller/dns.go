@@ -132,25 +132,36 @@ func (d dnsRecord) desired(cluster *appsv1alpha1.Cluster, name string) clouddns.
 }
 
 // Observe reads the record called name. It sets status.endpoint, which is the record's name
-// once it resolves to the Service, and empty until then.
+// once it resolves to the Service, and empty when the record is not there, not in sync or not
+// the Cluster's. While the DNS API cannot be reached the endpoint stays as it was, as DNSReady
+// does: the record did not stop resolving because the controller cannot see it.
 func (d dnsRecord) Observe(ctx context.Context, cluster *appsv1alpha1.Cluster, name string) (external.Observation, error) {
-	live := cluster.DeletionTimestamp.IsZero()
-	if live {
-		cluster.Status.Endpoint = ""
+	endpoint := func(e string) {
+		if cluster.DeletionTimestamp.IsZero() {
+			cluster.Status.Endpoint = e
+		}
 	}
 	dns, err := d.dns.client(ctx)
 	if err != nil {
+		if errors.Is(err, errInvalidCredentials) {
+			endpoint("") // a person must act: say so everywhere
+		}
 		return external.Observation{}, err
 	}
 	rec, err := dns.Get(ctx, name)
 	switch {
 	case errors.Is(err, clouddns.ErrNotFound):
+		endpoint("")
 		return external.Observation{}, nil
 	case err != nil:
-		return external.Observation{}, d.dns.failed(err)
+		if err = d.dns.failed(err); errors.Is(err, errInvalidCredentials) {
+			endpoint("")
+		}
+		return external.Observation{}, err
 	case rec.Owner != string(cluster.UID):
-		return external.Observation{}, fmt.Errorf("%w: DNS name %s belongs to another owner (%s): choose another dnsName",
-			external.ErrNameTaken, name, rec.Owner)
+		endpoint("")
+		return external.Observation{}, fmt.Errorf("%w: DNS name %s belongs to another owner (%s): delete that record, "+
+			"or create a new Cluster with another dnsName (spec.dnsName cannot change)", external.ErrNameTaken, name, rec.Owner)
 	}
 	want := d.desired(cluster, name)
 	obs := external.Observation{
@@ -163,9 +174,11 @@ func (d dnsRecord) Observe(ctx context.Context, cluster *appsv1alpha1.Cluster, n
 		obs.Message = fmt.Sprintf("record %s is %s", name, rec.Status)
 	case obs.UpToDate:
 		obs.Message = fmt.Sprintf("%s resolves to %s", name, rec.Value)
-		if live {
-			cluster.Status.Endpoint = name
-		}
+	}
+	if obs.Ready && obs.UpToDate {
+		endpoint(name)
+	} else {
+		endpoint("")
 	}
 	return obs, nil
 }
