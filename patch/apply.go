@@ -90,7 +90,12 @@ type ApplierOptions struct {
 	// CacheSize is the number of (object, field manager, subresource) combinations whose last
 	// apply the Applier remembers, about 150 bytes each, and for a status apply the type,
 	// status and transition time of each condition. For objects it has forgotten it proves
-	// a skip from the live object and its managedFields alone. Default: 4096.
+	// a skip from the live object and its managedFields alone, which costs more CPU and, while
+	// Reader lags, sends an apply that a record would have skipped. Default: sized to the work:
+	// 4,096 at first, doubling while the objects this Applier applies again do not fit (found by
+	// its entry in their managedFields, or by records used again), up to 1,048,576 (about 150
+	// MB, for half a million objects); records of objects no longer applied are dropped as
+	// new ones come. A size set here is fixed.
 	CacheSize int
 }
 
@@ -102,11 +107,12 @@ func NewApplier(c client.Client, fieldManager string, opts ApplierOptions) *Appl
 	if opts.Reader == nil {
 		opts.Reader = c
 	}
-	if opts.CacheSize <= 0 {
-		opts.CacheSize = 4096
+	cache := newGrowingApplyCache(defaultApplyCacheSize)
+	if opts.CacheSize > 0 {
+		cache = newApplyCache(opts.CacheSize)
 	}
 	return &Applier{
-		client: c, reader: opts.Reader, apiReader: opts.APIReader, manager: fieldManager, cache: newApplyCache(opts.CacheSize),
+		client: c, reader: opts.Reader, apiReader: opts.APIReader, manager: fieldManager, cache: cache,
 		types: sync.OnceValue(func() managedfields.TypeConverter { return applyconfigurations.NewTypeConverter(clientgoscheme.Scheme) }),
 	}
 }
@@ -714,6 +720,9 @@ func (a *Applier) apply(ctx context.Context, desired map[string]any, gvk schema.
 	}
 	if live != nil {
 		r, applied := a.cache.get(key)
+		if !applied && appliedBy(live, a.manager, subresource) {
+			a.cache.missedApplied()
+		}
 		lagging := applied && olderThan(live.GetResourceVersion(), r.resourceVersion)
 		if applied && r.fixed && r.hash == hash && (r.resourceVersion == live.GetResourceVersion() || lagging) {
 			// The same apply as last time, and the object has not changed since; or the reader
@@ -744,6 +753,17 @@ func (a *Applier) apply(ctx context.Context, desired map[string]any, gvk schema.
 		}
 	}
 	return a.send(ctx, desired, gvk, live, subresource, force, pre, key, hash)
+}
+
+// appliedBy reports whether live has an apply entry of manager for subresource in its
+// managedFields: the Applier applied it before (this process, or an earlier one).
+func appliedBy(live client.Object, manager, subresource string) bool {
+	for _, e := range live.GetManagedFields() {
+		if e.Manager == manager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == subresource {
+			return true
+		}
+	}
+	return false
 }
 
 // provenUpToDate reports whether live, with its managedFields, proves that applying desired

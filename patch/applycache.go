@@ -48,17 +48,47 @@ type applyRecord struct {
 	conditions []any
 }
 
-// applyCache remembers the last apply of up to size objects. It keeps two generations of
+// applyCache remembers the last apply of recently applied objects. It keeps two generations of
 // entries: when the current one is full it becomes the old one and a new one starts, so the
 // entries used recently survive and memory stays bounded without a list to maintain.
+//
+// A cache made with a size keeps a generation at half of it. One made to grow starts there and
+// doubles a generation's capacity, up to maxGrownEntries in all, when half of a generation was
+// objects applied before: entries carried over from the old generation, and objects the cache
+// had forgotten that the Applier found its own managedFields entry on (see missedApplied). Those
+// are objects applied again and again that no longer fit, and would be dropped before their next
+// apply (five children of 1,000 owners outgrow a fixed 4,096). Entries of objects no longer
+// applied, deleted ones say, still go within two generations.
 type applyCache struct {
-	mu       sync.Mutex
-	size     int
+	mu sync.Mutex
+	// limit is a generation's capacity; grow whether it may double, up to max.
+	limit, max int
+	grow       bool
+	// again counts the entries of cur that came from old, and the objects applied before that
+	// the cache had forgotten, since cur began.
+	again    int
 	cur, old map[applyKey]applyRecord
 }
 
+// defaultApplyCacheSize is the size a growing cache starts at.
+const defaultApplyCacheSize = 4096
+
+// maxGrownEntries bounds a growing cache: about 150 MB at 150 bytes an entry, for half a million
+// objects applied again and again by one Applier.
+const maxGrownEntries = 1 << 20
+
+// newApplyCache returns a cache of up to size entries.
 func newApplyCache(size int) *applyCache {
-	return &applyCache{size: size, cur: map[applyKey]applyRecord{}}
+	limit := max((size+1)/2, 1)
+	return &applyCache{limit: limit, max: limit, cur: map[applyKey]applyRecord{}}
+}
+
+// newGrowingApplyCache returns a cache of size entries at first that grows with the objects
+// applied again, up to maxGrownEntries.
+func newGrowingApplyCache(size int) *applyCache {
+	c := newApplyCache(size)
+	c.grow, c.max = true, max(maxGrownEntries/2, c.limit)
+	return c
 }
 
 func (c *applyCache) get(k applyKey) (applyRecord, bool) {
@@ -69,9 +99,19 @@ func (c *applyCache) get(k applyKey) (applyRecord, bool) {
 	}
 	r, ok := c.old[k]
 	if ok {
+		delete(c.old, k)
 		c.putLocked(k, r)
+		c.again++
 	}
 	return r, ok
+}
+
+// missedApplied counts an object that the cache has no entry for although the Applier applied it
+// before: its live object has the Applier's managedFields entry.
+func (c *applyCache) missedApplied() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.again++
 }
 
 func (c *applyCache) put(k applyKey, r applyRecord) {
@@ -81,8 +121,12 @@ func (c *applyCache) put(k applyKey, r applyRecord) {
 }
 
 func (c *applyCache) putLocked(k applyKey, r applyRecord) {
-	if _, ok := c.cur[k]; !ok && len(c.cur) >= (c.size+1)/2 {
-		c.old, c.cur = c.cur, make(map[applyKey]applyRecord, len(c.cur))
+	if _, ok := c.cur[k]; !ok && len(c.cur) >= c.limit {
+		if c.grow && 2*c.again >= c.limit && c.limit < c.max {
+			// Half of this generation was applied before: what is applied again outgrows it.
+			c.limit = min(2*c.limit, c.max)
+		}
+		c.old, c.cur, c.again = c.cur, make(map[applyKey]applyRecord, len(c.cur)), 0
 	}
 	c.cur[k] = r
 }

@@ -18,12 +18,15 @@ package patch
 
 import (
 	"encoding/json"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -216,6 +219,79 @@ func TestApplyCacheKeepsRecentEntriesWithinItsSize(t *testing.T) {
 	g.Expect(ok).To(BeFalse())
 }
 
+// TestAGrowingApplyCacheFitsTheObjectsAppliedAgain drives the Applier's default cache as a
+// controller's reconciles do: every object applied once per round, round after round, with the
+// cache asked first and, on a miss of an object applied before, told so (the Applier finds its
+// managedFields entry). Once the objects outgrow the starting size, the cache grows until every
+// round hits; objects applied once and never again (churn) do not make it grow.
+func TestAGrowingApplyCacheFitsTheObjectsAppliedAgain(t *testing.T) {
+	key := func(i int) applyKey {
+		return applyKey{gvk: schema.GroupVersionKind{Kind: "ConfigMap"}, namespace: "ns", name: strconv.Itoa(i)}
+	}
+	round := func(c *applyCache, from, n int, appliedBefore bool) (misses int) {
+		for i := from; i < from+n; i++ {
+			if _, ok := c.get(key(i)); !ok {
+				misses++
+				if appliedBefore {
+					c.missedApplied()
+				}
+			}
+			c.put(key(i), applyRecord{resourceVersion: "1"})
+		}
+		return misses
+	}
+	size := func(c *applyCache) int { return len(c.cur) + len(c.old) }
+
+	for _, objects := range []int{1000, 5000, 6000, 50000} {
+		t.Run(fmt.Sprintf("%d objects", objects), func(t *testing.T) {
+			g := NewWithT(t)
+			c := newGrowingApplyCache(defaultApplyCacheSize)
+			round(c, 0, objects, false) // the first apply of each
+			var misses []int
+			for range 6 {
+				misses = append(misses, round(c, 0, objects, true))
+			}
+			g.Expect(misses[len(misses)-1]).To(BeZero(), "misses per round: %v (limit %d)", misses, c.limit)
+			g.Expect(size(c)).To(BeNumerically("<=", max(4*objects, defaultApplyCacheSize)), "limit %d", c.limit)
+		})
+	}
+
+	t.Run("churn", func(t *testing.T) {
+		g := NewWithT(t)
+		c := newGrowingApplyCache(defaultApplyCacheSize)
+		for r := range 20 {
+			round(c, r*10000, 10000, false) // new objects, each applied once
+		}
+		g.Expect(c.limit).To(Equal(defaultApplyCacheSize/2), "objects applied once are no reason to grow")
+		g.Expect(size(c)).To(BeNumerically("<=", defaultApplyCacheSize))
+	})
+
+	t.Run("a size set is fixed", func(t *testing.T) {
+		g := NewWithT(t)
+		c := newApplyCache(100)
+		round(c, 0, 1000, false)
+		for range 3 {
+			round(c, 0, 1000, true)
+		}
+		g.Expect(size(c)).To(BeNumerically("<=", 100))
+	})
+
+	t.Run("bounded", func(t *testing.T) {
+		g := NewWithT(t)
+		c := newGrowingApplyCache(defaultApplyCacheSize)
+		for range 12 {
+			// A full generation, every entry of it applied again: the next put rotates and grows.
+			c.cur = map[applyKey]applyRecord{}
+			for i := range c.limit {
+				c.cur[key(i)] = applyRecord{}
+			}
+			c.again = c.limit
+			c.put(key(-1), applyRecord{})
+		}
+		g.Expect(c.limit).To(Equal(maxGrownEntries / 2))
+	})
+}
+
 func TestUpToDateProvesACustomResourcesMetadataFromObjectMetasSchema(t *testing.T) {
 	types := NewApplier(nil, "me", ApplierOptions{}).types()
 	ref := func(block bool) map[string]any {
@@ -269,4 +345,19 @@ func TestUpToDateProvesACustomResourcesMetadataFromObjectMetasSchema(t *testing.
 			g.Expect(upToDate(deepCopyMap(desired), tc.live, managed, "me", "", nil, tc.declaredMeta)).To(Equal(tc.want))
 		})
 	}
+}
+
+func TestAppliedByReadsTheManagersApplyEntryForTheSubresource(t *testing.T) {
+	g := NewWithT(t)
+	obj := &unstructured.Unstructured{}
+	obj.SetManagedFields([]metav1.ManagedFieldsEntry{
+		{Manager: "me", Operation: metav1.ManagedFieldsOperationApply, Subresource: "status"},
+		{Manager: "me", Operation: metav1.ManagedFieldsOperationUpdate},
+		{Manager: "other", Operation: metav1.ManagedFieldsOperationApply},
+	})
+	g.Expect(appliedBy(obj, "me", "status")).To(BeTrue())
+	g.Expect(appliedBy(obj, "me", "")).To(BeFalse(), "an update is not an apply")
+	g.Expect(appliedBy(obj, "other", "")).To(BeTrue())
+	g.Expect(appliedBy(obj, "other", "status")).To(BeFalse())
+	g.Expect(appliedBy(&unstructured.Unstructured{}, "me", "")).To(BeFalse())
 }
