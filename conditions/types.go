@@ -58,7 +58,8 @@ type Orderer interface {
 
 // Type is a condition type, such as [Ready]. It must be a qualified name, as label keys are:
 // an optional DNS subdomain prefix and a slash, then at most 63 characters of alphanumerics,
-// '-', '_' and '.', starting and ending with an alphanumeric.
+// '-', '_' and '.', starting and ending with an alphanumeric; and at most 316 characters in all,
+// which a custom resource's schema for metav1.Condition requires.
 //
 // Declare your own types as constants of this type, so that a type can never be passed where a
 // reason is expected:

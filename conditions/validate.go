@@ -34,6 +34,10 @@ const (
 
 	// maxReasonLength is the longest reason the API server accepts.
 	maxReasonLength = 1024
+
+	// maxTypeLength is the longest type a custom resource's schema for metav1.Condition
+	// accepts: one less than the longest qualified name (a prefix of 253, "/", a name of 63).
+	maxTypeLength = 316
 )
 
 // ErrInvalid is wrapped by the errors this package returns for a condition the API server
@@ -41,15 +45,22 @@ const (
 var ErrInvalid = errors.New("invalid condition")
 
 // Validate reports why the API server would reject c, or nil if it would accept it. It applies the
-// rules of metav1.Condition: type a qualified name, status True, False or Unknown, reason a
-// CamelCase word of at most 1024 characters, message at most 32768 bytes, observedGeneration not
-// negative and lastTransitionTime set. The error wraps [ErrInvalid] and names each field and the
-// rule it breaks, in the API server's own words.
+// rules of metav1.Condition for built-in kinds and custom resources alike: type a qualified name
+// of at most 316 characters, status True, False or Unknown, reason a CamelCase word of at most
+// 1024 characters, message at most 32768 bytes, observedGeneration not negative and
+// lastTransitionTime set. Where the two differ, it applies the stricter rule: a custom
+// resource's schema also accepts a type whose name part is longer than 63 characters, and a
+// message of 32768 characters that are more bytes. The error wraps [ErrInvalid] and names each
+// field and the rule it breaks, in the API server's own words.
 func Validate(c metav1.Condition) error {
 	if valid(&c) {
 		return nil
 	}
-	errs := metav1validation.ValidateCondition(c, field.NewPath("status", "conditions").Key(c.Type))
+	path := field.NewPath("status", "conditions").Key(c.Type)
+	errs := metav1validation.ValidateCondition(c, path)
+	if len(c.Type) > maxTypeLength {
+		errs = append(errs, field.TooLong(path.Child("type"), "", maxTypeLength))
+	}
 	if len(errs) == 0 {
 		// valid and the API server's validation disagree; trust the API server.
 		return nil
@@ -65,7 +76,7 @@ func valid(c *metav1.Condition) bool {
 	default:
 		return false
 	}
-	return validType(c.Type) &&
+	return len(c.Type) <= maxTypeLength && validType(c.Type) &&
 		validReason(c.Reason) &&
 		len(c.Message) <= maxMessageLength &&
 		c.ObservedGeneration >= 0 &&

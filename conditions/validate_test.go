@@ -28,7 +28,7 @@ import (
 )
 
 func TestValidateAcceptsWhatTheAPIServerAccepts(t *testing.T) {
-	for _, ct := range []string{"Ready", "example.com/Ready", "a.b-c.d/x_y.z-1", "9", strings.Repeat("a", 63), strings.Repeat("a", 253) + "/" + strings.Repeat("b", 63)} {
+	for _, ct := range []string{"Ready", "example.com/Ready", "a.b-c.d/x_y.z-1", "9", strings.Repeat("a", 63), strings.Repeat("a", 252) + "/" + strings.Repeat("b", 63)} {
 		for _, reason := range []string{"R", "Succeeded", "Reason_1", "A,B", "A:B", "a_", strings.Repeat("A", 1024)} {
 			c := cond(conditions.Type(ct), "True", conditions.Reason(reason), strings.Repeat("m", 32768), 0, at(0))
 			if err := conditions.Validate(c); err != nil {
