@@ -47,6 +47,17 @@ func TestValidateRequiresATransitionTimeAndANonNegativeGeneration(t *testing.T) 
 	g.Expect(conditions.Validate(c)).To(MatchError(ContainSubstring("observedGeneration: Invalid value: -1")))
 }
 
+func TestValidateNamesOnlyTheRulesBroken(t *testing.T) {
+	g := NewWithT(t)
+	longest := conditions.Type(strings.Repeat("a", 252) + "/" + strings.Repeat("b", 63)) // 316
+	err := conditions.Validate(cond(longest, "Maybe", "R", "", 0, at(0)))
+	g.Expect(err).To(MatchError(ContainSubstring("status: Unsupported value")))
+	g.Expect(err.Error()).NotTo(ContainSubstring("Too long"), "the longest type is not too long")
+
+	err = conditions.Validate(cond(longest+"b", "True", "R", "", 0, at(0)))
+	g.Expect(err).To(MatchError(ContainSubstring("type: Too long: may not be more than 316")))
+}
+
 func TestReasonFrom(t *testing.T) {
 	tests := []struct {
 		text string
