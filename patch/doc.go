@@ -126,6 +126,9 @@ limitations under the License.
 //     a CRD whose conditions list has no map list type allows), is not seen as a change: it is
 //     kept beside the one this reconcile writes (or removes), and no ConflictError is returned
 //     for it. No test of one element of a JSON Patch can tell that another element was added.
+//     When Patch writes metadata or spec first (a kind with a status subresource), the answer to
+//     that request shows the list as it is, and the change of it is a ConflictError, as for any
+//     list both changed.
 //     And a write that the API server refuses as invalid is reported as invalid even when such
 //     an append happened meanwhile.
 //

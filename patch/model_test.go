@@ -486,8 +486,11 @@ func mergeMetadata(s0, a, s1 any, r raws) (any, []string) {
 	return out, conflicts
 }
 
-// mergeStatus merges status: conditions by their rows, every other field by mergeValue.
-func mergeStatus(s0, a, s1 any, r raws, owned func(string) bool) (any, []string) {
+// mergeStatus merges status: conditions by their rows, every other field by mergeValue. seen
+// reports that the Helper read S1's status before writing its own: the answer to its request for
+// metadata and spec, which a kind with a status subresource sends first. A condition another
+// writer appended, a second of its type, is then in view, and the list is one like any other.
+func mergeStatus(s0, a, s1 any, r raws, owned func(string) bool, seen bool) (any, []string) {
 	m0, ma, m1 := asObject(s0), asObject(a), asObject(s1)
 	out := map[string]any{}
 	var conflicts []string
@@ -500,7 +503,7 @@ func mergeStatus(s0, a, s1 any, r raws, owned func(string) bool) (any, []string)
 		case byType && conditionsByType(lookup(m1, k)):
 			v, c = mergeConditions(lookup(m0, k), lookup(ma, k), lookup(m1, k), owned)
 			merged = true
-		case byType:
+		case byType && !seen:
 			v, c, merged = mergeAppendedDuplicates(lookup(m0, k), lookup(ma, k), lookup(m1, k), owned)
 		}
 		if !merged {
@@ -691,17 +694,6 @@ func predict(mc modelCase) prediction {
 		return prediction{F: s1, Errs: []string{errNotFound}}
 	}
 
-	owned := func(t string) bool { return mc.Force || slices.Contains(mc.Owned, t) }
-	main, mainConflicts := mergeMain(s0, a, s1, r)
-	status, statusConflicts := mergeStatus(s0["status"], a["status"], s1["status"], r.at("status"), owned)
-	withStatus := func(m map[string]any) map[string]any {
-		out := map[string]any{}
-		for k, v := range m {
-			out[k] = v
-		}
-		put(out, "status", status)
-		return normalize(out).(map[string]any)
-	}
 	stripStatus := func(m map[string]any) map[string]any {
 		out := map[string]any{}
 		for k, v := range m {
@@ -711,8 +703,20 @@ func predict(mc modelCase) prediction {
 		}
 		return out
 	}
+	owned := func(t string) bool { return mc.Force || slices.Contains(mc.Owned, t) }
+	main, mainConflicts := mergeMain(s0, a, s1, r)
 	rawA, rawS0 := r.a.(map[string]any), r.s0.(map[string]any)
 	mainChanged := !equal(stripStatus(a), stripStatus(s0)) || listsChanged(stripStatus(rawA), stripStatus(rawS0))
+	status, statusConflicts := mergeStatus(s0["status"], a["status"], s1["status"], r.at("status"), owned,
+		mc.StatusSubresource && mainChanged)
+	withStatus := func(m map[string]any) map[string]any {
+		out := map[string]any{}
+		for k, v := range m {
+			out[k] = v
+		}
+		put(out, "status", status)
+		return normalize(out).(map[string]any)
+	}
 	statusChanged := !equal(lookup(a, "status"), lookup(s0, "status")) ||
 		listsChanged(map[string]any{"status": lookup(rawA, "status")}, map[string]any{"status": lookup(rawS0, "status")})
 	// gone: an object being deleted disappears when F has no finalizers left.
