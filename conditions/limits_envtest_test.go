@@ -65,7 +65,7 @@ func limitCases() []limitCase {
 			c.Type = strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", n-3*64) + "/t"
 		}))
 	}
-	for _, typ := range []string{"t", "T", "9", "-t", "t-", "t.", "_t", "t_", "a/t", "A/t", "a-/t", "a./t", "a..b/t", "/t", "a/", "a/b/c"} {
+	for _, typ := range []string{"t", "T", "9", "-t", "t-", "t.", "_t", "t_", "a/t", "A/t", "a-/t", "a./t", "a..b/t", "a-b/t", "a_b/t", "aBc/t", "/t", "a/", "a/b/c"} {
 		cases = append(cases, with("type "+typ, func(c *metav1.Condition) { c.Type = typ }))
 	}
 	for _, s := range []metav1.ConditionStatus{"True", "False", "Unknown", "true", ""} {
