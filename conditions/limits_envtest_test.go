@@ -65,7 +65,7 @@ func limitCases() []limitCase {
 			c.Type = strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", n-3*64) + "/t"
 		}))
 	}
-	for _, typ := range []string{"t", "T", "9", "-t", "t-", "t.", "_t", "t_", "a/t", "A/t", "a-/t", "a./t", "a..b/t", "a-b/t", "a_b/t", "aBc/t", "/t", "a/", "a/b/c"} {
+	for _, typ := range []string{"t", "T", "9", "-t", "t-", "t.", "_t", "t_", "a/t", "A/t", "a-/t", "a./t", "a..b/t", "a-b/t", "a_b/t", "aBc/t", "/t", "a/", "a/b/c", "Zz09", "az09.z-9/Zz09"} {
 		cases = append(cases, with("type "+typ, func(c *metav1.Condition) { c.Type = typ }))
 	}
 	for _, s := range []metav1.ConditionStatus{"True", "False", "Unknown", "true", ""} {
@@ -74,7 +74,7 @@ func limitCases() []limitCase {
 	for _, n := range []int{1023, 1024, 1025} {
 		cases = append(cases, with("reason of "+strconv.Itoa(n), func(c *metav1.Condition) { c.Reason = strings.Repeat("R", n) }))
 	}
-	for _, r := range []string{"", "R", "r", "9", "_R", "R_", "R,", "R:", "R9", "R,S", "R:S", "R_S", "R-S", "R S", "R.S", "Ré"} {
+	for _, r := range []string{"", "R", "r", "9", "_R", "R_", "R,", "R:", "R9", "R,S", "R:S", "R_S", "R-S", "R S", "R.S", "Ré", "Zz09", "aZ:z,9_"} {
 		cases = append(cases, with("reason "+r, func(c *metav1.Condition) { c.Reason = r }))
 	}
 	for _, n := range []int{32767, 32768, 32769} {
