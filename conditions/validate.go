@@ -202,11 +202,7 @@ func ReasonFrom(text string) Reason {
 	if b.Len() == 0 {
 		return ReasonFailed
 	}
-	r := b.String()
-	if len(r) > maxLen {
-		r = r[:maxLen]
-	}
-	return Reason(r)
+	return Reason(b.String()) // at most maxLen: the loop stops there, and "Error" comes first
 }
 
 // truncateMessage returns s made safe for a condition message: invalid UTF-8 replaced by U+FFFD

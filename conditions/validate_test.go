@@ -73,6 +73,9 @@ func TestReasonFrom(t *testing.T) {
 		{": starts with a colon", conditions.ReasonFailed},
 		{"!!!", conditions.ReasonFailed},
 		{strings.Repeat("word ", 100), conditions.Reason(strings.Repeat("Word", 32))},
+		{strings.Repeat("w", 200), conditions.Reason("W" + strings.Repeat("w", 127))},
+		{"9" + strings.Repeat("w", 200), conditions.Reason("Error9" + strings.Repeat("w", 122))},
+		{"zone z9 a Z", "ZoneZ9AZ"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.text, func(t *testing.T) {
