@@ -72,14 +72,16 @@ func (r *Resource[T]) cleanup(ctx context.Context, obj T) (finalizer.Progress, e
 			return finalizer.Finished(), nil
 		case err != nil:
 			return finalizer.Progress{}, err
-		case !rec.present:
-			// No create was decided by a Resource: but the resource may have been created before
-			// the controller used one, or its annotation removed by a person. Observe the name
-			// the object would have (Observe judges whether it is the object's), once.
-			rec.state = state{Name: r.externalName(obj), Phase: phaseCreated}
 		}
 	}
 	for range maxStale {
+		if !rec.present {
+			// No create was decided by a Resource: but the resource may have been created before
+			// the controller used one, or its annotation removed by a person (also while this
+			// step ran). Observe the name the object would have; Observe judges whether it is
+			// the object's.
+			rec.state = state{Name: r.externalName(obj), Phase: phaseCreated}
+		}
 		progress, err := r.cleanupPass(ctx, obj, rec)
 		if !errors.Is(err, errStale) {
 			return progress, err

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/external"
@@ -356,6 +358,52 @@ func TestAnInstanceWhoseObjectHasNoAnnotationIsDeletedWithIt(t *testing.T) {
 	_, exists := w.get(db)
 	w.g.Expect(exists).To(BeFalse())
 	w.g.Expect(w.instancesOf(db)).To(BeEmpty(), "no instance left behind")
+}
+
+func TestAnAnnotationRemovedWhileTheDeletionStepRunsLeavesNoInstance(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cloudOptions{})
+	r := w.reconciler()
+	db := w.create("orders", "small")
+	w.settle(r, db, 10)
+
+	// A resize under way when the Database is deleted: the step first records that it finished.
+	latest, _ := w.get(db)
+	latest.Spec.Tier = "large"
+	w.g.Expect(w.api.Update(w.ctx, latest)).To(Succeed())
+	_, err := w.reconcile(r, db)
+	w.g.Expect(err).NotTo(HaveOccurred())
+	latest, _ = w.get(db)
+	w.g.Expect(stateOf(latest)).To(HaveKeyWithValue("operationKind", "Update"))
+	w.g.Expect(w.api.Delete(w.ctx, latest)).To(Succeed())
+	w.cloud.Tick()
+
+	// Just before that write, a person removes the annotation: the write is refused as stale,
+	// and the step goes on from the object as it now is, which has no annotation.
+	var removed atomic.Bool
+	r.database.Client = interceptor.NewClient(w.api, interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
+			if removed.CompareAndSwap(false, true) {
+				w.g.Expect(c.Patch(ctx, obj.DeepCopyObject().(client.Object), client.RawPatch(types.JSONPatchType,
+					[]byte(`[{"op":"remove","path":"/metadata/annotations/external.tenon.dev~1database"}]`)))).To(Succeed())
+			}
+			return c.Patch(ctx, obj, p, opts...)
+		},
+	})
+	clock := clocktesting.NewFakePassiveClock(time.Now())
+	r.lifecycle.Clock = clock
+	for range 20 {
+		if _, exists := w.get(db); !exists {
+			break
+		}
+		_, _ = w.reconcile(r, db)
+		w.cloud.Tick()
+		clock.SetTime(clock.Now().Add(time.Minute))
+	}
+	w.g.Expect(removed.Load()).To(BeTrue(), "the annotation was removed during the step")
+	_, exists := w.get(db)
+	w.g.Expect(exists).To(BeFalse())
+	w.g.Expect(w.instancesOf(db)).To(BeEmpty(), "the instance is found by its name and deleted")
 }
 
 func TestANameTakenByAnotherOwnerStallsAndIsNeverDeleted(t *testing.T) {

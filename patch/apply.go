@@ -94,8 +94,9 @@ type ApplierOptions struct {
 	// Reader lags, sends an apply that a record would have skipped. Default: sized to the work:
 	// 4,096 at first, doubling while the objects this Applier applies again do not fit (found by
 	// its entry in their managedFields, or by records used again), up to 1,048,576 (about 150
-	// MB, for half a million objects); records of objects no longer applied are dropped as
-	// new ones come. A size set here is fixed.
+	// MB, for half a million objects), and back down as they become fewer; records of objects
+	// no longer applied are dropped after about as many calls as the record holds. A size set
+	// here is fixed.
 	CacheSize int
 }
 

@@ -57,17 +57,20 @@ type applyRecord struct {
 // objects applied before: entries carried over from the old generation, and objects the cache
 // had forgotten that the Applier found its own managedFields entry on (see missedApplied). Those
 // are objects applied again and again that no longer fit, and would be dropped before their next
-// apply (five children of 1,000 owners outgrow a fixed 4,096). Entries of objects no longer
-// applied, deleted ones say, still go within two generations.
+// apply (five children of 1,000 owners outgrow a fixed 4,096). A growing cache also starts a new
+// generation after as many lookups as a generation holds, and, when a generation was less than a
+// quarter full, shrinks to four times what it held, down to where it started: the entries of objects no longer
+// applied (deleted ones, or all but a few after a pass over many) go within two generations, and
+// the capacity follows the objects applied again.
 type applyCache struct {
 	mu sync.Mutex
-	// limit is a generation's capacity; grow whether it may double, up to max.
-	limit, max int
-	grow       bool
+	// limit is a generation's capacity; grow whether it may change, between base and max.
+	limit, base, max int
+	grow             bool
 	// again counts the entries of cur that came from old, and the objects applied before that
-	// the cache had forgotten, since cur began.
-	again    int
-	cur, old map[applyKey]applyRecord
+	// the cache had forgotten; lookups counts the calls of get; both since cur began.
+	again, lookups int
+	cur, old     map[applyKey]applyRecord
 }
 
 // defaultApplyCacheSize is the size a growing cache starts at.
@@ -80,11 +83,11 @@ const maxGrownEntries = 1 << 20
 // newApplyCache returns a cache of up to size entries.
 func newApplyCache(size int) *applyCache {
 	limit := max((size+1)/2, 1)
-	return &applyCache{limit: limit, max: limit, cur: map[applyKey]applyRecord{}}
+	return &applyCache{limit: limit, base: limit, max: limit, cur: map[applyKey]applyRecord{}}
 }
 
 // newGrowingApplyCache returns a cache of size entries at first that grows with the objects
-// applied again, up to maxGrownEntries.
+// applied again, up to maxGrownEntries, and shrinks back when they are fewer.
 func newGrowingApplyCache(size int) *applyCache {
 	c := newApplyCache(size)
 	c.grow, c.max = true, max(maxGrownEntries/2, c.limit)
@@ -94,6 +97,9 @@ func newGrowingApplyCache(size int) *applyCache {
 func (c *applyCache) get(k applyKey) (applyRecord, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.lookups++; c.grow && c.lookups >= c.limit {
+		c.rotate()
+	}
 	if r, ok := c.cur[k]; ok {
 		return r, true
 	}
@@ -122,13 +128,23 @@ func (c *applyCache) put(k applyKey, r applyRecord) {
 
 func (c *applyCache) putLocked(k applyKey, r applyRecord) {
 	if _, ok := c.cur[k]; !ok && len(c.cur) >= c.limit {
-		if c.grow && 2*c.again >= c.limit && c.limit < c.max {
-			// Half of this generation was applied before: what is applied again outgrows it.
-			c.limit = min(2*c.limit, c.max)
-		}
-		c.old, c.cur, c.again = c.cur, make(map[applyKey]applyRecord, len(c.cur)), 0
+		c.rotate()
 	}
 	c.cur[k] = r
+}
+
+// rotate makes cur the old generation and starts a new one, first resizing a growing cache: up
+// when half of cur was applied again, down when cur is less than a quarter full.
+func (c *applyCache) rotate() {
+	switch {
+	case !c.grow:
+	case 2*c.again >= c.limit && c.limit < c.max:
+		c.limit = min(2*c.limit, c.max)
+	case 4*len(c.cur) < c.limit && c.limit > c.base:
+		c.limit = max(4*len(c.cur), c.base)
+	}
+	c.old, c.cur = c.cur, make(map[applyKey]applyRecord, min(len(c.cur), c.limit))
+	c.again, c.lookups = 0, 0
 }
 
 func (c *applyCache) forget(match func(applyKey) bool) {

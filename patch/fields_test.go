@@ -256,6 +256,21 @@ func TestAGrowingApplyCacheFitsTheObjectsAppliedAgain(t *testing.T) {
 		})
 	}
 
+	t.Run("a pass over many objects, then few", func(t *testing.T) {
+		g := NewWithT(t)
+		c := newGrowingApplyCache(defaultApplyCacheSize)
+		round(c, 0, 200000, true) // a restart: every object applied before, each once
+		grown := c.limit
+		g.Expect(grown).To(BeNumerically(">", defaultApplyCacheSize/2))
+		var misses int
+		for range 10000 {
+			misses = round(c, 0, 100, true)
+		}
+		g.Expect(misses).To(BeZero())
+		g.Expect(size(c)).To(BeNumerically("<=", 200), "the records of the objects applied once are gone (limit %d, grown to %d)", c.limit, grown)
+		g.Expect(c.limit).To(Equal(defaultApplyCacheSize/2), "and the capacity is back where it started")
+	})
+
 	t.Run("churn", func(t *testing.T) {
 		g := NewWithT(t)
 		c := newGrowingApplyCache(defaultApplyCacheSize)

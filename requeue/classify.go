@@ -152,10 +152,10 @@ func Classify(err error) Class {
 	switch {
 	case err == nil:
 		return ClassNone
+	case isTerminal(err): // before Retry: controller-runtime does not retry what is terminal
+		return ClassTerminal
 	case errors.As(err, &retry):
 		return ClassRetry
-	case isTerminal(err):
-		return ClassTerminal
 	case isFenced(err):
 		return ClassFenced
 	case isFieldConflict(err):

@@ -19,7 +19,10 @@ package requeue
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -77,6 +80,9 @@ func Terminal(reason conditions.Reason, err error) (ctrl.Result, error) {
 	if err == nil {
 		return Done()
 	}
+	if !validReason(reason) && !hasWord(string(reason)) {
+		reason = "" // nothing to make a reason of, such as "!!!": none was given
+	}
 	switch {
 	case reason == "":
 		reason, _ = TerminalReason(err)
@@ -107,6 +113,15 @@ func TerminalReason(err error) (conditions.Reason, bool) {
 		return stalled.reason, true
 	}
 	return "", false
+}
+
+// hasWord reports whether conditions.ReasonFrom makes a reason of s from its own letters or
+// digits (before its first colon), rather than returning conditions.ReasonFailed for nothing.
+func hasWord(s string) bool {
+	s, _, _ = strings.Cut(s, ":")
+	return strings.ContainsFunc(s, func(c rune) bool {
+		return c < utf8.RuneSelf && (unicode.IsLetter(c) || unicode.IsDigit(c))
+	})
 }
 
 // validReason reports whether the API server accepts r as a condition's reason.

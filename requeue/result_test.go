@@ -144,6 +144,16 @@ func TestATerminalErrorWithoutAValidReasonHasOneThatTheAPIServerAccepts(t *testi
 		g.Expect(reason).To(Equal(want), "%q", given)
 	}
 
+	// Nothing to make a reason of is no reason.
+	for _, given := range []conditions.Reason{"!!!", " ", ": quota"} {
+		_, ok := requeue.TerminalReason(requeue.TerminalError(given, cause))
+		g.Expect(ok).To(BeFalse(), "%q", given)
+	}
+
+	// A Retry made terminal is terminal, for Classify as for controller-runtime.
+	_, retry := requeue.Retry("waiting")
+	g.Expect(requeue.Classify(requeue.TerminalError("Gave up", retry))).To(Equal(requeue.ClassTerminal))
+
 	// Terminal twice is one terminal error: the message says so once.
 	err := requeue.TerminalError("CreateFailed", inner)
 	g.Expect(err).To(MatchError("terminal error: the provider refused the token"))

@@ -200,6 +200,25 @@ var _ = Describe("The Cluster controller", func() {
 		op.dns.SetFaults(clouddns.Faults{})
 	})
 
+	It("a d n s record annotation a person broke clears the endpoint with DNSReady", func() {
+		t := GinkgoT()
+		ctx := t.Context()
+		op := startOperator(t, operatorOptions{})
+		cluster := op.newCluster("broken")
+		op.create(t, cluster)
+		eventuallyReady(t, cluster)
+		Expect(cluster.Status.Endpoint).To(Equal("broken.clusters.example.com"))
+
+		Expect(env.Client().Patch(ctx, cluster, client.RawPatch(types.MergePatchType,
+			[]byte(`{"metadata":{"annotations":{"external.tenon.dev/dns-record":"{"}}}`)))).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(cluster), cluster)).To(Succeed())
+			g.Expect(cluster).To(matchers.HaveCondition(appsv1alpha1.DNSReady, metav1.ConditionFalse,
+				matchers.WithReason(external.ReasonObserveFailed)))
+			g.Expect(cluster.Status.Endpoint).To(BeEmpty(), "no endpoint while DNSReady is not True")
+		}).WithTimeout(timeout).WithPolling(interval).Should(Succeed())
+	})
+
 	It("scaling a cluster catches up observed generation", func() {
 		t := GinkgoT()
 		ctx := t.Context()

@@ -254,5 +254,11 @@ func (r *ClusterReconciler) reconcileDNS(ctx context.Context, cluster *appsv1alp
 		_, err := conditions.MarkFalse(cluster, appsv1alpha1.DNSReady, ReasonWaitingForService, "waiting for the Service to get a cluster IP")
 		return ctrl.Result{}, err
 	}
-	return r.dnsRecord(address).Ensure(ctx, cluster)
+	res, err := r.dnsRecord(address).Ensure(ctx, cluster)
+	if !conditions.IsTrue(cluster, appsv1alpha1.DNSReady) {
+		// Ensure stopped before Observe could say (an annotation a person broke, say): the
+		// endpoint is there only while DNSReady is True.
+		cluster.Status.Endpoint = ""
+	}
+	return res, err
 }
