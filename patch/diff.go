@@ -212,7 +212,7 @@ func (d *differ) value(path []string, b, r any, hasB, hasR, exact bool) {
 // replaced in place, so that concurrent writes to other conditions and to the rest of the object
 // do not conflict with it. When it only loses types (a reconcile that drops Reconciling), the
 // others keep their order: those changed are replaced in place and the others removed, each
-// guarded alone. Otherwise the list is replaced whole: an added condition is guarded by a test of
+// guarded alone, and the type of each one kept unchanged is tested too. Otherwise the list is replaced whole: an added condition is guarded by a test of
 // the whole list, since no test of an element can tell that another writer added one of that
 // type meanwhile.
 func (d *differ) conditions(bs, rs map[string]any) {
@@ -232,10 +232,16 @@ func (d *differ) conditions(bs, rs map[string]any) {
 	// Replacements first, at the indexes base has, then removals from the last one down, so that
 	// every operation's index is the one base has.
 	for j, i := range kept {
+		at := append(slices.Clip(path), strconv.Itoa(i))
 		if jsonEqual(bl[i], rl[j]) {
+			if len(removing) > 0 {
+				// The conditions kept are still there, by type: so the removals cannot leave
+				// an empty list where another writer removed them meanwhile (a list emptied is
+				// removed whole, so that a schema default for it applies again).
+				d.test(append(at, "type"), conditionType(bl[i]))
+			}
 			continue
 		}
-		at := append(slices.Clip(path), strconv.Itoa(i))
 		d.guardCondition(at, bl[i], true)
 		d.req.ops = append(d.req.ops, op{kind: "replace", path: pointer(at...), value: rl[j]})
 	}

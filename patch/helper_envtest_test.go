@@ -250,6 +250,37 @@ func TestPatchMergesConditionsWithOtherWriters(t *testing.T) {
 	g.Expect(conditions.Get(get(g, w), conditions.Ready).Reason).To(Equal("Failed"))
 }
 
+// TestAConditionListBothWritersEmptiedIsRemovedNotLeftEmpty: we drop one condition, another
+// writer meanwhile removes the other one. The list is then empty, and Patch removes it whole, as
+// the guarantee table says for any list emptied (so a schema default for it applies again); the
+// removal of ours alone, by index, would have left an empty list.
+func TestAConditionListBothWritersEmptiedIsRemovedNotLeftEmpty(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	w := newWidget(t, g, "emptied", func(w *testtypes.Widget) {
+		w.Status.Conditions = append(w.Status.Conditions,
+			metav1.Condition{Type: "Synced", Status: metav1.ConditionTrue, Reason: "Synced", LastTransitionTime: metav1.Now()})
+	})
+	g.Expect(w.Status.Conditions).To(HaveLen(2))
+	g.Expect(w.Status.Conditions[0].Type).To(Equal(string(conditions.Ready)))
+
+	h, err := patch.NewHelper(w, env.Client())
+	g.Expect(err).NotTo(HaveOccurred())
+	other := get(g, w)
+	conditions.Delete(other, "Synced")
+	g.Expect(env.Client().Status().Update(ctx, other)).To(Succeed())
+
+	conditions.Delete(w, conditions.Ready)
+	g.Expect(h.Patch(ctx, w, patch.OwnedConditions{conditions.Ready})).To(Succeed())
+
+	raw := &unstructured.Unstructured{}
+	raw.SetGroupVersionKind(testtypes.GroupVersion.WithKind("Widget"))
+	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), raw)).To(Succeed())
+	_, found, err := unstructured.NestedFieldNoCopy(raw.Object, "status", "conditions")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(found).To(BeFalse(), "status: %v", raw.Object["status"])
+}
+
 func TestPatchOfTheLastFinalizerToleratesTheObjectVanishing(t *testing.T) {
 	for _, tc := range []struct {
 		name string

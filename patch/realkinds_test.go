@@ -586,10 +586,11 @@ func denormalize(pred, a, s1, s0 any) any {
 		}
 		av, sv, s0v := lookup(am, k), lookup(s1m, k), lookup(s0m, k)
 		switch {
-		case !isAbsent(sv) && isAbsent(orAbsent(normalize(sv))) && (!isAbsent(av) || isAbsent(s0v)):
+		case !isAbsent(sv) && isAbsent(orAbsent(normalize(sv))) && (!isObject(sv) || !isAbsent(av) || isAbsent(s0v)):
 			// S1 holds an empty value, which the Helper's diff does not touch: it stays (an
-			// empty list) or is merged into (an empty object). Unless this reconcile removed
-			// the field: what the other writer left of it (nothing) is then removed with it.
+			// empty list, the same as a missing one for the Helper) or is merged into (an empty
+			// object). Unless this reconcile removed the object: what the other writer left of
+			// it (nothing) is then removed with it.
 			if isObject(sv) {
 				out[k] = denormalize(map[string]any{}, av, sv, s0v)
 			} else {
