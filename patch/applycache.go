@@ -70,7 +70,7 @@ type applyCache struct {
 	// again counts the entries of cur that came from old, and the objects applied before that
 	// the cache had forgotten; lookups counts the calls of get; both since cur began.
 	again, lookups int
-	cur, old     map[applyKey]applyRecord
+	cur, old       map[applyKey]applyRecord
 }
 
 // defaultApplyCacheSize is the size a growing cache starts at.
@@ -97,7 +97,8 @@ func newGrowingApplyCache(size int) *applyCache {
 func (c *applyCache) get(k applyKey) (applyRecord, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.lookups++; c.grow && c.lookups >= c.limit {
+	c.lookups++
+	if c.grow && c.lookups >= c.limit {
 		c.rotate()
 	}
 	if r, ok := c.cur[k]; ok {

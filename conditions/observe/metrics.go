@@ -151,8 +151,10 @@ func (m *Metrics) intern(s string) string {
 // collector makes the series of a Metrics when the registry is scraped.
 type collector struct{ m *Metrics }
 
+// Describe sends the description of tenon_condition, the one metric the collector makes.
 func (c collector) Describe(ch chan<- *prometheus.Desc) { ch <- c.m.desc }
 
+// Collect sends the tenon_condition series of every object the Metrics hold, made now.
 func (c collector) Collect(ch chan<- prometheus.Metric) {
 	// The series are made under the lock and sent after it, so that a slow scrape does not hold
 	// up the reconciles that record.
