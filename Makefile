@@ -10,6 +10,7 @@ ENVTEST_K8S_VERSION    ?= 1.37.2
 CONTROLLER_GEN_VERSION ?= v0.23.0
 GOLANGCI_LINT_VERSION  ?= v2.15.0
 SETUP_ENVTEST_VERSION  ?= v0.25.1
+GREMLINS_VERSION       ?= v0.6.0
 # mermaid-cli and its puppeteer are pinned exactly in hack/mermaid/package.json and package-lock.json;
 # this version names the directory in bin/ they are installed into.
 MERMAID_CLI_VERSION    ?= 11.9.0
@@ -27,6 +28,7 @@ LOCALBIN ?= $(CURDIR)/bin
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 GOLANGCI_LINT  ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 SETUP_ENVTEST  ?= $(LOCALBIN)/setup-envtest-$(SETUP_ENVTEST_VERSION)
+GREMLINS       ?= $(LOCALBIN)/gremlins-$(GREMLINS_VERSION)
 MERMAID_CLI    ?= $(LOCALBIN)/mermaid-cli-$(MERMAID_CLI_VERSION)
 # CHROMIUM is the browser mermaid-cli renders in: a chromium on PATH, or else Debian's package
 # unpacked into bin/chromium by hack/mermaid/chromium.sh.
@@ -188,6 +190,29 @@ fuzz-real: envtest ## Check patch on real kinds' schemas (Helper model, Applier 
 		TENON_RACE_SEED=$$seed TENON_RACE_CASES=$$(( $(REAL_CASES) / 4 )) \
 		go test -count=1 -timeout 3h -run '^TestOurOwnWorkersNeverTakeAChildAnotherOwnerControls$$' ./patch/
 
+# mutate runs gremlins on each package of MUTATE_PACKAGES, one after the other (each mutant runs
+# the package's tests, envtest included, so this takes hours on two cores; not CI), and writes the
+# table of docs/testing.md ("How tenon itself is tested") from the reports, with the date and the
+# commit. MUTATE_<package>_FLAGS are each package's flags: a timeout coefficient suited to its
+# tests (gremlins multiplies the time of the package's coverage run), and for patch only the
+# merge, diff and JSON Patch engines. MUTATE_PACKAGES=conditions make mutate runs one.
+MUTATE_PACKAGES ?= conditions requeue ownership fencing finalizer patch
+MUTATE_OUT      ?= $(or $(TMPDIR),/tmp)/tenon-mutate
+MUTATE_conditions_FLAGS ?= --timeout-coefficient 4
+MUTATE_requeue_FLAGS    ?= --timeout-coefficient 4
+MUTATE_ownership_FLAGS  ?= --timeout-coefficient 4
+MUTATE_fencing_FLAGS    ?= --timeout-coefficient 4
+MUTATE_finalizer_FLAGS  ?= --timeout-coefficient 4
+MUTATE_patch_FLAGS      ?= --timeout-coefficient 3 $(foreach f,apply applycache errors fields helper helper_options history object options transform,-E '(^|/)$(f)\.go$$')
+
+.PHONY: mutate
+mutate: envtest gremlins ## Mutation-test the library's packages (hours; not CI) and write the table of docs/testing.md.
+	@mkdir -p $(MUTATE_OUT)
+	@$(foreach p,$(MUTATE_PACKAGES),echo "mutate: $(p)" && rm -f $(MUTATE_OUT)/$(p).json && \
+		GOFLAGS=-count=1 $(GREMLINS) unleash --workers 2 $(MUTATE_$(p)_FLAGS) -o $(MUTATE_OUT)/$(p).json ./$(p) && ) true
+	@cd hack/docs && go run ./mutate -in $(MUTATE_OUT) -doc ../../docs/testing.md \
+		-commit $$(git rev-parse --short HEAD) -date $$(date -u +%F)
+
 .PHONY: realkinds
 realkinds: ## Copy the CRDs the tests of real kinds install (internal/realkinds/crds) from their projects' Go modules.
 	@cd hack/realkinds && go run .
@@ -216,6 +241,11 @@ $(GOLANGCI_LINT): $(LOCALBIN)
 setup-envtest: $(SETUP_ENVTEST) ## Install setup-envtest into bin/ (only for ENVTEST_SOURCE=download).
 $(SETUP_ENVTEST): $(LOCALBIN)
 	$(call go-install-tool,$(SETUP_ENVTEST),sigs.k8s.io/controller-runtime/tools/setup-envtest,$(SETUP_ENVTEST_VERSION))
+
+.PHONY: gremlins
+gremlins: $(GREMLINS) ## Install gremlins (mutation testing) into bin/.
+$(GREMLINS): $(LOCALBIN)
+	$(call go-install-tool,$(GREMLINS),github.com/go-gremlins/gremlins/cmd/gremlins,$(GREMLINS_VERSION))
 
 .PHONY: mermaid-cli
 mermaid-cli: $(MERMAID_CLI)/node_modules/.package-lock.json ## Install mermaid-cli (hack/mermaid/package-lock.json) into bin/.

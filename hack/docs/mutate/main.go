@@ -1,0 +1,173 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command mutate writes the table of `make mutate` into a Markdown file: one row per package
+// from the JSON reports gremlins wrote (one file per package, <name>.json, in -in), with the
+// mutants that lived listed under it, between the markers
+//
+//	<!-- mutate:begin -->
+//	<!-- mutate:end -->
+//
+// It fails when the file has no such markers, or a report cannot be read.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// report is the part of gremlins' JSON output (internal/report/internal/structure.go of
+// github.com/go-gremlins/gremlins v0.6.0) the table shows.
+type report struct {
+	Files []struct {
+		Name      string `json:"file_name"`
+		Mutations []struct {
+			Type   string `json:"type"`
+			Status string `json:"status"`
+			Line   int    `json:"line"`
+			Column int    `json:"column"`
+		} `json:"mutations"`
+	} `json:"files"`
+	Elapsed float64 `json:"elapsed_time"`
+}
+
+// row is one package's counts.
+type row struct {
+	name                                           string
+	killed, lived, notCovered, timedOut, notViable int
+	seconds                                        float64
+	survivors                                      []string
+}
+
+func (r row) efficacy() string {
+	if r.killed+r.lived == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(r.killed)/float64(r.killed+r.lived))
+}
+
+func (r row) coverage() string {
+	all := r.killed + r.lived + r.notCovered
+	if all == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(r.killed+r.lived)/float64(all))
+}
+
+const (
+	begin = "<!-- mutate:begin -->"
+	end   = "<!-- mutate:end -->"
+)
+
+func main() {
+	in := flag.String("in", "", "directory of gremlins' JSON reports, one <package>.json each")
+	doc := flag.String("doc", "", "Markdown file to write the table into")
+	commit := flag.String("commit", "", "commit the run was made on")
+	date := flag.String("date", "", "date of the run")
+	how := flag.String("how", "`make mutate`, gremlins v0.6.0, two cores", "how the run was made")
+	flag.Parse()
+	if err := run(*in, *doc, *commit, *date, *how); err != nil {
+		fmt.Fprintln(os.Stderr, "mutate:", err)
+		os.Exit(1)
+	}
+}
+
+func run(in, doc, commit, date, how string) error {
+	paths, err := filepath.Glob(filepath.Join(in, "*.json"))
+	if err != nil {
+		return err
+	}
+	if len(paths) == 0 {
+		return fmt.Errorf("no reports in %s", in)
+	}
+	sort.Strings(paths)
+	var rows []row
+	for _, p := range paths {
+		r, err := read(p)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r)
+	}
+	text, err := os.ReadFile(doc)
+	if err != nil {
+		return err
+	}
+	b, rest, ok := strings.Cut(string(text), begin)
+	_, after, ok2 := strings.Cut(rest, end)
+	if !ok || !ok2 {
+		return fmt.Errorf("%s has no %s … %s markers", doc, begin, end)
+	}
+	out := b + begin + "\n" + table(rows, commit, date, how) + end + after
+	return os.WriteFile(doc, []byte(out), 0o644)
+}
+
+func read(path string) (row, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return row{}, err
+	}
+	var rep report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		return row{}, fmt.Errorf("%s: %w", path, err)
+	}
+	r := row{name: strings.TrimSuffix(filepath.Base(path), ".json"), seconds: rep.Elapsed}
+	for _, f := range rep.Files {
+		for _, m := range f.Mutations {
+			switch m.Status {
+			case "KILLED":
+				r.killed++
+			case "LIVED":
+				r.lived++
+				r.survivors = append(r.survivors, fmt.Sprintf("%s:%d:%d %s", f.Name, m.Line, m.Column, m.Type))
+			case "NOT COVERED":
+				r.notCovered++
+			case "TIMED OUT":
+				r.timedOut++
+			case "NOT VIABLE":
+				r.notViable++
+			}
+		}
+	}
+	sort.Strings(r.survivors)
+	return r, nil
+}
+
+func table(rows []row, commit, date, how string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Run on %s at commit %s (%s).\n\n", date, commit, how)
+	b.WriteString("| package | killed | lived | not covered | timed out | not viable | efficacy | coverage | minutes |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| `%s` | %d | %d | %d | %d | %d | %s | %s | %.0f |\n", r.name, r.killed, r.lived, r.notCovered,
+			r.timedOut, r.notViable, r.efficacy(), r.coverage(), r.seconds/60)
+	}
+	for _, r := range rows {
+		if len(r.survivors) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\nLived in `%s`:\n\n", r.name)
+		for _, s := range r.survivors {
+			fmt.Fprintf(&b, "- %s\n", s)
+		}
+	}
+	return b.String()
+}
