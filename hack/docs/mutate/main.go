@@ -49,12 +49,19 @@ type report struct {
 	Elapsed float64 `json:"elapsed_time"`
 }
 
+// survivor is a mutant that lived.
+type survivor struct {
+	file         string
+	line, column int
+	kind         string
+}
+
 // row is one package's counts.
 type row struct {
 	name                                           string
 	killed, lived, notCovered, timedOut, notViable int
 	seconds                                        float64
-	survivors                                      []string
+	survivors                                      []survivor
 }
 
 func (r row) efficacy() string {
@@ -137,7 +144,7 @@ func read(path string) (row, error) {
 				r.killed++
 			case "LIVED":
 				r.lived++
-				r.survivors = append(r.survivors, fmt.Sprintf("%s:%d:%d %s", f.Name, m.Line, m.Column, m.Type))
+				r.survivors = append(r.survivors, survivor{f.Name, m.Line, m.Column, m.Type})
 			case "NOT COVERED":
 				r.notCovered++
 			case "TIMED OUT":
@@ -147,7 +154,16 @@ func read(path string) (row, error) {
 			}
 		}
 	}
-	sort.Strings(r.survivors)
+	sort.Slice(r.survivors, func(i, j int) bool {
+		a, b := r.survivors[i], r.survivors[j]
+		if a.file != b.file {
+			return a.file < b.file
+		}
+		if a.line != b.line {
+			return a.line < b.line
+		}
+		return a.column < b.column
+	})
 	return r, nil
 }
 
@@ -166,7 +182,7 @@ func table(rows []row, commit, date, how string) string {
 		}
 		fmt.Fprintf(&b, "\nLived in `%s`:\n\n", r.name)
 		for _, s := range r.survivors {
-			fmt.Fprintf(&b, "- %s\n", s)
+			fmt.Fprintf(&b, "- %s:%d:%d %s\n", s.file, s.line, s.column, s.kind)
 		}
 	}
 	return b.String()
