@@ -347,12 +347,24 @@ func selector(owned map[string]any, used map[string]bool, i int, e any) string {
 // or defaults inside what desired sets are not such changes: applying again normalises and
 // defaults them again. A list key the server defaults (a port's protocol) is taken to be desired's.
 func fixedPoint(desired map[string]any, obj *unstructured.Unstructured, manager, subresource string) bool {
+	var owned map[string]any
+	var others []map[string]any
+	found := false
 	for _, e := range obj.GetManagedFields() {
-		if e.Manager != manager || e.Operation != metav1.ManagedFieldsOperationApply || e.Subresource != subresource {
-			continue
+		set, ok := fieldSet(&e)
+		switch {
+		case e.Manager != manager || e.Operation != metav1.ManagedFieldsOperationApply || e.Subresource != subresource:
+			if ok {
+				others = append(others, set)
+			}
+		case !ok:
+			return false
+		default:
+			owned, found = set, true
 		}
-		owned, ok := fieldSet(&e)
-		return ok && ownsOnly(owned, desiredFields(desired), obj.Object)
+	}
+	if found {
+		return ownsOnly(owned, desiredFields(desired), obj.Object, others)
 	}
 	// No entry: the manager owns nothing (what it applied sets no field, such as an empty list
 	// of type map), and nothing the apply did can be undone by applying again.
@@ -361,12 +373,26 @@ func fixedPoint(desired map[string]any, obj *unstructured.Unstructured, manager,
 
 // ownsOnly reports whether owned, a field set, holds no field or element that d, the value
 // applied, does not set, and l, the value the object holds, has as many elements as d in each
-// list owned as a whole.
-func ownsOnly(owned map[string]any, d, l any) bool {
+// list owned as a whole. others are the field sets of the other managedFields entries at the same
+// place: an empty list applied owns the elements live has unless another entry owns them (a list
+// of type map or set, whose elements are theirs), as an atomic list's are (a Node's not-ready
+// taint, which admission adds to an apply of `taints: []`).
+func ownsOnly(owned map[string]any, d, l any, others []map[string]any) bool {
 	if children(owned) == 0 {
 		dl, isList := d.([]any)
 		ll, _ := l.([]any)
-		return !isList || len(dl) == 0 || len(ll) == len(dl)
+		if !isList || len(ll) == len(dl) {
+			return true
+		}
+		if len(dl) > 0 {
+			return false
+		}
+		for _, o := range others {
+			if children(o) > 0 {
+				return true
+			}
+		}
+		return false
 	}
 	switch dv := d.(type) {
 	case map[string]any:
@@ -381,7 +407,7 @@ func ownsOnly(owned map[string]any, d, l any) bool {
 			}
 			de, ok := dv[name]
 			sm, _ := sub.(map[string]any)
-			if !ok || !ownsOnly(sm, de, lv[name]) {
+			if !ok || !ownsOnly(sm, de, lv[name], below(others, k)) {
 				return false
 			}
 		}
@@ -402,7 +428,7 @@ func ownsOnly(owned map[string]any, d, l any) bool {
 			}
 			used[k] = true
 			sm, _ := owned[k].(map[string]any)
-			if !ownsOnly(sm, de, liveElement(k, lv)) {
+			if !ownsOnly(sm, de, liveElement(k, lv), below(others, k)) {
 				return false
 			}
 		}

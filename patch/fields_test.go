@@ -376,3 +376,32 @@ func TestAppliedByReadsTheManagersApplyEntryForTheSubresource(t *testing.T) {
 	g.Expect(appliedBy(obj, "other", "status")).To(BeFalse())
 	g.Expect(appliedBy(&unstructured.Unstructured{}, "me", "")).To(BeFalse())
 }
+
+// TestAnEmptyListAppliedIsAFixedPointOnlyWhenNoElementIsOurs: admission adds a Node's not-ready
+// taint to an apply of `taints: []` (an atomic list), and the taint is then the manager's:
+// applying again removes it, so the apply is no fixed point. Elements another entry owns (a list
+// of type map or set) are theirs, and applying again keeps them.
+func TestAnEmptyListAppliedIsAFixedPointOnlyWhenNoElementIsOurs(t *testing.T) {
+	g := NewWithT(t)
+	desired := map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": "n"}, "spec": map[string]any{"taints": []any{}}}
+	node := func(entries ...metav1.ManagedFieldsEntry) *unstructured.Unstructured {
+		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": "n"},
+			"spec": map[string]any{"taints": []any{map[string]any{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}}}}}
+		obj.SetManagedFields(entries)
+		return obj
+	}
+	entry := func(manager string, op metav1.ManagedFieldsOperationType, fields string) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, APIVersion: "v1", FieldsType: "FieldsV1",
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+	}
+	ours := entry("me", metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:taints":{}}}`)
+
+	g.Expect(fixedPoint(desired, node(ours), "me", "")).To(BeFalse(), "the taint admission added is ours: applying again removes it")
+	theirs := entry("kubelet", metav1.ManagedFieldsOperationUpdate,
+		`{"f:spec":{"f:taints":{"k:{\"effect\":\"NoSchedule\",\"key\":\"node.kubernetes.io/not-ready\"}":{".":{}}}}}`)
+	g.Expect(fixedPoint(desired, node(ours, theirs), "me", "")).To(BeTrue(), "an element another manager owns stays")
+
+	empty := node(ours)
+	empty.Object["spec"] = map[string]any{"taints": []any{}}
+	g.Expect(fixedPoint(desired, empty, "me", "")).To(BeTrue())
+}
