@@ -552,12 +552,14 @@ func (a *Applier) applyStatus(ctx context.Context, m map[string]any, gvk schema.
 		// get the time of before the flip. The conditions that apply left are newer.
 		current = r.conditions
 	}
-	desired := statusBody(m, gvk, live, current, o.ownedConditions, true)
+	times, known := timesApplied(live, a.manager)
+	carry := func(t string) bool { return !known || times[t] }
+	desired := statusBody(m, gvk, live, current, o.ownedConditions, true, carry)
 	result, changed, err := a.apply(ctx, desired, gvk, live, "status", o.force, precondition{})
 	if undeclaredTransitionTime(err) {
 		// The conditions of this kind have no lastTransitionTime (KEDA's, for one): apply them
 		// without the times the Applier added.
-		if untimed := statusBody(m, gvk, live, current, o.ownedConditions, false); !jsonEqual(untimed, desired) {
+		if untimed := statusBody(m, gvk, live, current, o.ownedConditions, false, carry); !jsonEqual(untimed, desired) {
 			result, changed, err = a.apply(ctx, untimed, gvk, live, "status", o.force, precondition{})
 		}
 	}
@@ -979,8 +981,13 @@ func applyBody(m map[string]any, gvk schema.GroupVersionKind) map[string]any {
 // set, and transition times carried over from current, the conditions the object has. A
 // condition that sets no time and has none to carry over gets the current time when stamp is
 // set and every condition in current has a time: a condition of current without one says that
-// the schema has no lastTransitionTime, or does not require one. m is not modified.
-func statusBody(m map[string]any, gvk schema.GroupVersionKind, live client.Object, current []any, owned []conditions.Type, stamp bool) map[string]any {
+// the schema has no lastTransitionTime, or does not require one. Without such stamping, a time is
+// carried over only for a condition whose time this manager applied (carry reports it): so a
+// condition applied without one stays without one, and the same desired object makes the same
+// request again, rather than one that takes over another writer's time. m is not modified.
+func statusBody(m map[string]any, gvk schema.GroupVersionKind, live client.Object, current []any, owned []conditions.Type, stamp bool,
+	carry func(conditionType string) bool,
+) map[string]any {
 	status, _ := pruneNulls(deepCopy(m["status"])).(map[string]any)
 	if status == nil {
 		status = map[string]any{}
@@ -1012,7 +1019,7 @@ func statusBody(m map[string]any, gvk schema.GroupVersionKind, live client.Objec
 		}
 		l := findCondition(current, conditionType(c))
 		switch {
-		case l != nil && hasTime(l) && sameStatus(l, c):
+		case l != nil && hasTime(l) && sameStatus(l, c) && (stamp || carry(conditionType(c))):
 			c["lastTransitionTime"] = deepCopy(l["lastTransitionTime"])
 		case !hasTime(c) && stamp:
 			c["lastTransitionTime"] = time.Now().UTC().Truncate(time.Second).Format(time.RFC3339)
@@ -1025,6 +1032,38 @@ func statusBody(m map[string]any, gvk schema.GroupVersionKind, live client.Objec
 	}
 	status["conditions"] = out
 	return body
+}
+
+// timesApplied returns the types of the conditions whose lastTransitionTime manager's status apply
+// set, as live's managedFields show them, and false when live has none to show (a cache that
+// strips them).
+func timesApplied(live client.Object, manager string) (map[string]bool, bool) {
+	entries := live.GetManagedFields()
+	if len(entries) == 0 {
+		return nil, false
+	}
+	out := map[string]bool{}
+	for i := range entries {
+		e := &entries[i]
+		if e.Manager != manager || e.Operation != metav1.ManagedFieldsOperationApply || e.Subresource != "status" {
+			continue
+		}
+		set, ok := fieldSet(e)
+		if !ok {
+			return nil, false
+		}
+		for k, v := range nestedMap(set, "f:status", "f:conditions") {
+			key, ok := strings.CutPrefix(k, "k:")
+			var selector map[string]any
+			if !ok || json.Unmarshal([]byte(key), &selector) != nil {
+				continue
+			}
+			if t, _ := selector["type"].(string); t != "" {
+				_, out[t] = asMap(v)["f:lastTransitionTime"]
+			}
+		}
+	}
+	return out, true
 }
 
 // hasTime reports whether the condition c has a lastTransitionTime.
