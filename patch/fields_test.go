@@ -392,7 +392,7 @@ func TestAnEmptyListAppliedIsAFixedPointOnlyWhenNoElementIsOurs(t *testing.T) {
 	}
 	entry := func(manager string, op metav1.ManagedFieldsOperationType, fields string) metav1.ManagedFieldsEntry {
 		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, APIVersion: "v1", FieldsType: "FieldsV1",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+			FieldsV1: metav1.NewFieldsV1(fields)}
 	}
 	ours := entry("me", metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:taints":{}}}`)
 
