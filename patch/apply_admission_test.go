@@ -157,6 +157,72 @@ func mutatedConfigMap(ns, policy string) *corev1.ConfigMap {
 	}
 }
 
+// TestApplyOfWhatACreateOnlyMutationChangedIsNotSkipped has a mutating admission policy change,
+// as the object is created only, a value the field manager owns: a scalar, a key of an atomic
+// map, an element of an atomic list. Applying the same object again sets the value back (the
+// policy does not run on updates), so the Applier must not skip that apply: a skip is promised
+// only where the answer proves it, and a steady state then sends nothing.
+func TestApplyOfWhatACreateOnlyMutationChangedIsNotSkipped(t *testing.T) {
+	create := []admissionv1.OperationType{admissionv1.Create}
+	for _, tc := range []struct {
+		name            string
+		policy          string
+		group, resource string
+		desired         func(ns, policy string) client.Object
+		patch           string
+		applied         func(client.Object) bool
+	}{{
+		name:   "a scalar the manager owns (a ConfigMap's data value)",
+		policy: "scalar", resource: "configmaps",
+		desired: func(ns, p string) client.Object { return mutatedConfigMap(ns, p) },
+		patch:   `[JSONPatch{op: "replace", path: "/data/value", value: "mutated"}]`,
+		applied: func(o client.Object) bool { return o.(*corev1.ConfigMap).Data["value"] == "mutated" },
+	}, {
+		name:   "a key added to an atomic map (a pod template's nodeSelector)",
+		policy: "atomicmap", group: "apps", resource: "deployments",
+		desired: func(ns, p string) client.Object { return mutatedDeployment(ns, p) },
+		patch:   `[JSONPatch{op: "add", path: "/spec/template/spec/nodeSelector/zone", value: "a"}]`,
+		applied: func(o client.Object) bool {
+			return o.(*appsv1.Deployment).Spec.Template.Spec.NodeSelector["zone"] == "a"
+		},
+	}, {
+		name:   "an element of an atomic list changed in place (a pod template's tolerations)",
+		policy: "atomiclist", group: "apps", resource: "deployments",
+		desired: func(ns, p string) client.Object { return mutatedDeployment(ns, p) },
+		patch:   `[JSONPatch{op: "replace", path: "/spec/template/spec/tolerations/0/effect", value: "NoExecute"}]`,
+		applied: func(o client.Object) bool {
+			return o.(*appsv1.Deployment).Spec.Template.Spec.Tolerations[0].Effect == corev1.TaintEffectNoExecute
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			ctx := t.Context()
+			ns := env.Namespace(t)
+			probe := tc.desired(ns, tc.policy)
+			probe.SetName("probe")
+			mutateIn(t, ns, tc.policy, tc.group, tc.resource, create, tc.patch, probe, tc.applied)
+			c := newCountingClient(t)
+			a := patch.NewApplier(c, "controller", patch.ApplierOptions{})
+
+			_, err := a.Apply(ctx, tc.desired(ns, tc.policy))
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(tc.applied(liveOf(g, tc.desired(ns, tc.policy)))).To(BeTrue(), "the policy changed the object as it was created")
+			c.take()
+
+			g.Expect(dryRunDiff(t, tc.desired(ns, tc.policy), "controller")).NotTo(BeEmpty(), "applying again sets the value back")
+			_, err = a.Apply(ctx, tc.desired(ns, tc.policy))
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(c.take()["apply"]).To(Equal(1), "the apply that sets the value back is sent")
+			g.Expect(tc.applied(liveOf(g, tc.desired(ns, tc.policy)))).To(BeFalse(), "the apply set the value back")
+			g.Expect(dryRunDiff(t, tc.desired(ns, tc.policy), "controller")).To(BeEmpty(), "applying again changes nothing")
+
+			_, err = a.Apply(ctx, tc.desired(ns, tc.policy))
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(c.take()["apply"]).To(BeZero(), "at steady state nothing is sent")
+		})
+	}
+}
+
 // TestAMutationOnEveryWriteLeavesASteadyStateThatSendsNothing has a mutating admission
 // policy add to every create and update of the object (a label, as policy engines commonly
 // inject; an element of an atomic list the manager owns). Applying the same object again is

@@ -85,6 +85,14 @@ const (
 // this bound; the regression test of that case catches it instead.
 const maxNoChangeApplyRate = 0.2
 
+// maxSentAgainRate bounds the share of the Applier's applies after which the same desired
+// object, applied again right away, is sent once more: the answer to the first could not prove
+// it a fixed point (a value the server defaults inside a value the manager owns as a whole, such
+// as a container status's lastState). Measured on one seed of 800 cases each: 0 % for the test
+// kinds, 0.7 % for the real kinds; before the answer's values were read as the server stores
+// them (zeros omitted, quantities spelt canonically), 5.3 % and 2.5 %.
+const maxSentAgainRate = 0.05
+
 // minCasesForRates is the number of cases from which the test checks the shares of skips and of
 // applies that changed nothing.
 const minCasesForRates = 200
@@ -92,6 +100,8 @@ const minCasesForRates = 200
 // oracleStats counts what the Applier did in the randomized test.
 type oracleStats struct {
 	skipped, freshSkipped, applied, unchanged, rejected int
+	// sentAgain counts the applies sent once more right after (see caseResultForApply).
+	sentAgain int
 	// refused counts the applies with OwnedBy refused, rightly, because another owner controls
 	// the object; ownedSkipped and configurationSkipped the skips of applies with OwnedBy and of
 	// apply configurations.
@@ -122,6 +132,9 @@ func (s *oracleStats) add(i int, r caseResultForApply) {
 		s.rejected++
 	default:
 		s.applied++
+		if r.sentAgain {
+			s.sentAgain++
+		}
 		if !r.changed {
 			s.unchanged++
 			if len(s.unchangedCases) < 5 {
@@ -202,11 +215,12 @@ func runOracle(t *testing.T, kinds []*oracleKind, bounds oracleBounds) {
 	}
 	for _, kind := range slices.Sorted(maps.Keys(byKind)) {
 		k := byKind[kind]
-		t.Logf("%-22s %3d skipped, %3d applied (%2d changed nothing), %3d rejected, %3d refused", kind+":", k.skipped, k.applied, k.unchanged, k.rejected, k.refused)
+		t.Logf("%-22s %3d skipped, %3d applied (%2d changed nothing, %2d sent once more), %3d rejected, %3d refused", kind+":", k.skipped, k.applied, k.unchanged, k.sentAgain, k.rejected, k.refused)
 	}
 	rate := float64(total.unchanged) / float64(max(total.applied, 1))
-	t.Logf("%d cases: %d skipped (%d by a fresh Applier, %d with OwnedBy, %d apply configurations), each confirmed by a dry run; %d applied, %d of them (%.1f %%) changed nothing; %d rejected by the API server (conflicts, invalid objects); %d refused by OwnedBy",
-		n, total.skipped, total.freshSkipped, total.ownedSkipped, total.configurationSkipped, total.applied, total.unchanged, 100*rate, total.rejected, total.refused)
+	againRate := float64(total.sentAgain) / float64(max(total.applied, 1))
+	t.Logf("%d cases: %d skipped (%d by a fresh Applier, %d with OwnedBy, %d apply configurations), each confirmed by a dry run; %d applied, %d of them (%.1f %%) changed nothing, %d (%.1f %%) sent once more when applied again; %d rejected by the API server (conflicts, invalid objects); %d refused by OwnedBy",
+		n, total.skipped, total.freshSkipped, total.ownedSkipped, total.configurationSkipped, total.applied, total.unchanged, 100*rate, total.sentAgain, 100*againRate, total.rejected, total.refused)
 
 	for _, r := range total.refuted[:min(len(total.refuted), 10)] {
 		t.Errorf("seed %d, %s", seed, r)
@@ -230,6 +244,7 @@ func runOracle(t *testing.T, kinds []*oracleKind, bounds oracleBounds) {
 		t.Logf("applies that changed nothing:\n%s", strings.Join(total.unchangedCases, "\n"))
 	}
 	g.Expect(rate).To(BeNumerically("<=", bounds.noChangeRate), "share of applies that changed nothing (seed %d)", seed)
+	g.Expect(againRate).To(BeNumerically("<=", maxSentAgainRate), "share of applies sent once more when applied again (seed %d)", seed)
 }
 
 // envInt returns the integer in the environment variable name, or def when it is not set.
@@ -289,6 +304,9 @@ type caseResultForApply struct {
 	// fresh is set when the apply under test was made by a fresh Applier, which can only skip
 	// by the proof from managedFields.
 	fresh bool
+	// sentAgain is set when the same desired object, applied again right after, was sent once
+	// more because the answer to the first could not prove it a fixed point.
+	sentAgain bool
 	// refuted describes the case when the API server refutes a skip, or an invariant failed.
 	refuted string
 	// description describes the case.
@@ -466,16 +484,29 @@ func (c *oracleCase) run(ctx context.Context) (caseResultForApply, error) {
 		return caseResultForApply{rejected: true}, nil
 	}
 
-	// The same desired object again, nothing changed: no request but the read.
-	if _, err := c.apply(ctx, applier, desired, force); err != nil {
-		return caseResultForApply{}, fmt.Errorf("the repeated apply failed: %w", err)
-	}
-	if got := cc.take(); writes(got) != 0 {
-		return caseResultForApply{}, fmt.Errorf("the repeated apply of an unchanged desired object was sent: %v", got)
+	// The same desired object again, nothing else changed: the steady state sends nothing. The
+	// Applier may send it once more when the answer to the apply under test could not prove
+	// that applying again changes nothing (a value the server normalised, a default inside a
+	// value owned as a whole: see fixedPoint); an apply that wrote nothing proves it, so the
+	// next one must be skipped.
+	sentAgain, wroteNothing := false, sent == 0 || !changed
+	for repeat := 1; ; repeat++ {
+		again, err := c.apply(ctx, applier, desired, force)
+		if err != nil {
+			return caseResultForApply{}, fmt.Errorf("repeated apply %d failed: %w", repeat, err)
+		}
+		got := cc.take()
+		if writes(got) == 0 {
+			break
+		}
+		if wroteNothing || repeat == 2 {
+			return caseResultForApply{}, fmt.Errorf("repeated apply %d of an unchanged desired object was sent after one that wrote nothing: %v", repeat, got)
+		}
+		sentAgain, wroteNothing = true, !again
 	}
 	return caseResultForApply{
 		skipped: sent == 0, changed: changed, fresh: fresh, description: c.describe(),
-		owned: c.owner != nil, configuration: c.form == formConfiguration,
+		owned: c.owner != nil, configuration: c.form == formConfiguration, sentAgain: sentAgain,
 	}, nil
 }
 

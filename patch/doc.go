@@ -218,8 +218,9 @@ limitations under the License.
 // A field this manager applied before and no longer sets is removed unless another manager also
 // owns it. That includes what a mutating admission plugin or webhook added as the manager applied
 // (a Node's not-ready taint in a list of taints the manager owns as a whole, a Pod's default
-// tolerations): the manager owns it, so applying again removes it, and the Applier never skips
-// that apply. A condition's own fields (a lastHeartbeatTime, Cluster API's severity) are applied
+// tolerations), and what one changed as the object was created only (a value the manager set,
+// replaced; a key added inside an atomic map): the manager owns it, so applying again removes it
+// or sets it back, and the Applier never skips that apply. A condition's own fields (a lastHeartbeatTime, Cluster API's severity) are applied
 // as set. The skip never changes these outcomes: a request is skipped only when a dry run of it
 // would leave the object and every manager's field set as they are, which a randomized test
 // checks against the API server.

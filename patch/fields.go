@@ -343,9 +343,16 @@ func selector(owned map[string]any, used map[string]bool, i int, e any) string {
 // applied (a Node's not-ready taint, a Pod's default tolerations, an injected sidecar), and what it
 // adds becomes the manager's: a field or list element desired does not set, or more elements in a
 // list the manager owns as a whole. Applying the same desired object again would remove them, so
-// the Applier's memory of the apply must not skip the next one. Values the API server normalises
-// or defaults inside what desired sets are not such changes: applying again normalises and
-// defaults them again. A list key the server defaults (a port's protocol) is taken to be desired's.
+// the Applier's memory of the apply must not skip the next one. A plugin may also change a value
+// desired sets, on some operations only (a value set on a creation, which the next apply, an
+// update, sets back): every value the manager owns as a whole (a scalar, an atomic map or list)
+// must be in obj as desired sets it, or as the API server stores it (see appliedAs). A value the
+// server changed otherwise (a default inside an atomic value) proves nothing either way, so that
+// apply is sent once more; it writes nothing, and that proves the fixed point (send records it).
+// Defaults the server adds beside what desired sets are not the manager's and are added again. A
+// list key the server defaults (a port's protocol) is taken to be desired's. Not detected: a
+// field desired sets that a plugin removed on a creation, which the answer no longer shows as
+// the manager's, and a change that keeps a value's meaning as appliedAs reads it.
 func fixedPoint(desired map[string]any, obj *unstructured.Unstructured, manager, subresource string) bool {
 	var owned map[string]any
 	var others []map[string]any
@@ -382,7 +389,13 @@ func ownsOnly(owned map[string]any, d, l any, others []map[string]any) bool {
 		dl, isList := d.([]any)
 		ll, _ := l.([]any)
 		if !isList || len(ll) == len(dl) {
-			return true
+			// A value set as applied, or one admission changed as it was applied (on a
+			// creation only, say), which applying again would set back. An empty map applied
+			// to a granular map owns none of its keys.
+			if dm, isMap := d.(map[string]any); isMap && len(dm) == 0 {
+				return true
+			}
+			return appliedAs(d, l)
 		}
 		if len(dl) > 0 {
 			return false
@@ -437,13 +450,23 @@ func ownsOnly(owned map[string]any, d, l any, others []map[string]any) bool {
 	return false
 }
 
-// liveElement returns the element of l that the field set key k (a "k:" key or an "i:" index)
-// selects, or nil.
+// liveElement returns the element of l that the field set key k (a "k:" key, a "v:" value or an
+// "i:" index) selects, or nil.
 func liveElement(k string, l []any) any {
 	switch {
 	case strings.HasPrefix(k, "i:"):
 		if i, err := strconv.Atoi(k[2:]); err == nil && i >= 0 && i < len(l) {
 			return l[i]
+		}
+	case strings.HasPrefix(k, "v:"):
+		var val any
+		if json.Unmarshal([]byte(k[2:]), &val) != nil {
+			return nil
+		}
+		for _, e := range l {
+			if jsonEqual(e, val) {
+				return e
+			}
 		}
 	case strings.HasPrefix(k, "k:"):
 		var key map[string]any

@@ -405,3 +405,58 @@ func TestAnEmptyListAppliedIsAFixedPointOnlyWhenNoElementIsOurs(t *testing.T) {
 	empty.Object["spec"] = map[string]any{"taints": []any{}}
 	g.Expect(fixedPoint(desired, empty, "me", "")).To(BeTrue())
 }
+
+// TestAValueAdmissionChangedIsNoFixedPoint: a mutating admission plugin that changes, on a
+// creation only, a value the manager applied (a scalar, inside an atomic map or list, a set's
+// element) makes the answer no fixed point, since applying again, an update, sets it back. A
+// value the API server stores in its own form (a zero it omits, a quantity spelt canonically) is
+// one.
+func TestAValueAdmissionChangedIsNoFixedPoint(t *testing.T) {
+	ours := metav1.ManagedFieldsEntry{Manager: "me", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1", FieldsType: "FieldsV1",
+		FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:value":{},"f:selector":{},"f:tolerations":{},"f:finalizers":{"v:\"a\"":{}}}}`)}
+	object := func(spec map[string]any) *unstructured.Unstructured {
+		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Thing", "metadata": map[string]any{"name": "n"}, "spec": spec}}
+		obj.SetManagedFields([]metav1.ManagedFieldsEntry{ours})
+		return obj
+	}
+	desired := func(value any) map[string]any {
+		return map[string]any{"apiVersion": "v1", "kind": "Thing", "metadata": map[string]any{"name": "n"}, "spec": map[string]any{
+			"value": value, "selector": map[string]any{"disk": "ssd"}, "tolerations": []any{map[string]any{"key": "k", "effect": "NoSchedule"}},
+			"finalizers": []any{"a"},
+		}}
+	}
+	for _, tc := range []struct {
+		name    string
+		applied any
+		live    map[string]any
+		fixed   bool
+	}{
+		{"as applied", "ours", map[string]any{}, true},
+		{"a scalar changed", "ours", map[string]any{"value": "mutated"}, false},
+		{"a scalar removed", "ours", map[string]any{"value": nil}, false},
+		{"a key added to an atomic map", "ours", map[string]any{"selector": map[string]any{"disk": "ssd", "zone": "a"}}, false},
+		{"a value changed in an atomic map", "ours", map[string]any{"selector": map[string]any{"disk": "hdd"}}, false},
+		{"a field changed in an atomic list's element", "ours", map[string]any{"tolerations": []any{map[string]any{"key": "k", "effect": "NoExecute"}}}, false},
+		{"a field added to an atomic list's element", "ours", map[string]any{"tolerations": []any{map[string]any{"key": "k", "effect": "NoSchedule", "value": "v"}}}, false},
+		{"a set's element replaced", "ours", map[string]any{"finalizers": []any{"b"}}, false},
+		{"a zero the server omits", false, map[string]any{"value": nil}, true},
+		{"a zero number the server omits", int64(0), map[string]any{"value": nil}, true},
+		{"an empty string the server omits", "", map[string]any{"value": nil}, true},
+		{"a quantity stored canonically", "0.1", map[string]any{"value": "100m"}, true},
+		{"another quantity", "0.1", map[string]any{"value": "200m"}, false},
+		{"a number of another Go type", int64(3), map[string]any{"value": float64(3)}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := desired(tc.applied)
+			spec := deepCopyMap(d["spec"].(map[string]any))
+			for k, v := range tc.live {
+				if v == nil {
+					delete(spec, k)
+				} else {
+					spec[k] = v
+				}
+			}
+			NewWithT(t).Expect(fixedPoint(d, object(spec), "me", "")).To(Equal(tc.fixed))
+		})
+	}
+}
