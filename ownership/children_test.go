@@ -296,3 +296,107 @@ func TestDeleteTrackedCountsAChildThatSurvivesAConflictAsRemaining(t *testing.T)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(remaining).To(Equal(1), "deleted now, and counted until a listing no longer finds it")
 }
+
+// TestPropagationIsTheDeletionsPolicy: Propagation sets the propagation policy of every deletion
+// Prune and DeleteTracked send; without it they delete in the background.
+func TestPropagationIsTheDeletionsPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []ownership.ChildrenOption
+		want metav1.DeletionPropagation
+	}{
+		{"by default", nil, metav1.DeletePropagationBackground},
+		{"Propagation(Foreground)", []ownership.ChildrenOption{ownership.Propagation(metav1.DeletePropagationForeground)}, metav1.DeletePropagationForeground},
+		{"Propagation(Orphan)", []ownership.ChildrenOption{ownership.Propagation(metav1.DeletePropagationOrphan)}, metav1.DeletePropagationOrphan},
+		{"an empty Propagation", []ownership.ChildrenOption{ownership.Propagation("")}, metav1.DeletePropagationBackground},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			owner := widget("apps", "w", "uid-w")
+			var policies []metav1.DeletionPropagation
+			c := fake.NewClientBuilder().WithScheme(scheme).
+				WithObjects(set(t, owner, configMap("apps", "pruned", "uid-pruned")), set(t, owner, configMap("other", "tracked", "uid-tracked"))).
+				WithInterceptorFuncs(interceptor.Funcs{Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+					var o client.DeleteOptions
+					o.ApplyOptions(opts)
+					g.Expect(o.PropagationPolicy).NotTo(BeNil())
+					policies = append(policies, *o.PropagationPolicy)
+					return c.Delete(ctx, obj, opts...)
+				}}).Build()
+
+			_, err := ownership.Prune(t.Context(), c, owner, &corev1.ConfigMapList{}, []client.ObjectKey{{Namespace: "other", Name: "tracked"}}, tc.opts...)
+			g.Expect(err).NotTo(HaveOccurred())
+			_, err = ownership.DeleteTracked(t.Context(), c, owner, []client.ObjectList{&corev1.ConfigMapList{}}, tc.opts...)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(policies).To(Equal([]metav1.DeletionPropagation{tc.want, tc.want}))
+		})
+	}
+}
+
+// TestPruneReadsAChildAgainAfterAConflict: a deletion refused with a 409 (a failed UID
+// precondition, or another cause) is judged by reading the child again. Gone or replaced by
+// another object of the same name: nothing to delete, no error, and not counted as deleted. Still
+// there, or the read fails: the deletion's error, and the child is kept.
+func TestPruneReadsAChildAgainAfterAConflict(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// meanwhile changes the child when its deletion conflicts; getErr fails the read after.
+		meanwhile func(ctx context.Context, c client.WithWatch, child client.Object)
+		getErr    error
+		gone      bool
+	}{{
+		name: "deleted meanwhile",
+		meanwhile: func(ctx context.Context, c client.WithWatch, child client.Object) {
+			NewWithT(t).Expect(c.Delete(ctx, child)).To(Succeed())
+		},
+		gone: true,
+	}, {
+		name: "replaced by another object of the same name",
+		meanwhile: func(ctx context.Context, c client.WithWatch, child client.Object) {
+			g := NewWithT(t)
+			g.Expect(c.Delete(ctx, child)).To(Succeed())
+			g.Expect(c.Create(ctx, configMap("apps", "pruned", "uid-new"))).To(Succeed())
+		},
+		gone: true,
+	}, {
+		name:      "still there",
+		meanwhile: func(context.Context, client.WithWatch, client.Object) {},
+	}, {
+		name:      "the read fails",
+		meanwhile: func(context.Context, client.WithWatch, client.Object) {},
+		getErr:    errors.New("etcdserver: leader changed"),
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			owner := widget("apps", "w", "uid-w")
+			child := set(t, owner, configMap("apps", "pruned", "uid-pruned"))
+			conflicted := false
+			c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(child).
+				WithInterceptorFuncs(interceptor.Funcs{
+					Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+						conflicted = true
+						tc.meanwhile(ctx, c, obj)
+						return apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, obj.GetName(), errors.New("the UID in the precondition does not match"))
+					},
+					Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+						if conflicted && tc.getErr != nil {
+							return tc.getErr
+						}
+						return c.Get(ctx, key, obj, opts...)
+					},
+				}).Build()
+
+			var list corev1.ConfigMapList
+			deleted, err := ownership.Prune(t.Context(), c, owner, &list, nil)
+			g.Expect(deleted).To(BeEmpty(), "the deletion was refused")
+			if tc.gone {
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(list.Items).To(BeEmpty(), "a child that is gone is not kept")
+				return
+			}
+			g.Expect(err).To(MatchError(ContainSubstring("failed to delete ConfigMap apps/pruned")))
+			g.Expect(apierrors.IsConflict(err)).To(BeTrue(), "the deletion's own error, not the read's: %v", err)
+			g.Expect(configMapKeys(&list)).To(Equal([]string{"apps/pruned"}), "a child that may still exist is kept")
+		})
+	}
+}

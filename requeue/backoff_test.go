@@ -24,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -364,4 +366,97 @@ func TestWithBackoffReturnsAConflictThatNeverGoesAway(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	_, err = r.Reconcile(ctx, request("a"))
 	g.Expect(err).NotTo(HaveOccurred(), "quiet again after a reconcile without conflict")
+}
+
+// gathered returns the value of the counter name with labels in reg, 0 when it has no such
+// series.
+func gathered(t *testing.T, reg prometheus.Gatherer, name string, labels map[string]string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			if f.GetName() == name && matches(m, labels) {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+// A result without a delay is no requeue: only a RequeueAfter is counted as one ("after").
+func TestWithBackoffCountsARequeueAfterADelayOnly(t *testing.T) {
+	g := NewWithT(t)
+	reg := prometheus.NewRegistry()
+	after := func(context.Context) (ctrl.Result, error) { return requeue.After(time.Minute) }
+	inner := &scripted{steps: []func(context.Context) (ctrl.Result, error){done, done, after}}
+	r := requeue.WithBackoff(inner, requeue.BackoffOptions{Name: "after", Registerer: reg})
+	labels := map[string]string{"controller": "after", "reason": "after"}
+
+	for range 2 {
+		_, err := r.Reconcile(t.Context(), request("a"))
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	g.Expect(gathered(t, reg, "tenon_reconcile_requeues_total", labels)).To(BeZero(), "Done is not a requeue")
+	res, err := r.Reconcile(t.Context(), request("a"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.RequeueAfter).To(Equal(time.Minute))
+	g.Expect(gathered(t, reg, "tenon_reconcile_requeues_total", labels)).To(BeEquivalentTo(1))
+}
+
+// Throttling whose Retry-After is 0 (or missing) requeues after a second, never at once.
+func TestWithBackoffWaitsASecondWhenThrottlingGivesNoDelay(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want time.Duration
+	}{
+		{"a 429 with Retry-After 0", apierrors.NewTooManyRequests("slow down", 0), time.Second},
+		{"a 429 with Retry-After 3", apierrors.NewTooManyRequests("slow down", 3), 3 * time.Second},
+		{"a server timeout with Retry-After 0", apierrors.NewServerTimeout(widgets, "create", 0), time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			inner := &scripted{steps: []func(context.Context) (ctrl.Result, error){
+				func(context.Context) (ctrl.Result, error) { return ctrl.Result{}, tc.err },
+			}}
+			r := requeue.WithBackoff(inner, requeue.BackoffOptions{Name: "throttled", Registerer: prometheus.NewRegistry()})
+			res, err := r.Reconcile(t.Context(), request("a"))
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(res.RequeueAfter).To(Equal(tc.want))
+		})
+	}
+}
+
+// When its metrics cannot be registered, WithBackoff works without them and logs why once, at
+// its first reconcile; when they can, it logs nothing.
+func TestWithBackoffLogsOnceThatItsMetricsAreNotServed(t *testing.T) {
+	for _, clash := range []bool{false, true} {
+		t.Run(fmt.Sprintf("another collector of the same name: %t", clash), func(t *testing.T) {
+			g := NewWithT(t)
+			reg := prometheus.NewRegistry()
+			if clash {
+				g.Expect(reg.Register(prometheus.NewCounter(prometheus.CounterOpts{Name: "tenon_reconcile_requeues_total", Help: "someone else's"}))).To(Succeed())
+			}
+			var lines []string
+			ctx := logr.NewContext(t.Context(), funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{}))
+			inner := &scripted{steps: []func(context.Context) (ctrl.Result, error){retry}}
+			r := requeue.WithBackoff(inner, requeue.BackoffOptions{Name: "clash", Registerer: reg})
+
+			for range 3 {
+				res, err := r.Reconcile(ctx, request("a"))
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(res.RequeueAfter).To(BeNumerically(">", 0), "the wrapper works without its metrics")
+			}
+			if !clash {
+				g.Expect(lines).To(BeEmpty())
+				return
+			}
+			g.Expect(lines).To(HaveLen(1))
+			g.Expect(lines[0]).To(ContainSubstring("Failed to register tenon's reconcile metrics"))
+			g.Expect(lines[0]).To(ContainSubstring(`"controller"="clash"`))
+		})
+	}
 }

@@ -157,4 +157,8 @@ func TestClassNames(t *testing.T) {
 	g.Expect(requeue.ClassConflict.String()).To(Equal("conflict"))
 	g.Expect(requeue.ClassOther.String()).To(Equal("other"))
 	g.Expect(requeue.Class(99).String()).To(Equal("unknown"))
+	g.Expect(requeue.ClassNone.String()).To(Equal("none"), "the first class")
+	g.Expect(requeue.ClassFieldConflict.String()).To(Equal("field_conflict"), "the last class")
+	g.Expect(requeue.Class(int(requeue.ClassFieldConflict)+1).String()).To(Equal("unknown"), "one past the last")
+	g.Expect(requeue.Class(-1).String()).To(Equal("unknown"))
 }

@@ -56,6 +56,11 @@ func TestResultsMerge(t *testing.T) {
 			wantResult: ctrl.Result{RequeueAfter: 5 * time.Second},
 		},
 		{
+			name:       "a step that is done after the only delay keeps it",
+			steps:      []step{{res: ctrl.Result{RequeueAfter: 5 * time.Second}}, {}},
+			wantResult: ctrl.Result{RequeueAfter: 5 * time.Second},
+		},
+		{
 			name:       "the highest priority wins",
 			steps:      []step{{res: ctrl.Result{Priority: ptr.To(1)}}, {res: ctrl.Result{Priority: ptr.To(5), RequeueAfter: time.Second}}},
 			wantResult: ctrl.Result{Priority: ptr.To(5), RequeueAfter: time.Second},
