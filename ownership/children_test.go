@@ -21,6 +21,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -399,4 +401,28 @@ func TestPruneReadsAChildAgainAfterAConflict(t *testing.T) {
 			g.Expect(configMapKeys(&list)).To(Equal([]string{"apps/pruned"}), "a child that may still exist is kept")
 		})
 	}
+}
+
+// Each child DeleteTracked or Prune deletes is logged at V(1), with its kind and name; a child
+// whose deletion failed is not.
+func TestEachDeletedChildIsLoggedAtV1(t *testing.T) {
+	g := NewWithT(t)
+	owner := widget("apps", "w", "uid-w")
+	var lines []string
+	ctx := logr.NewContext(t.Context(), funcr.New(func(_, args string) { lines = append(lines, args) }, funcr.Options{Verbosity: 1}))
+	var deletes []string
+	c := fake.NewClientBuilder().WithScheme(scheme).
+		WithObjects(set(t, owner, configMap("other", "tracked", "uid-tracked")), set(t, owner, configMap("other", "failing", "uid-failing")),
+			set(t, owner, configMap("apps", "pruned", "uid-pruned"))).
+		WithInterceptorFuncs(*recordDeletes(&deletes, "other/failing")).Build()
+
+	_, err := ownership.DeleteTracked(ctx, c, owner, []client.ObjectList{&corev1.ConfigMapList{}})
+	g.Expect(err).To(HaveOccurred(), "other/failing")
+	_, err = ownership.Prune(ctx, c, owner, &corev1.ConfigMapList{}, []client.ObjectKey{{Namespace: "other", Name: "failing"}})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	g.Expect(lines).To(HaveExactElements(
+		And(ContainSubstring(`"msg"="Deleted a tracked child"`), ContainSubstring("ConfigMap other/tracked")),
+		And(ContainSubstring(`"msg"="Pruned a child"`), ContainSubstring("ConfigMap apps/pruned")),
+	))
 }
