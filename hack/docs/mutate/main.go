@@ -16,12 +16,14 @@ limitations under the License.
 
 // Command mutate writes the table of `make mutate` into a Markdown file: one row per package
 // from the JSON reports gremlins wrote (one file per package, <name>.json, in -in), with the
-// mutants that lived listed under it, between the markers
+// date and commit of the run and the mutants that lived listed under it, between the markers
 //
 //	<!-- mutate:begin -->
 //	<!-- mutate:end -->
 //
-// It fails when the file has no such markers, or a report cannot be read.
+// The rows of packages without a report in -in are kept as they were, so that one package can be
+// run again alone (MUTATE_PACKAGES=requeue make mutate). It fails when the file has no such
+// markers, or a report cannot be read.
 package main
 
 import (
@@ -62,6 +64,10 @@ type row struct {
 	killed, lived, notCovered, timedOut, notViable int
 	seconds                                        float64
 	survivors                                      []survivor
+	// run says when and on which commit the package was run; kept is the row's text and its
+	// survivors' list as the file had them, for a package without a report this time.
+	run             string
+	kept, keptLived string
 }
 
 func (r row) efficacy() string {
@@ -119,12 +125,68 @@ func run(in, doc, commit, date, how string) error {
 		return err
 	}
 	b, rest, ok := strings.Cut(string(text), begin)
-	_, after, ok2 := strings.Cut(rest, end)
+	block, after, ok2 := strings.Cut(rest, end)
 	if !ok || !ok2 {
 		return fmt.Errorf("%s has no %s … %s markers", doc, begin, end)
 	}
-	out := b + begin + "\n" + table(rows, commit, date, how) + end + after
+	run := fmt.Sprintf("%s, %s", date, commit)
+	for i := range rows {
+		rows[i].run = run
+	}
+	have := map[string]bool{}
+	for _, r := range rows {
+		have[r.name] = true
+	}
+	for _, r := range keptRows(block) {
+		if !have[r.name] {
+			rows = append(rows, r)
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].name < rows[j].name })
+	out := b + begin + "\n" + table(rows, how) + end + after
 	return os.WriteFile(doc, []byte(out), 0o644)
+}
+
+// keptRows returns the rows of a table this command wrote before, block being the text between
+// its markers: each package's row and its list of mutants that lived, as written.
+func keptRows(block string) []row {
+	var rows []row
+	index := map[string]int{}
+	lines := strings.Split(block, "\n")
+	// A table of the first format had one date and commit for all rows, in its first line.
+	run := ""
+	for _, line := range lines {
+		if rest, ok := strings.CutPrefix(line, "Run on "); ok {
+			date, rest, _ := strings.Cut(rest, " at commit ")
+			commit, _, _ := strings.Cut(rest, " ")
+			run = fmt.Sprintf(" %s, %s |", date, commit)
+		}
+	}
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		switch {
+		case strings.HasPrefix(line, "| `"):
+			if strings.Count(line, "|") == 10 {
+				line += run
+			}
+			name, _, _ := strings.Cut(strings.TrimPrefix(line, "| `"), "`")
+			index[name] = len(rows)
+			rows = append(rows, row{name: name, kept: line})
+		case strings.HasPrefix(line, "Lived in `"):
+			name, _, _ := strings.Cut(strings.TrimPrefix(line, "Lived in `"), "`")
+			var list strings.Builder
+			for i+1 < len(lines) && (lines[i+1] == "" || strings.HasPrefix(lines[i+1], "- ")) {
+				i++
+				if lines[i] != "" {
+					list.WriteString(lines[i] + "\n")
+				}
+			}
+			if j, ok := index[name]; ok {
+				rows[j].keptLived = list.String()
+			}
+		}
+	}
+	return rows
 }
 
 func read(path string) (row, error) {
@@ -167,22 +229,28 @@ func read(path string) (row, error) {
 	return r, nil
 }
 
-func table(rows []row, commit, date, how string) string {
+func table(rows []row, how string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Run on %s at commit %s (%s).\n\n", date, commit, how)
-	b.WriteString("| package | killed | lived | not covered | timed out | not viable | efficacy | coverage | minutes |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "Each package as last run (%s), with the date and commit of its run.\n\n", how)
+	b.WriteString("| package | killed | lived | not covered | timed out | not viable | efficacy | coverage | minutes | run on |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| `%s` | %d | %d | %d | %d | %d | %s | %s | %.0f |\n", r.name, r.killed, r.lived, r.notCovered,
-			r.timedOut, r.notViable, r.efficacy(), r.coverage(), r.seconds/60)
-	}
-	for _, r := range rows {
-		if len(r.survivors) == 0 {
+		if r.kept != "" {
+			b.WriteString(r.kept + "\n")
 			continue
 		}
-		fmt.Fprintf(&b, "\nLived in `%s`:\n\n", r.name)
-		for _, s := range r.survivors {
-			fmt.Fprintf(&b, "- %s:%d:%d %s\n", s.file, s.line, s.column, s.kind)
+		fmt.Fprintf(&b, "| `%s` | %d | %d | %d | %d | %d | %s | %s | %.0f | %s |\n", r.name, r.killed, r.lived, r.notCovered,
+			r.timedOut, r.notViable, r.efficacy(), r.coverage(), r.seconds/60, r.run)
+	}
+	for _, r := range rows {
+		switch {
+		case r.keptLived != "":
+			fmt.Fprintf(&b, "\nLived in `%s`:\n\n%s", r.name, r.keptLived)
+		case len(r.survivors) > 0:
+			fmt.Fprintf(&b, "\nLived in `%s`:\n\n", r.name)
+			for _, s := range r.survivors {
+				fmt.Fprintf(&b, "- %s:%d:%d %s\n", s.file, s.line, s.column, s.kind)
+			}
 		}
 	}
 	return b.String()
