@@ -142,11 +142,14 @@ func NewApplier(c client.Client, fieldManager string, opts ApplierOptions) *Appl
 // body and ForceOwnership, and the live object has the resourceVersion that apply left, or an
 // older one (a cache that has not caught up with the apply yet, and will deliver any later
 // change in a new event), and the server's answer to that apply proved it a fixed point: it
-// wrote nothing, or it holds every value the apply set as set (or as the server stores it: a
-// zero its stored form omits, a quantity spelt canonically) and no field or element more that
-// the manager owns. A mutating admission plugin, webhook or policy may have changed the object
-// as it was applied, on a creation only, say, and the next apply would undo that; without the
-// proof it is sent. Second, so that a restarted controller does not re-apply everything,
+// wrote nothing, or it holds every value the manager owns as a whole exactly as the apply set
+// it, and no field, element or key more that the manager owns. A mutating admission plugin,
+// webhook or policy may have changed the object as it was applied, on a creation only, say,
+// and the next apply would undo that; without the proof it is sent. A value the server stores
+// in another form (a quantity spelt canonically, a zero a built-in kind's stored form omits, a
+// default inside an atomic value or an empty struct) looks the same, so it costs that one more
+// apply after each change, which writes nothing and proves it. Second, so that a restarted
+// controller does not re-apply everything,
 // when the live object's managedFields has exactly one entry of the manager for the apply
 // operation (on the subresource), for obj's apiVersion, and, walking obj, the live object and
 // that entry's fields together:
@@ -176,8 +179,7 @@ func NewApplier(c client.Client, fieldManager string, opts ApplierOptions) *Appl
 // Service port: TCP is the default); sets a value the server normalises (cpu "0.1", read back
 // as "100m") or drops (an explicit zero or empty map of a built-in kind's omitempty field in an
 // unstructured object); sets a value owned as a whole into which the server writes a default
-// (an env fieldRef without its apiVersion: the Applier that applied it also sends it once more
-// after the change, see above); shares a list another manager added elements to; or,
+// (an env fieldRef without its apiVersion); shares a list another manager added elements to; or,
 // in a custom resource, sets an atomic map or struct (a metav1.LabelSelector). A reader that
 // strips managedFields leaves only the first case.
 //

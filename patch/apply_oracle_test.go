@@ -87,11 +87,13 @@ const maxNoChangeApplyRate = 0.2
 
 // maxSentAgainRate bounds the share of the Applier's applies after which the same desired
 // object, applied again right away, is sent once more: the answer to the first could not prove
-// it a fixed point (a value the server defaults inside a value the manager owns as a whole, such
-// as a container status's lastState). Measured on one seed of 800 cases each: 0 % for the test
-// kinds, 0.7 % for the real kinds; before the answer's values were read as the server stores
-// them (zeros omitted, quantities spelt canonically), 5.3 % and 2.5 %.
-const maxSentAgainRate = 0.05
+// it a fixed point because the server stores a value the manager owns as a whole in another form
+// than the request's (a quantity spelt canonically, a zero a built-in kind's stored form omits, a
+// default inside an atomic value or an empty struct), which a mutating admission plugin's change
+// on a creation would also look like. The generators make such values on purpose. Measured on
+// one seed of 800 cases each: 5.6 % for the test kinds, 5.2 % for the real kinds. A proof that
+// stopped reading the answer would send most applies again.
+const maxSentAgainRate = 0.1
 
 // minCasesForRates is the number of cases from which the test checks the shares of skips and of
 // applies that changed nothing.

@@ -219,11 +219,12 @@ limitations under the License.
 // owns it. That includes what a mutating admission plugin or webhook added as the manager applied
 // (a Node's not-ready taint in a list of taints the manager owns as a whole, a Pod's default
 // tolerations), and what one changed as the object was created only (a value the manager set,
-// replaced; a key added inside an atomic map): the manager owns it, so applying again removes it
-// or sets it back, and the Applier never skips that apply. A condition's own fields (a lastHeartbeatTime, Cluster API's severity) are applied
+// replaced or removed; a key added inside an atomic map): the manager owns it, so applying again
+// removes it or sets it back, and the Applier never skips that apply. A condition's own fields (a lastHeartbeatTime, Cluster API's severity) are applied
 // as set. The skip never changes these outcomes: a request is skipped only when a dry run of it
-// would leave the object and every manager's field set as they are, which a randomized test
-// checks against the API server.
+// would leave the object and every manager's field set as they are (apart from what a mutating
+// admission plugin changes on updates only, which the object has never held), which a randomized
+// test checks against the API server.
 //
 // ApplyStatus carries each condition's LastTransitionTime over from the live object while its
 // status does not change (from its own last status apply while the reader lags behind it), and

@@ -343,16 +343,15 @@ func selector(owned map[string]any, used map[string]bool, i int, e any) string {
 // applied (a Node's not-ready taint, a Pod's default tolerations, an injected sidecar), and what it
 // adds becomes the manager's: a field or list element desired does not set, or more elements in a
 // list the manager owns as a whole. Applying the same desired object again would remove them, so
-// the Applier's memory of the apply must not skip the next one. A plugin may also change a value
-// desired sets, on some operations only (a value set on a creation, which the next apply, an
-// update, sets back): every value the manager owns as a whole (a scalar, an atomic map or list)
-// must be in obj as desired sets it, or as the API server stores it (see appliedAs). A value the
-// server changed otherwise (a default inside an atomic value) proves nothing either way, so that
-// apply is sent once more; it writes nothing, and that proves the fixed point (send records it).
-// Defaults the server adds beside what desired sets are not the manager's and are added again. A
-// list key the server defaults (a port's protocol) is taken to be desired's. Not detected: a
-// field desired sets that a plugin removed on a creation, which the answer no longer shows as
-// the manager's, and a change that keeps a value's meaning as appliedAs reads it.
+// the Applier's memory of the apply must not skip the next one. A plugin may also change or
+// remove a value desired sets, on some operations only (a value set on a creation, which the
+// next apply, an update, sets back): every value the manager owns as a whole (a scalar, an
+// atomic map or list) must be in obj exactly as desired sets it. A value the API server stores
+// in another form (a quantity spelt canonically, a zero its stored form omits, a default inside
+// an atomic value) proves nothing either way, so that apply is sent once more; it writes nothing,
+// and that proves the fixed point (send records it). Defaults the server adds beside what
+// desired sets are not the manager's and are added again. A list key the server defaults (a
+// port's protocol) is taken to be desired's.
 func fixedPoint(desired map[string]any, obj *unstructured.Unstructured, manager, subresource string) bool {
 	var owned map[string]any
 	var others []map[string]any
@@ -379,33 +378,31 @@ func fixedPoint(desired map[string]any, obj *unstructured.Unstructured, manager,
 }
 
 // ownsOnly reports whether owned, a field set, holds no field or element that d, the value
-// applied, does not set, and l, the value the object holds, has as many elements as d in each
-// list owned as a whole. others are the field sets of the other managedFields entries at the same
-// place: an empty list applied owns the elements live has unless another entry owns them (a list
-// of type map or set, whose elements are theirs), as an atomic list's are (a Node's not-ready
-// taint, which admission adds to an apply of `taints: []`).
+// applied, does not set, and l, the value the object holds, is d exactly wherever the manager
+// owns a value as a whole. others are the field sets of the other managedFields entries at the
+// same place: an empty list or map applied owns the elements or keys live has unless another
+// entry owns them (a list of type map or set, a granular map, whose members are theirs), as an
+// atomic one's are (a Node's not-ready taint, which admission adds to an apply of `taints: []`).
 func ownsOnly(owned map[string]any, d, l any, others []map[string]any) bool {
 	if children(owned) == 0 {
 		dl, isList := d.([]any)
 		ll, _ := l.([]any)
-		if !isList || len(ll) == len(dl) {
-			// A value set as applied, or one admission changed as it was applied (on a
-			// creation only, say), which applying again would set back. An empty map applied
-			// to a granular map owns none of its keys.
-			if dm, isMap := d.(map[string]any); isMap && len(dm) == 0 {
-				return true
-			}
-			return appliedAs(d, l)
+		dm, isMap := d.(map[string]any)
+		lm, _ := l.(map[string]any)
+		switch {
+		case isMap && len(dm) == 0 && len(lm) > 0:
+			// An empty map applied: a granular map's keys are their managers', an atomic map's
+			// are this manager's (admission filled it) and applying again removes them.
+			return ownedByOthers(others)
+		case !isList || len(ll) == len(dl):
+			// The value as applied, exactly: admission may have changed it as it was applied
+			// (on a creation only, say), and applying again would set it back.
+			return jsonEqual(d, l) || isMap && len(dm) == 0
 		}
 		if len(dl) > 0 {
 			return false
 		}
-		for _, o := range others {
-			if children(o) > 0 {
-				return true
-			}
-		}
-		return false
+		return ownedByOthers(others)
 	}
 	switch dv := d.(type) {
 	case map[string]any:
@@ -446,6 +443,17 @@ func ownsOnly(owned map[string]any, d, l any, others []map[string]any) bool {
 			}
 		}
 		return true
+	}
+	return false
+}
+
+// ownedByOthers reports whether one of others, the field sets of other managers at a place,
+// owns something below it.
+func ownedByOthers(others []map[string]any) bool {
+	for _, o := range others {
+		if children(o) > 0 {
+			return true
+		}
 	}
 	return false
 }

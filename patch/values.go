@@ -21,8 +21,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-
-	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // The helpers in this file work on JSON values as runtime.DefaultUnstructuredConverter and the
@@ -76,64 +74,6 @@ func jsonEqual(a, b any) bool {
 		return ok && x == y
 	}
 	return reflect.DeepEqual(a, b)
-}
-
-// appliedAs reports whether l, a value the API server holds, is d, the value an apply set there,
-// as the server stores it: the same JSON value, where a zero scalar (false, 0, "") may be missing,
-// since a built-in kind's stored form omits it, and a string may be the same quantity spelt
-// canonically ("0.1" is stored as "100m", "1000m" as "1"). Maps and lists are compared member by
-// member, a map's extra keys and a list's extra elements included.
-func appliedAs(d, l any) bool {
-	if jsonEqual(d, l) {
-		return true
-	}
-	switch dv := d.(type) {
-	case map[string]any:
-		lv, ok := l.(map[string]any)
-		if !ok && l != nil {
-			return false
-		}
-		for k, x := range dv {
-			if !appliedAs(x, lv[k]) {
-				return false
-			}
-		}
-		for k := range lv {
-			if _, ok := dv[k]; !ok {
-				return false
-			}
-		}
-		return true
-	case []any:
-		lv, ok := l.([]any)
-		if !ok || len(lv) != len(dv) {
-			return false
-		}
-		for i := range dv {
-			if !appliedAs(dv[i], lv[i]) {
-				return false
-			}
-		}
-		return true
-	case string:
-		if l == nil {
-			return dv == ""
-		}
-		ls, ok := l.(string)
-		if !ok {
-			return false
-		}
-		x, err := resource.ParseQuantity(dv)
-		if err != nil {
-			return false
-		}
-		y, err := resource.ParseQuantity(ls)
-		return err == nil && x.Cmp(y) == 0
-	case bool:
-		return l == nil && !dv
-	}
-	n, ok := number(d)
-	return ok && n == 0 && l == nil
 }
 
 // integer returns v as an int64 when it is an integer of any Go type, or a float64 or
