@@ -118,6 +118,12 @@ func TestAdoptionPolicies(t *testing.T) {
 		child: func() client.Object { return referenced(previous, configMap("apps", "c", "uid-c")) },
 		never: refusesPreviousIncarnation, unown: refusesPreviousIncarnation, always: takes,
 	}, {
+		name: "A child controlled by a Widget of the same name in the child's namespace is another owner's, not an incarnation",
+		child: func() client.Object {
+			return referenced(widget("other", "w", "uid-w-other"), configMap("other", "c", "uid-c"))
+		},
+		never: refusesAlreadyOwned, unown: refusesAlreadyOwned, always: refusesAlreadyOwned,
+	}, {
 		name:  "A child a previous incarnation tracked is taken only under Always",
 		child: func() client.Object { return trackedLabels(previous, configMap("other", "c", "uid-c")) },
 		never: refusesPreviousIncarnation, unown: refusesPreviousIncarnation, always: takes,

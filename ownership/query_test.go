@@ -178,6 +178,12 @@ func TestRelease(t *testing.T) {
 		changed: true,
 		want:    marks{OwnerReferences: []metav1.OwnerReference{other}, Labels: map[string]string{"app": "demo"}},
 	}, {
+		name:    "Releasing a child whose only reference is the owner's leaves it none",
+		child:   set(t, owner, configMap("apps", "only", "")),
+		owner:   owner,
+		changed: true,
+		want:    marks{},
+	}, {
 		name: "Releasing a tracked child removes the tracking keys",
 		child: func() client.Object {
 			c := configMap("other", "c", "")

@@ -373,6 +373,41 @@ func TestSetLeavesOneMarkWhenTheMechanismChanges(t *testing.T) {
 	g.Expect(marksOf(child)).To(Equal(want), cmp.Diff(want, marksOf(child)))
 }
 
+// The owner's controller reference, the child's only one, goes when the owner tracks the child
+// instead.
+func TestSetRemovesTheOnlyReferenceWhenTheOwnerTracksInstead(t *testing.T) {
+	g := NewWithT(t)
+	owner := widget("apps", "w", "uid-w")
+	child := configMap("apps", "c", "uid-c")
+	_, _, err := ownership.Set(owner, child, scheme)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(child.OwnerReferences).To(Equal([]metav1.OwnerReference{controllerRef(owner)}))
+
+	_, changed, err := ownership.Set(owner, child, scheme, ownership.RequireMechanism(ownership.TrackingLabels))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed).To(BeTrue())
+	g.Expect(child.OwnerReferences).To(BeEmpty())
+}
+
+// A cluster-scoped owner's previous incarnation is found by a namespaced child's controller
+// reference too: an owner reference names no namespace.
+func TestAClusterScopedOwnersPreviousIncarnationIsKnownFromANamespacedChild(t *testing.T) {
+	g := NewWithT(t)
+	previous := fixture("f", "uid-f-old")
+	child := configMap("apps", "c", "uid-c")
+	_, _, err := ownership.Set(previous, child, scheme)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	_, _, err = ownership.Set(fixture("f", "uid-f"), child, scheme)
+	var refused *ownership.AdoptionError
+	g.Expect(errors.As(err, &refused)).To(BeTrue(), "%v", err)
+	g.Expect(refused.PreviousIncarnation).To(BeTrue())
+	_, _, err = ownership.Set(fixture("f", "uid-f"), child, scheme, ownership.AdoptAlways)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(child.OwnerReferences).To(HaveLen(1))
+	g.Expect(child.OwnerReferences[0].UID).To(BeEquivalentTo("uid-f"))
+}
+
 func TestSetUpgradesTheOwnersOwnReferenceToController(t *testing.T) {
 	g := NewWithT(t)
 	owner := widget("apps", "w", "uid-w")
