@@ -836,9 +836,9 @@ func (a *Applier) send(ctx context.Context, desired map[string]any, gvk schema.G
 	}
 	// An apply that wrote nothing left the object as applying it again leaves it; otherwise the
 	// answer must show it (see fixedPoint), or the next apply is sent and proves it then.
-	wroteNothing := previous != "" && previous == u.GetResourceVersion()
-	record := applyRecord{hash: hash, resourceVersion: u.GetResourceVersion(), owner: ownerMarked(desired),
-		fixed: wroteNothing || fixedPoint(desired, u, a.manager, subresource)}
+	fixed := previous != "" && previous == u.GetResourceVersion() || fixedPoint(desired, u, a.manager, subresource) ||
+		live != nil && sameApplied(live, u)
+	record := applyRecord{hash: hash, resourceVersion: u.GetResourceVersion(), owner: ownerMarked(desired), fixed: fixed}
 	if subresource == "status" {
 		record.conditions = transitionTimes(u.Object)
 	}
@@ -848,6 +848,33 @@ func (a *Applier) send(ctx context.Context, desired map[string]any, gvk schema.G
 		log.FromContext(ctx).V(1).Info("Applied", "object", what, "fieldManager", a.manager, "resourceVersion", u.GetResourceVersion())
 	}
 	return u, changed, nil
+}
+
+// sameApplied reports whether u, the API server's answer to an apply, holds what live, the object
+// the apply was sent to, held: the same content and the same field set for each managedFields
+// entry. The apply then wrote nothing that matters, although the server may have stored the
+// object again under a new resourceVersion (it does for an apply of `finalizers: []` to a custom
+// resource, which it stores without them), and applying again leaves it as it is.
+func sameApplied(live client.Object, u *unstructured.Unstructured) bool {
+	before, err := toMap(live)
+	if err != nil {
+		return false
+	}
+	strip := func(m map[string]any) (map[string]any, map[string]any) {
+		c := deepCopyMap(m)
+		meta := nestedMap(c, "metadata")
+		sets := map[string]any{}
+		for _, e := range list(meta["managedFields"]) {
+			em := asMap(e)
+			sets[fmt.Sprint(em["manager"], "/", em["operation"], "/", em["subresource"], "/", em["apiVersion"])] = em["fieldsV1"]
+		}
+		delete(meta, "managedFields")
+		delete(meta, "resourceVersion")
+		return c, sets
+	}
+	x, xs := strip(before)
+	y, ys := strip(u.Object)
+	return len(xs) > 0 && jsonEqual(x, y) && jsonEqual(xs, ys)
 }
 
 // ownerMarked returns the uid of the owner whose mark desired, the body of an apply request,

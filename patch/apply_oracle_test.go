@@ -489,8 +489,10 @@ func (c *oracleCase) run(ctx context.Context) (caseResultForApply, error) {
 	// The same desired object again, nothing else changed: the steady state sends nothing. The
 	// Applier may send it once more when the answer to the apply under test could not prove
 	// that applying again changes nothing (a value the server normalised, a default inside a
-	// value owned as a whole: see fixedPoint); an apply that wrote nothing proves it, so the
-	// next one must be skipped.
+	// value owned as a whole: see fixedPoint), and again while each of those changes the object
+	// (a Node's allocatable applied empty, which the server fills); an apply that wrote nothing
+	// proves it, so the next one must be skipped.
+	const maxRepeats = 4
 	sentAgain, wroteNothing := false, sent == 0 || !changed
 	for repeat := 1; ; repeat++ {
 		again, err := c.apply(ctx, applier, desired, force)
@@ -498,13 +500,17 @@ func (c *oracleCase) run(ctx context.Context) (caseResultForApply, error) {
 			return caseResultForApply{}, fmt.Errorf("repeated apply %d failed: %w", repeat, err)
 		}
 		got := cc.take()
-		if writes(got) == 0 {
-			break
-		}
-		if wroteNothing || repeat == 2 {
+		switch {
+		case writes(got) == 0:
+		case wroteNothing:
 			return caseResultForApply{}, fmt.Errorf("repeated apply %d of an unchanged desired object was sent after one that wrote nothing: %v", repeat, got)
+		case repeat == maxRepeats:
+			return caseResultForApply{}, fmt.Errorf("the same desired object was sent %d times in a row, each changing the object: %v", repeat+1, got)
+		default:
+			sentAgain, wroteNothing = true, !again
+			continue
 		}
-		sentAgain, wroteNothing = true, !again
+		break
 	}
 	return caseResultForApply{
 		skipped: sent == 0, changed: changed, fresh: fresh, description: c.describe(),

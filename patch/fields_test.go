@@ -487,3 +487,31 @@ func TestAnEmptyMapAppliedIsAFixedPointOnlyWhenNoKeyIsOurs(t *testing.T) {
 	g.Expect(fixedPoint(desired, thing(map[string]any{}, ours), "me", "")).To(BeTrue())
 	g.Expect(fixedPoint(desired, thing(nil, ours), "me", "")).To(BeTrue(), "an empty map the server omits")
 }
+
+// TestAnApplyThatStoredTheSameObjectAgainProvesAFixedPoint: the API server stores a custom
+// resource again, under a new resourceVersion, for an apply of `finalizers: []`, which it stores
+// without them. Such an answer holds what the object held, content and field sets, and proves
+// that applying again changes nothing; otherwise the Applier would send that apply on every
+// reconcile (seed 2846489767, case 11483 of the real kinds' oracle: a kueue LocalQueue).
+func TestAnApplyThatStoredTheSameObjectAgainProvesAFixedPoint(t *testing.T) {
+	g := NewWithT(t)
+	object := func(rv, time, weight string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+			"metadata": map[string]any{"name": "q", "namespace": "ns", "resourceVersion": rv, "managedFields": []any{map[string]any{
+				"manager": "me", "operation": "Apply", "apiVersion": "kueue.x-k8s.io/v1beta2", "time": time, "fieldsType": "FieldsV1",
+				"fieldsV1": map[string]any{"f:spec": map[string]any{"f:fairSharing": map[string]any{}}},
+			}}},
+			"spec": map[string]any{"fairSharing": map[string]any{"weight": weight}},
+		}}
+	}
+	live := object("281", "2026-12-03T12:52:31Z", "1")
+	g.Expect(sameApplied(live, object("282", "2026-12-03T12:52:32Z", "1"))).To(BeTrue(), "stored again, the same")
+	g.Expect(sameApplied(live, object("282", "2026-12-03T12:52:31Z", "2"))).To(BeFalse(), "the content changed")
+	changedSet := object("282", "2026-12-03T12:52:31Z", "1")
+	changedSet.Object["metadata"].(map[string]any)["managedFields"].([]any)[0].(map[string]any)["fieldsV1"] = map[string]any{}
+	g.Expect(sameApplied(live, changedSet)).To(BeFalse(), "a field set changed")
+	stripped := object("281", "", "1")
+	delete(stripped.Object["metadata"].(map[string]any), "managedFields")
+	g.Expect(sameApplied(stripped, object("282", "2026-12-03T12:52:32Z", "1"))).To(BeFalse(), "a live object without managedFields proves nothing")
+}
