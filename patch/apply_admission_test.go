@@ -247,6 +247,30 @@ func TestApplyOfWhatACreateOnlyMutationChangedIsNotSkipped(t *testing.T) {
 			return zone == "a"
 		},
 	}, {
+		name:   "elements of a list of type map reordered (a pod template's containers)",
+		policy: "reorder", group: "apps", resource: "deployments",
+		desired: func(ns, p string) client.Object {
+			d := mutatedDeployment(ns, p)
+			d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1.Container{Name: "side", Image: "busybox:1.36"})
+			return d
+		},
+		patch: `[JSONPatch{op: "move", from: "/spec/template/spec/containers/1", path: "/spec/template/spec/containers/0"}]`,
+		applied: func(o client.Object) bool {
+			return o.(*appsv1.Deployment).Spec.Template.Spec.Containers[0].Name == "side"
+		},
+	}, {
+		name:   "a second element of one key added (a container's env)",
+		policy: "duplicate", group: "apps", resource: "deployments",
+		desired: func(ns, p string) client.Object {
+			d := mutatedDeployment(ns, p)
+			d.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "A", Value: "ours"}}
+			return d
+		},
+		patch: `[JSONPatch{op: "add", path: "/spec/template/spec/containers/0/env/-", value: {"name": "A", "value": "theirs"}}]`,
+		applied: func(o client.Object) bool {
+			return len(o.(*appsv1.Deployment).Spec.Template.Spec.Containers[0].Env) == 2
+		},
+	}, {
 		name:   "an element of an atomic list changed in place (a pod template's tolerations)",
 		policy: "atomiclist", group: "apps", resource: "deployments",
 		desired: func(ns, p string) client.Object { return mutatedDeployment(ns, p) },

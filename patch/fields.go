@@ -346,7 +346,8 @@ func selector(owned map[string]any, used map[string]bool, i int, e any) string {
 // the Applier's memory of the apply must not skip the next one. A plugin may also change or
 // remove a value desired sets, on some operations only (a value set on a creation, which the
 // next apply, an update, sets back): every value the manager owns as a whole (a scalar, an
-// atomic map or list) must be in obj exactly as desired sets it. A value the API server stores
+// atomic map or list) must be in obj exactly as desired sets it, and the manager's elements of a
+// list of type map or set in desired's order, one of each. A value the API server stores
 // in another form (a quantity spelt canonically, a zero its stored form omits, a default inside
 // an atomic value) proves nothing either way, so that apply is sent once more; it writes nothing,
 // and that proves the fixed point (send records it). Defaults the server adds beside what
@@ -428,6 +429,7 @@ func ownsOnly(owned map[string]any, d, l any, others []map[string]any) bool {
 		}
 		lv, _ := l.([]any)
 		used := make(map[string]bool, len(dv))
+		last := -1
 		for i, de := range dv {
 			k := selector(owned, used, i, de)
 			if k == "" {
@@ -437,14 +439,37 @@ func ownsOnly(owned map[string]any, d, l any, others []map[string]any) bool {
 				return false
 			}
 			used[k] = true
+			// Applying again puts the manager's elements in desired's order and keeps one of
+			// each: admission may have reordered them, or added a second of a key or value.
+			at, n := liveIndex(k, lv)
+			if n != 1 || at <= last {
+				return false
+			}
+			last = at
 			sm, _ := owned[k].(map[string]any)
-			if !ownsOnly(sm, de, liveElement(k, lv), below(others, k)) {
+			if !ownsOnly(sm, de, lv[at], below(others, k)) {
 				return false
 			}
 		}
 		return true
 	}
 	return false
+}
+
+// liveIndex returns the index in l of the element that the field set key k (a "k:" key, a "v:"
+// value or an "i:" index) selects, and how many elements of l it selects.
+func liveIndex(k string, l []any) (at, n int) {
+	at = -1
+	byIndex := strings.HasPrefix(k, "i:")
+	for i := range l {
+		if byIndex && k[2:] == strconv.Itoa(i) || !byIndex && liveElement(k, l[i:i+1]) != nil {
+			if n == 0 {
+				at = i
+			}
+			n++
+		}
+	}
+	return at, n
 }
 
 // ownedByOthers reports whether one of others, the field sets of other managers at a place,

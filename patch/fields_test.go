@@ -515,3 +515,36 @@ func TestAnApplyThatStoredTheSameObjectAgainProvesAFixedPoint(t *testing.T) {
 	delete(stripped.Object["metadata"].(map[string]any), "managedFields")
 	g.Expect(sameApplied(stripped, object("282", "2026-12-03T12:52:32Z", "1"))).To(BeFalse(), "a live object without managedFields proves nothing")
 }
+
+// TestElementsAdmissionReorderedOrRepeatedAreNoFixedPoint: applying again puts the manager's
+// elements of a list of type map or set in desired's order and keeps one of each, so an answer
+// in which admission reordered them, or added a second element of the same key or value, is no
+// fixed point. Other managers' elements between them are kept where they are.
+func TestElementsAdmissionReorderedOrRepeatedAreNoFixedPoint(t *testing.T) {
+	ours := metav1.ManagedFieldsEntry{Manager: "me", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1", FieldsType: "FieldsV1",
+		FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:ports":{"k:{\"name\":\"a\"}":{".":{},"f:name":{}},"k:{\"name\":\"b\"}":{".":{},"f:name":{}}},"f:tags":{"v:\"x\"":{},"v:\"y\"":{}}}}`)}
+	desired := map[string]any{"apiVersion": "v1", "kind": "Thing", "metadata": map[string]any{"name": "n"}, "spec": map[string]any{
+		"ports": []any{map[string]any{"name": "a"}, map[string]any{"name": "b"}}, "tags": []any{"x", "y"},
+	}}
+	port := func(name string) any { return map[string]any{"name": name} }
+	for _, tc := range []struct {
+		name  string
+		ports []any
+		tags  []any
+		fixed bool
+	}{
+		{"as applied", []any{port("a"), port("b")}, []any{"x", "y"}, true},
+		{"another manager's element between ours", []any{port("a"), port("c"), port("b")}, []any{"x", "z", "y"}, true},
+		{"list-map elements reordered", []any{port("b"), port("a")}, []any{"x", "y"}, false},
+		{"set elements reordered", []any{port("a"), port("b")}, []any{"y", "x"}, false},
+		{"a second element of one key", []any{port("a"), port("b"), port("a")}, []any{"x", "y"}, false},
+		{"a second element of one value", []any{port("a"), port("b")}, []any{"x", "y", "x"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Thing", "metadata": map[string]any{"name": "n"},
+				"spec": map[string]any{"ports": tc.ports, "tags": tc.tags}}}
+			obj.SetManagedFields([]metav1.ManagedFieldsEntry{ours})
+			NewWithT(t).Expect(fixedPoint(desired, obj, "me", "")).To(Equal(tc.fixed))
+		})
+	}
+}
