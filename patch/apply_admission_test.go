@@ -157,6 +157,30 @@ func mutatedConfigMap(ns, policy string) *corev1.ConfigMap {
 	}
 }
 
+// mutationCase is a mutating admission policy's case: the desired object a controller applies,
+// and the JSON Patch expression the policy applies to objects of group and resource labelled for
+// it, which applied tells from the object.
+type mutationCase struct {
+	name            string
+	policy          string
+	group, resource string
+	desired         func(ns, policy string) client.Object
+	patch           string
+	applied         func(client.Object) bool
+}
+
+// setUp installs the case's policy on ops in a namespace of its own, and returns the namespace,
+// a client that counts requests and an Applier of the field manager "controller" on it.
+func (tc mutationCase) setUp(t *testing.T, ops []admissionv1.OperationType) (string, *countingClient, *patch.Applier) {
+	t.Helper()
+	ns := env.Namespace(t)
+	probe := tc.desired(ns, tc.policy)
+	probe.SetName("probe")
+	mutateIn(t, ns, tc.policy, tc.group, tc.resource, ops, tc.patch, probe, tc.applied)
+	c := newCountingClient(t)
+	return ns, c, patch.NewApplier(c, "controller", patch.ApplierOptions{})
+}
+
 // TestApplyOfWhatACreateOnlyMutationChangedIsNotSkipped has a mutating admission policy change,
 // as the object is created only, a value the field manager owns: a scalar, a key of an atomic
 // map, an element of an atomic list. Applying the same object again sets the value back (the
@@ -164,14 +188,7 @@ func mutatedConfigMap(ns, policy string) *corev1.ConfigMap {
 // only where the answer proves it, and a steady state then sends nothing.
 func TestApplyOfWhatACreateOnlyMutationChangedIsNotSkipped(t *testing.T) {
 	create := []admissionv1.OperationType{admissionv1.Create}
-	for _, tc := range []struct {
-		name            string
-		policy          string
-		group, resource string
-		desired         func(ns, policy string) client.Object
-		patch           string
-		applied         func(client.Object) bool
-	}{{
+	for _, tc := range []mutationCase{{
 		name:   "a scalar the manager owns (a ConfigMap's data value)",
 		policy: "scalar", resource: "configmaps",
 		desired: func(ns, p string) client.Object { return mutatedConfigMap(ns, p) },
@@ -282,12 +299,7 @@ func TestApplyOfWhatACreateOnlyMutationChangedIsNotSkipped(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
 			ctx := t.Context()
-			ns := env.Namespace(t)
-			probe := tc.desired(ns, tc.policy)
-			probe.SetName("probe")
-			mutateIn(t, ns, tc.policy, tc.group, tc.resource, create, tc.patch, probe, tc.applied)
-			c := newCountingClient(t)
-			a := patch.NewApplier(c, "controller", patch.ApplierOptions{})
+			ns, c, a := tc.setUp(t, create)
 
 			_, err := a.Apply(ctx, tc.desired(ns, tc.policy))
 			g.Expect(err).NotTo(HaveOccurred())
@@ -316,14 +328,7 @@ func TestApplyOfWhatACreateOnlyMutationChangedIsNotSkipped(t *testing.T) {
 // ones are skipped.
 func TestAMutationOnEveryWriteLeavesASteadyStateThatSendsNothing(t *testing.T) {
 	always := []admissionv1.OperationType{admissionv1.Create, admissionv1.Update}
-	for _, tc := range []struct {
-		name            string
-		policy          string
-		group, resource string
-		desired         func(ns, policy string) client.Object
-		patch           string
-		applied         func(client.Object) bool
-	}{{
+	for _, tc := range []mutationCase{{
 		name:   "a label added to every write",
 		policy: "label", resource: "configmaps",
 		desired: func(ns, p string) client.Object { return mutatedConfigMap(ns, p) },
@@ -341,12 +346,7 @@ func TestAMutationOnEveryWriteLeavesASteadyStateThatSendsNothing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
 			ctx := t.Context()
-			ns := env.Namespace(t)
-			probe := tc.desired(ns, tc.policy)
-			probe.SetName("probe")
-			mutateIn(t, ns, tc.policy, tc.group, tc.resource, always, tc.patch, probe, tc.applied)
-			c := newCountingClient(t)
-			a := patch.NewApplier(c, "controller", patch.ApplierOptions{})
+			ns, c, a := tc.setUp(t, always)
 
 			var sent []int
 			for range 4 {
