@@ -142,8 +142,10 @@ func NewApplier(c client.Client, fieldManager string, opts ApplierOptions) *Appl
 // body and ForceOwnership, and the live object has the resourceVersion that apply left, or an
 // older one (a cache that has not caught up with the apply yet, and will deliver any later
 // change in a new event), and the server's answer to that apply proved it a fixed point: it
-// wrote nothing, or it holds every value the manager owns as a whole exactly as the apply set
-// it, and no field, element or key more that the manager owns. A mutating admission plugin,
+// wrote nothing; or it holds what the object held before, content and every manager's fields;
+// or it holds every value the manager owns as a whole exactly as the apply set it, the
+// manager's elements of each list of type map or set in the apply's order, one of each, and no
+// field, element or key more that the manager owns. A mutating admission plugin,
 // webhook or policy may have changed the object as it was applied, on a creation only, say,
 // and the next apply would undo that; without the proof it is sent. A value the server stores
 // in another form (a quantity spelt canonically, a zero a built-in kind's stored form omits, a

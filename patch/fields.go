@@ -457,12 +457,36 @@ func ownsOnly(owned map[string]any, d, l any, others []map[string]any) bool {
 }
 
 // liveIndex returns the index in l of the element that the field set key k (a "k:" key, a "v:"
-// value or an "i:" index) selects, and how many elements of l it selects.
+// value or an "i:" index) selects, and how many elements of l it selects; -1 and 0 for none or a
+// key it cannot read.
 func liveIndex(k string, l []any) (at, n int) {
+	if len(k) < 2 || k[1] != ':' {
+		return -1, 0
+	}
+	var want any
+	if k[0] != 'i' && json.Unmarshal([]byte(k[2:]), &want) != nil {
+		return -1, 0
+	}
+	key, _ := want.(map[string]any)
 	at = -1
-	byIndex := strings.HasPrefix(k, "i:")
-	for i := range l {
-		if byIndex && k[2:] == strconv.Itoa(i) || !byIndex && liveElement(k, l[i:i+1]) != nil {
+	for i, e := range l {
+		var match bool
+		switch k[0] {
+		case 'i':
+			match = k[2:] == strconv.Itoa(i)
+		case 'v':
+			match = jsonEqual(e, want)
+		case 'k':
+			em, ok := e.(map[string]any)
+			match = ok && key != nil
+			for kk, kv := range key {
+				if !match {
+					break
+				}
+				match = jsonEqual(em[kk], kv)
+			}
+		}
+		if match {
 			if n == 0 {
 				at = i
 			}
@@ -481,49 +505,6 @@ func ownedByOthers(others []map[string]any) bool {
 		}
 	}
 	return false
-}
-
-// liveElement returns the element of l that the field set key k (a "k:" key, a "v:" value or an
-// "i:" index) selects, or nil.
-func liveElement(k string, l []any) any {
-	switch {
-	case strings.HasPrefix(k, "i:"):
-		if i, err := strconv.Atoi(k[2:]); err == nil && i >= 0 && i < len(l) {
-			return l[i]
-		}
-	case strings.HasPrefix(k, "v:"):
-		var val any
-		if json.Unmarshal([]byte(k[2:]), &val) != nil {
-			return nil
-		}
-		for _, e := range l {
-			if jsonEqual(e, val) {
-				return e
-			}
-		}
-	case strings.HasPrefix(k, "k:"):
-		var key map[string]any
-		if json.Unmarshal([]byte(k[2:]), &key) != nil {
-			return nil
-		}
-		for _, e := range l {
-			em, ok := e.(map[string]any)
-			if !ok {
-				continue
-			}
-			match := true
-			for kk, kv := range key {
-				if !jsonEqual(em[kk], kv) {
-					match = false
-					break
-				}
-			}
-			if match {
-				return e
-			}
-		}
-	}
-	return nil
 }
 
 // defaultedSelector returns the key of owned that selects the list element e once the server
