@@ -61,7 +61,7 @@ func init() {
 
 func main() {
 	var (
-		metricsAddr, probeAddr                    string
+		metricsAddr, probeAddr, pprofAddr         string
 		secureMetrics, enableHTTP2                bool
 		enableLeaderElection, fencedWrites        bool
 		leaderElectionNamespace                   string
@@ -76,6 +76,8 @@ func main() {
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0", "The address the metrics endpoint binds to. "+
 		"Use :8443 for HTTPS or :8080 for HTTP, or leave as 0 to disable the metrics service.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "The address the probe endpoint binds to.")
+	flag.StringVar(&pprofAddr, "pprof-bind-address", "0", "The address Go's pprof profiles are served at, such as 127.0.0.1:8082 "+
+		"(reach it with kubectl port-forward); 0 disables it. Profiles show memory and CPU by function, and what every goroutine waits on.")
 	flag.BoolVar(&enableLeaderElection, "leader-elect", false,
 		"Enable leader election for controller manager. Enabling this will ensure there is only one active controller manager.")
 	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "",
@@ -116,7 +118,7 @@ func main() {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 
 	if err := run(options{
-		metricsAddr: metricsAddr, probeAddr: probeAddr, secureMetrics: secureMetrics, enableHTTP2: enableHTTP2,
+		metricsAddr: metricsAddr, probeAddr: probeAddr, pprofAddr: pprofAddr, secureMetrics: secureMetrics, enableHTTP2: enableHTTP2,
 		leaderElection: enableLeaderElection, fencedWrites: fencedWrites, leaderElectionNamespace: leaderElectionNamespace,
 		leaseDuration: leaseDuration, renewDeadline: renewDeadline, retryPeriod: retryPeriod,
 		dnsEndpoint: dnsEndpoint, dnsSecret: dnsSecret, directoryNamespace: directoryNamespace,
@@ -130,6 +132,7 @@ func main() {
 
 type options struct {
 	metricsAddr, probeAddr     string
+	pprofAddr                  string
 	secureMetrics, enableHTTP2 bool
 	leaderElection             bool
 	fencedWrites               bool
@@ -177,6 +180,7 @@ func run(o options) error {
 		Scheme:                  scheme,
 		Metrics:                 metricsOptions,
 		HealthProbeBindAddress:  o.probeAddr,
+		PprofBindAddress:        o.pprofAddr,
 		LeaderElection:          o.leaderElection,
 		LeaderElectionID:        leaderElectionID,
 		LeaderElectionNamespace: o.leaderElectionNamespace,

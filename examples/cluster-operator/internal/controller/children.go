@@ -20,17 +20,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/tenon-dev/tenon/examples/cluster-operator/api/v1alpha1"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/desired"
 
 	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/ownership"
@@ -40,10 +36,8 @@ import (
 
 // Labels every child carries; the manager's cache holds only objects with ManagedByLabel.
 const (
-	ManagedByLabel = "app.kubernetes.io/managed-by"
-	ManagedBy      = "cluster-operator"
-	nameLabel      = "app.kubernetes.io/name"
-	instanceLabel  = "app.kubernetes.io/instance"
+	ManagedByLabel = desired.ManagedByLabel
+	ManagedBy      = desired.ManagedBy
 )
 
 // Reasons of the ConfigReady and WorkloadReady conditions.
@@ -55,32 +49,12 @@ const (
 	ReasonApplyFailed    conditions.Reason = "ApplyFailed"
 )
 
-const (
-	clientPort, peerPort int32 = 7000, 7001
-	imageRepository            = "registry.example.com/cluster"
-)
-
-func childLabels(cluster *appsv1alpha1.Cluster) map[string]string {
-	return map[string]string{nameLabel: "cluster", instanceLabel: cluster.Name, ManagedByLabel: ManagedBy}
-}
-
 // reconcileConfig applies the cluster's ConfigMap and its entry in the directory namespace, and
 // sets ConfigReady.
 func (r *ClusterReconciler) reconcileConfig(ctx context.Context, cluster *appsv1alpha1.Cluster) (ctrl.Result, error) {
-	data := map[string]string{"version": cluster.Spec.Version, "replicas": fmt.Sprint(cluster.Spec.Replicas)}
-	maps.Copy(data, cluster.Spec.Config)
-	config := &corev1.ConfigMap{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Name: cluster.Name + "-config", Namespace: cluster.Namespace, Labels: childLabels(cluster)},
-		Data:       data,
-	}
 	// The directory entry lives in another namespace, where no owner reference can point back:
 	// ownership tracks it with labels, and the finalizer deletes it.
-	entry := &corev1.ConfigMap{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Name: cluster.Namespace + "." + cluster.Name, Namespace: r.DirectoryNamespace, Labels: childLabels(cluster)},
-		Data:       map[string]string{"namespace": cluster.Namespace, "name": cluster.Name, "dnsName": cluster.Spec.DNSName, "version": cluster.Spec.Version},
-	}
+	config, entry := desired.ConfigMap(cluster), desired.DirectoryEntry(cluster, r.DirectoryNamespace)
 	for _, child := range []*corev1.ConfigMap{config, entry} {
 		if res, err := r.applyOwned(ctx, cluster, child, appsv1alpha1.ConfigReady); err != nil || !res.IsZero() {
 			return res, err
@@ -94,57 +68,8 @@ func (r *ClusterReconciler) reconcileConfig(ctx context.Context, cluster *appsv1
 // reconcileWorkload applies the Services and the StatefulSet, sets WorkloadReady and
 // status.readyReplicas, and returns the address clients reach the cluster at.
 func (r *ClusterReconciler) reconcileWorkload(ctx context.Context, cluster *appsv1alpha1.Cluster) (address string, res ctrl.Result, err error) {
-	selector := map[string]string{nameLabel: "cluster", instanceLabel: cluster.Name}
-	// Ports name their protocol although TCP is the default: the protocol is part of a port's
-	// key, and a key the API server fills in keeps patch.Applier from proving that an apply would
-	// change nothing, so every change another writer makes (such as the StatefulSet
-	// controller's status) would cost a request that changes nothing.
-	svc := &corev1.Service{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: metav1.ObjectMeta{Name: cluster.Name, Namespace: cluster.Namespace, Labels: childLabels(cluster)},
-		Spec: corev1.ServiceSpec{
-			Selector: selector,
-			Ports:    []corev1.ServicePort{{Name: "client", Protocol: corev1.ProtocolTCP, Port: clientPort, TargetPort: intstr.FromString("client")}},
-		},
-	}
-	peers := &corev1.Service{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: metav1.ObjectMeta{Name: cluster.Name + "-peers", Namespace: cluster.Namespace, Labels: childLabels(cluster)},
-		Spec: corev1.ServiceSpec{
-			ClusterIP:                corev1.ClusterIPNone,
-			PublishNotReadyAddresses: true,
-			Selector:                 selector,
-			Ports:                    []corev1.ServicePort{{Name: "peer", Protocol: corev1.ProtocolTCP, Port: peerPort, TargetPort: intstr.FromString("peer")}},
-		},
-	}
-	sts := &appsv1.StatefulSet{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
-		ObjectMeta: metav1.ObjectMeta{Name: cluster.Name, Namespace: cluster.Namespace, Labels: childLabels(cluster)},
-		Spec: appsv1.StatefulSetSpec{
-			Replicas:            ptr.To(cluster.Spec.Replicas),
-			ServiceName:         peers.Name,
-			PodManagementPolicy: appsv1.ParallelPodManagement,
-			Selector:            &metav1.LabelSelector{MatchLabels: selector},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: childLabels(cluster)},
-				Spec: corev1.PodSpec{
-					Containers: []corev1.Container{{
-						Name:  "member",
-						Image: imageRepository + ":" + cluster.Spec.Version,
-						Args:  []string{"--peers=" + peers.Name, "--config=/etc/cluster"},
-						Ports: []corev1.ContainerPort{
-							{Name: "client", ContainerPort: clientPort, Protocol: corev1.ProtocolTCP},
-							{Name: "peer", ContainerPort: peerPort, Protocol: corev1.ProtocolTCP},
-						},
-						VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/cluster"}},
-					}},
-					Volumes: []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{
-						ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: cluster.Name + "-config"}},
-					}}},
-				},
-			},
-		},
-	}
+	// desired.Service says why its ports name their protocol.
+	svc, peers, sts := desired.Service(cluster), desired.PeerService(cluster), desired.StatefulSet(cluster)
 	for _, child := range []client.Object{svc, peers, sts} {
 		if res, err := r.applyOwned(ctx, cluster, child, appsv1alpha1.WorkloadReady); err != nil || !res.IsZero() {
 			// svc holds the live Service once it is applied: the DNS record can still follow it.
