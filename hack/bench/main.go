@@ -209,23 +209,30 @@ func measureAll(contenders []contender.Contender, p harness.Params, clusters int
 		err = errors.Join(err, stopErr)
 	}
 	if err == nil && clusters > 0 {
-		in.ClusterOperator, err = measureClusterOperator(ctx, clusters, requireQuiet)
+		in.ClusterOperator, err = measureClusterOperator(ctx, clusters, requireQuiet, false)
+	}
+	if err == nil && in.ClusterOperator != nil && in.ClusterOperator.Failure == "" {
+		in.ClusterOperatorFloor, err = measureClusterOperator(ctx, clusters, requireQuiet, true)
 	}
 	in.Runs, in.Finished = results, time.Now()
 	return in, err
 }
 
-// measureClusterOperator runs the example-operator workload (see harness.RunClusterOperator). A
-// failure is recorded in the result, for the report and report.Check; only an interrupt is an
-// error.
-func measureClusterOperator(ctx context.Context, clusters int, requireQuiet bool) (*harness.ClusterOperatorResult, error) {
-	fmt.Fprintf(os.Stderr, "bench: example operator at %d Clusters (builds and runs its scale test)\n", clusters)
-	res, err := harness.RunClusterOperator(ctx, harness.ClusterOperatorParams{Clusters: clusters, RequireQuiet: requireQuiet})
+// measureClusterOperator runs the example-operator workload (see harness.RunClusterOperator),
+// with the floor operator when floor is set. A failure is recorded in the result, for the report
+// and report.Check; only an interrupt is an error.
+func measureClusterOperator(ctx context.Context, clusters int, requireQuiet, floor bool) (*harness.ClusterOperatorResult, error) {
+	name := "example operator"
+	if floor {
+		name = "floor operator"
+	}
+	fmt.Fprintf(os.Stderr, "bench: %s at %d Clusters (builds and runs its scale test)\n", name, clusters)
+	res, err := harness.RunClusterOperator(ctx, harness.ClusterOperatorParams{Clusters: clusters, RequireQuiet: requireQuiet, Floor: floor})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
 		}
-		res = harness.ClusterOperatorResult{Clusters: clusters, Failure: err.Error()}
+		res = harness.ClusterOperatorResult{Clusters: clusters, Floor: floor, Failure: err.Error()}
 	}
 	if !requireQuiet {
 		fmt.Fprintln(os.Stderr, "bench: the example operator's steady-state writes and duplicate Events are measured, not checked (-operator-require-quiet=false)")
@@ -302,19 +309,20 @@ func measureScale(s *report.Scale, ns, without, results string) error {
 	}
 	runs := make([]harness.ClusterOperatorParams, 0, len(with)+len(wo))
 	for _, n := range with {
-		runs = append(runs, harness.ClusterOperatorParams{Clusters: n, NoSimulatorDelays: true, RequireQuiet: true, Timeout: 4 * time.Hour})
+		runs = append(runs, harness.ClusterOperatorParams{Clusters: n, NoSimulatorDelays: true, RequireQuiet: true, Timeout: 4 * time.Hour},
+			harness.ClusterOperatorParams{Clusters: n, NoSimulatorDelays: true, RequireQuiet: true, Floor: true, Timeout: 4 * time.Hour})
 	}
 	for _, n := range wo {
 		runs = append(runs, harness.ClusterOperatorParams{Clusters: n, NoSimulatorDelays: true, NoCacheTransforms: true, RequireQuiet: true, Timeout: 4 * time.Hour})
 	}
 	for _, p := range runs {
-		fmt.Fprintf(os.Stderr, "bench: example operator at %d Clusters, simulators at once, cache transforms %t\n", p.Clusters, !p.NoCacheTransforms)
+		fmt.Fprintf(os.Stderr, "bench: example operator at %d Clusters, simulators at once, cache transforms %t, floor %t\n", p.Clusters, !p.NoCacheTransforms, p.Floor)
 		res, err := harness.RunClusterOperator(ctx, p)
 		if err != nil {
 			if ctx.Err() != nil {
 				return err
 			}
-			res = harness.ClusterOperatorResult{Clusters: p.Clusters, NoSimulatorDelays: true, NoCacheTransforms: p.NoCacheTransforms, Failure: err.Error()}
+			res = harness.ClusterOperatorResult{Clusters: p.Clusters, NoSimulatorDelays: true, NoCacheTransforms: p.NoCacheTransforms, Floor: p.Floor, Failure: err.Error()}
 		}
 		fmt.Fprintln(os.Stderr, report.ClusterOperatorLine(res))
 		s.Results = append(s.Results, res)

@@ -52,6 +52,9 @@ type ClusterOperatorParams struct {
 	NoCacheTransforms bool
 	// RequireQuiet fails the run on a steady-state write or a duplicate Event.
 	RequireQuiet bool
+	// Floor runs the floor operator instead of the example's manager: the same operator written
+	// with controller-runtime alone (the example's test/floor), what tenon is compared with.
+	Floor bool
 	// Timeout bounds the scale test, build included; 0 means 60 minutes.
 	Timeout time.Duration
 }
@@ -66,6 +69,8 @@ type ClusterOperatorResult struct {
 	NoSimulatorDelays bool `json:"noSimulatorDelays,omitempty"`
 	// NoCacheTransforms reports whether the operator's cache kept every object whole.
 	NoCacheTransforms bool `json:"noCacheTransforms,omitempty"`
+	// Floor reports whether this is the floor operator (see ClusterOperatorParams.Floor).
+	Floor bool `json:"floor,omitempty"`
 	// Ready is the time from the operator's start until every Cluster was Ready.
 	Ready time.Duration `json:"ready"`
 	// Delete is the time from deleting every Cluster until all were gone.
@@ -80,6 +85,27 @@ type ClusterOperatorResult struct {
 	// PeakRSS is the manager process's peak resident set size (VmHWM) in bytes, once every
 	// Cluster was Ready.
 	PeakRSS int64 `json:"peakRSS"`
+	// LiveHeap is the operator's Go heap in bytes after a garbage collection at the end of the
+	// steady state; 0 in measurements that predate it.
+	LiveHeap int64 `json:"liveHeap,omitempty"`
+	// CPU is the CPU time the operator used from its start until every Cluster was Ready, and
+	// SteadyCPU what it used in the steady state.
+	CPU       time.Duration `json:"cpu,omitempty"`
+	SteadyCPU time.Duration `json:"steadyCPU,omitempty"`
+	// ProfiledCPU is the CPU time its CPU profiles sampled until a little after every Cluster
+	// was Ready, and TenonCPU the part of it with a function of tenon's library on the stack
+	// (requeue.WithBackoff's wrapper of every reconcile aside): tenon's computation with the
+	// client calls it makes.
+	ProfiledCPU time.Duration `json:"profiledCPU,omitempty"`
+	TenonCPU    time.Duration `json:"tenonCPU,omitempty"`
+	// SentBytes and ReceivedBytes are the bytes of request and response bodies until every
+	// Cluster was Ready, watches apart (WatchBytes).
+	SentBytes     int64 `json:"sentBytes,omitempty"`
+	ReceivedBytes int64 `json:"receivedBytes,omitempty"`
+	WatchBytes    int64 `json:"watchBytes,omitempty"`
+	// Watches counts the watches the operator opened until every Cluster was Ready, by
+	// resource: one per informer.
+	Watches map[string]int `json:"watches,omitempty"`
 	// Audit is what the API server's audit log recorded of the operator's requests; nil in
 	// measurements that predate it.
 	Audit *ClusterOperatorAudit `json:"audit,omitempty"`
@@ -130,6 +156,7 @@ func (a *ClusterOperatorAudit) SteadyWriteCount() int {
 
 // scaleResult is the JSON the example operator's TestScale writes (its type ScaleResult).
 type scaleResult struct {
+	Operator         string         `json:"operator"`
 	Clusters         int            `json:"clusters"`
 	Replicas         int            `json:"replicas"`
 	SimulatorDelays  *bool          `json:"simulatorDelays"`
@@ -140,6 +167,16 @@ type scaleResult struct {
 	Writes           int            `json:"writes"`
 	WritesPerCluster float64        `json:"writesPerCluster"`
 	PeakRSSBytes     int64          `json:"peakRSSBytes"`
+
+	LiveHeapBytes      int64          `json:"liveHeapBytes"`
+	CPUSeconds         float64        `json:"cpuSeconds"`
+	SteadyCPUSeconds   float64        `json:"steadyCPUSeconds"`
+	ProfiledCPUSeconds float64        `json:"profiledCPUSeconds"`
+	TenonCPUSeconds    float64        `json:"tenonCPUSeconds"`
+	SentBytes          int64          `json:"sentBytes"`
+	ReceivedBytes      int64          `json:"receivedBytes"`
+	WatchBytes         int64          `json:"watchBytes"`
+	Watches            map[string]int `json:"watches"`
 
 	AuditRequests              map[string]int     `json:"auditRequests"`
 	AuditWrites                int                `json:"auditWrites"`
@@ -166,9 +203,11 @@ func IsWrite(key string) bool {
 	return false
 }
 
-// RunClusterOperator measures the example operator (examples/cluster-operator) at p.Clusters (n):
-// the time until all are Ready, its requests and writes per Cluster, the time to delete them and
-// the manager's peak RSS; and, from the API server's audit log, the same counts again, GETs and
+// RunClusterOperator measures the example operator (examples/cluster-operator), or with p.Floor
+// the floor operator, at p.Clusters (n): the time until all are Ready, its requests and writes
+// per Cluster, the time to delete them, the manager's peak RSS, its live heap at steady state,
+// its CPU time until Ready and the part of it in tenon's code, the bytes it sent and received and
+// the watches it opened; and, from the API server's audit log, the same counts again, GETs and
 // Events per Cluster, duplicate Events and the writes of a steady state after convergence.
 // With p.RequireQuiet, the test fails on a steady-state write or a duplicate Event.
 //
@@ -220,6 +259,9 @@ func RunClusterOperator(ctx context.Context, p ClusterOperatorParams) (ClusterOp
 		fmt.Sprintf("-chaos.simulator-delays=%t", !p.NoSimulatorDelays)}
 	if p.NoCacheTransforms {
 		args = append(args, "-chaos.operator-args=--cache-transforms=false")
+	}
+	if p.Floor {
+		args = append(args, "-chaos.operator=floor")
 	}
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
@@ -283,6 +325,16 @@ func ReadScaleResult(data []byte) (ClusterOperatorResult, error) {
 		Writes:            s.Writes,
 		WritesPerCluster:  s.WritesPerCluster,
 		PeakRSS:           s.PeakRSSBytes,
+		Floor:             s.Operator == "floor",
+		LiveHeap:          s.LiveHeapBytes,
+		CPU:               seconds(s.CPUSeconds),
+		SteadyCPU:         seconds(s.SteadyCPUSeconds),
+		ProfiledCPU:       seconds(s.ProfiledCPUSeconds),
+		TenonCPU:          seconds(s.TenonCPUSeconds),
+		SentBytes:         s.SentBytes,
+		ReceivedBytes:     s.ReceivedBytes,
+		WatchBytes:        s.WatchBytes,
+		Watches:           s.Watches,
 		Audit: &ClusterOperatorAudit{
 			Requests: s.AuditRequests, Writes: s.AuditWrites, WritesPerClusterByResource: s.WritesPerClusterByResource,
 			EventsPerCluster: s.EventsPerCluster, GetsPerCluster: s.GetsPerCluster,

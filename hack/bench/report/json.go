@@ -40,6 +40,8 @@ type rawReport struct {
 	// ClusterOperator is absent when the workload did not run, as in measurements saved before
 	// it existed.
 	ClusterOperator *harness.ClusterOperatorResult `json:"clusterOperator,omitempty"`
+	// ClusterOperatorFloor is the floor operator on the same workload.
+	ClusterOperatorFloor *harness.ClusterOperatorResult `json:"clusterOperatorFloor,omitempty"`
 }
 
 // WriteJSON writes every measurement to path as JSON.
@@ -47,7 +49,7 @@ func (r *Report) WriteJSON(path string) error {
 	data, err := json.MarshalIndent(rawReport{
 		Command: r.in.Command, Started: r.in.Started.UTC(), Finished: r.in.Finished.UTC(),
 		Environment: r.env, Params: r.in.Params, Runs: r.in.Runs,
-		ClusterOperator: r.in.ClusterOperator,
+		ClusterOperator: r.in.ClusterOperator, ClusterOperatorFloor: r.in.ClusterOperatorFloor,
 	}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("failed to encode measurements: %w", err)
@@ -76,7 +78,7 @@ func Load(path string) (Input, error) {
 		return Input{}, fmt.Errorf("failed to load measurements in %s: %w", path, err)
 	}
 	return Input{
-		Params: raw.Params, Contenders: contenders, Runs: raw.Runs, ClusterOperator: raw.ClusterOperator, Command: raw.Command,
+		Params: raw.Params, Contenders: contenders, Runs: raw.Runs, ClusterOperator: raw.ClusterOperator, ClusterOperatorFloor: raw.ClusterOperatorFloor, Command: raw.Command,
 		Started: raw.Started, Finished: raw.Finished, Environment: &raw.Environment,
 	}, nil
 }

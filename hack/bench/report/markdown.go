@@ -425,6 +425,9 @@ func (r *Report) writeClusterOperator(b *strings.Builder) {
 	b.WriteString("| Clusters (N) | all Ready after | writes per Cluster | deleted after | manager peak RSS |\n|--:|--:|--:|--:|--:|\n")
 	fmt.Fprintf(b, "| %d | %s s | %s | %s s | %s MiB |\n\n", co.Clusters, fmtNum(co.Ready.Seconds(), 1),
 		fmtNum(co.WritesPerCluster, 2), fmtNum(co.Delete.Seconds(), 1), fmtNum(mib(co.PeakRSS), 0))
+	if f := r.in.ClusterOperatorFloor; f != nil && f.Failure == "" && co.LiveHeap > 0 && f.LiveHeap > 0 {
+		writeFloorComparison(b, []floorPair{{tenon: *co, floor: *f}})
+	}
 
 	type kind struct {
 		key string

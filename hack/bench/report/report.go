@@ -28,6 +28,7 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -46,6 +47,9 @@ type Input struct {
 	// ClusterOperator is the example-operator workload's result, or nil when it was not run
 	// (or the saved measurements predate it).
 	ClusterOperator *harness.ClusterOperatorResult
+	// ClusterOperatorFloor is the floor operator's result on the same workload, measured right
+	// after ClusterOperator, or nil.
+	ClusterOperatorFloor *harness.ClusterOperatorResult
 	// Scale is the example operator at several N (`make bench-scale`), or nil.
 	Scale *Scale
 	// ScaleLoaded reports that Scale was read from a file rather than measured now: the report
@@ -307,6 +311,9 @@ func (r *Report) Summary() string {
 	if co := r.in.ClusterOperator; co != nil {
 		b.WriteString(ClusterOperatorLine(*co) + "\n")
 	}
+	if f := r.in.ClusterOperatorFloor; f != nil {
+		b.WriteString(ClusterOperatorLine(*f) + "\n")
+	}
 	return b.String()
 }
 
@@ -316,8 +323,17 @@ func ClusterOperatorLine(co harness.ClusterOperatorResult) string {
 		first, _, _ := strings.Cut(co.Failure, "\n")
 		return fmt.Sprintf("example operator, %d Clusters: FAILED: %s", co.Clusters, first)
 	}
-	line := fmt.Sprintf("example operator, %d Clusters: all Ready in %.1fs, %.2f writes per Cluster, deleted in %.1fs, manager peak RSS %s MiB",
-		co.Clusters, co.Ready.Seconds(), co.WritesPerCluster, co.Delete.Seconds(), fmtNum(mib(co.PeakRSS), 0))
+	name := "example operator"
+	if co.Floor {
+		name = "floor operator"
+	}
+	line := fmt.Sprintf("%s, %d Clusters: all Ready in %.1fs, %.2f writes per Cluster, deleted in %.1fs, manager peak RSS %s MiB",
+		name, co.Clusters, co.Ready.Seconds(), co.WritesPerCluster, co.Delete.Seconds(), fmtNum(mib(co.PeakRSS), 0))
+	if co.LiveHeap > 0 {
+		n := float64(co.Clusters)
+		line += fmt.Sprintf(", live heap %s KB and CPU %s ms per Cluster (tenon's %s ms), watches %v",
+			fmtNum(float64(co.LiveHeap)/n/1000, 1), fmtNum(co.CPU.Seconds()*1000/n, 2), fmtNum(co.TenonCPU.Seconds()*1000/n, 2), co.Watches)
+	}
 	if a := co.Audit; a != nil {
 		line += fmt.Sprintf("; audit log: %d writes, %.2f Events and %.2f GETs per Cluster, %d duplicate Events, %d writes in %s of steady state",
 			a.Writes, a.EventsPerCluster, a.GetsPerCluster, a.DuplicateEvents, a.SteadyWriteCount(), a.Steady.Round(time.Second))
@@ -346,11 +362,22 @@ func (r *Report) Check() []string {
 	var problems []string
 	if co := r.in.ClusterOperator; co != nil {
 		problems = append(problems, r.checkClusterOperator(co)...)
+		if f := r.in.ClusterOperatorFloor; f != nil {
+			problems = append(problems, r.checkClusterOperator(f)...)
+			if r.in.RenderedFrom == "" {
+				problems = append(problems, checkAgainstFloor(co, f)...)
+			}
+		}
 	}
 	if s := r.in.Scale; s != nil && !r.in.ScaleLoaded {
 		for i := range s.Results {
 			for _, p := range r.checkClusterOperator(&s.Results[i]) {
 				problems = append(problems, fmt.Sprintf("at scale, N=%d: %s", s.Results[i].Clusters, p))
+			}
+		}
+		for _, pair := range s.floorPairs() {
+			for _, p := range checkAgainstFloor(&pair.tenon, &pair.floor) {
+				problems = append(problems, "at scale: "+p)
 			}
 		}
 		with := slices.DeleteFunc(s.scaleRuns(true), func(r harness.ClusterOperatorResult) bool { return r.Audit == nil })
@@ -404,11 +431,55 @@ func (r *Report) Check() []string {
 	return problems
 }
 
+// The most live heap the example operator may hold, as a multiple of the floor operator's on the
+// same workload: at 1,000 Clusters and more, where the objects dominate; and below, where the
+// fixed part (tenon's packages, its metrics, the larger binary) still weighs: at 100 Clusters the
+// floor holds about 6 MB, of which about 3.5 MB is not the objects.
+const (
+	maxHeapRatio      = 1.3
+	maxHeapRatioSmall = 1.6
+	heapRatioAtScale  = 1000
+)
+
+// checkAgainstFloor returns what does not hold of the example operator (co) against the floor
+// operator (floor) on the same workload: both finished with their measurements; the operator
+// opened no more watches than the floor, resource by resource, and none the floor did not (one
+// informer per kind: no second, unstructured copy of a kind); and its live heap is within
+// maxHeapRatio of the floor's (maxHeapRatioSmall below heapRatioAtScale Clusters).
+func checkAgainstFloor(co, floor *harness.ClusterOperatorResult) []string {
+	if co.Failure != "" || floor.Failure != "" || co.Clusters != floor.Clusters {
+		return nil // reported as failures
+	}
+	var problems []string
+	if co.LiveHeap == 0 || floor.LiveHeap == 0 || len(co.Watches) == 0 || len(floor.Watches) == 0 {
+		return []string{fmt.Sprintf("example operator at %d Clusters: no live heap or watch counts to compare with the floor (measured before they existed?)", co.Clusters)}
+	}
+	for _, res := range slices.Sorted(maps.Keys(co.Watches)) {
+		if n, f := co.Watches[res], floor.Watches[res]; n > f {
+			problems = append(problems, fmt.Sprintf("example operator at %d Clusters: %d watches of %s until Ready, the floor %d: an informer the floor does not need",
+				co.Clusters, n, res, f))
+		}
+	}
+	limit := maxHeapRatio
+	if co.Clusters < heapRatioAtScale {
+		limit = maxHeapRatioSmall
+	}
+	if ratio := float64(co.LiveHeap) / float64(floor.LiveHeap); ratio > limit {
+		problems = append(problems, fmt.Sprintf("example operator at %d Clusters: live heap %s MiB, %.2f× the floor's %s MiB, want at most %.1f×",
+			co.Clusters, fmtNum(mib(co.LiveHeap), 1), ratio, fmtNum(mib(floor.LiveHeap), 1), limit))
+	}
+	return problems
+}
+
 // checkClusterOperator returns the example operator's invariants that do not hold.
 func (r *Report) checkClusterOperator(co *harness.ClusterOperatorResult) []string {
 	var problems []string
+	name := "example operator"
+	if co.Floor {
+		name = "floor operator"
+	}
 	if co.Failure != "" {
-		problems = append(problems, fmt.Sprintf("example operator at %d Clusters failed: %s", co.Clusters, co.Failure))
+		problems = append(problems, fmt.Sprintf("%s at %d Clusters failed: %s", name, co.Clusters, co.Failure))
 	}
 	a := co.Audit
 	if a == nil {

@@ -37,7 +37,24 @@ func scaleRun(n int, writesPerCluster float64, rssMiB int64, without bool) harne
 	}
 }
 
+// floorRun is the floor operator's run at n, and withCosts adds to run what the comparison with
+// the floor reads.
+func floorRun(n int, rssMiB, heapMB int64) harness.ClusterOperatorResult {
+	return withCosts(scaleRun(n, 9.2, rssMiB, false), true, heapMB, map[string]int{"clusters": 1, "configmaps": 1})
+}
+
+func withCosts(run harness.ClusterOperatorResult, floor bool, heapMB int64, watches map[string]int) harness.ClusterOperatorResult {
+	run.Floor, run.LiveHeap, run.Watches = floor, heapMB*1000*1000, watches
+	run.CPU, run.TenonCPU = time.Duration(run.Clusters)*10*time.Millisecond, time.Duration(run.Clusters)*4*time.Millisecond
+	run.SentBytes, run.ReceivedBytes, run.WatchBytes = int64(run.Clusters)*8000, int64(run.Clusters)*18000, int64(run.Clusters)*7000
+	if floor {
+		run.CPU, run.TenonCPU = time.Duration(run.Clusters)*8*time.Millisecond, 0
+	}
+	return run
+}
+
 func TestScaleSection(t *testing.T) {
+	oneEach := map[string]int{"clusters": 1, "configmaps": 1}
 	for _, tc := range []struct {
 		name     string
 		scale    *Scale
@@ -61,6 +78,28 @@ func TestScaleSection(t *testing.T) {
 				"(3 replicas each;",
 				"![Peak RSS and writes per Cluster against N](benchmarks/scale.png)",
 			},
+		},
+		{
+			name: "against the floor",
+			scale: &Scale{Results: []harness.ClusterOperatorResult{
+				withCosts(scaleRun(100, 9, 80, false), false, 9, oneEach), floorRun(100, 45, 6),
+				withCosts(scaleRun(1000, 9, 110, false), false, 28, oneEach), floorRun(1000, 80, 24),
+			}},
+			want: []string{
+				"| 100 | example (tenon) | 90.0 KB | 1.50 | 80 MiB | 10.00 ms | 1.25 | 4.00 ms | 8000 B | 18000 B | 7000 B | 2 |",
+				"| 100 | floor | 60.0 KB | 1 | 45 MiB | 8.00 ms | 1 | 0.00 ms |",
+				"| 1000 | example (tenon) | 28.0 KB | 1.17 |",
+				"Peak RSS grows by 35.0 KB per Cluster from N=100 to N=1000, the floor's by 40.8 KB (0.86×).",
+			},
+		},
+		{
+			name: "a second informer or a heap over the floor's limit fails",
+			scale: &Scale{Results: []harness.ClusterOperatorResult{
+				withCosts(scaleRun(100, 9, 80, false), false, 10, map[string]int{"clusters": 2, "configmaps": 1}), floorRun(100, 45, 6),
+				withCosts(scaleRun(1000, 9, 110, false), false, 32, oneEach), floorRun(1000, 80, 24),
+			}},
+			want:     []string{"| 1000 | example (tenon) | 32.0 KB | 1.33 |"},
+			problems: 3, // 2 watches of clusters and 1.67× at N=100, 1.33× at N=1,000
 		},
 		{
 			name: "more than 5% apart fails",

@@ -666,11 +666,17 @@ func (w *world) inProcessOperator(t *testing.T, plan faults.Plan) *faults.Client
 // buildManager builds the manager binary, as make build does.
 func buildManager(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "manager")
-	cmd := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "./cmd")
+	return buildBinary(t, "manager", "./cmd")
+}
+
+// buildBinary builds the module's package pkg into a binary called name.
+func buildBinary(t *testing.T, name, pkg string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name)
+	cmd := exec.CommandContext(t.Context(), "go", "build", "-o", bin, pkg)
 	cmd.Dir = moduleDir
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("failed to build the manager: %v\n%s", err, out)
+		t.Fatalf("failed to build %s: %v\n%s", pkg, err, out)
 	}
 	return bin
 }

@@ -59,15 +59,29 @@ type writes struct {
 	all []write
 	// requests counts every request by method and resource ("PATCH clusters/status").
 	requests map[string]int
+	// bytes counts the bytes of every request and response body.
+	bytes traffic
+	// watches counts the watches opened, by resource.
+	watches map[string]int
 }
 
-func (ws *writes) count(method, path string) {
+func (ws *writes) count(method, path string, watch bool) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	if ws.requests == nil {
-		ws.requests = map[string]int{}
+		ws.requests, ws.watches = map[string]int{}, map[string]int{}
 	}
 	ws.requests[method+" "+resourceOf(path)]++
+	if watch {
+		ws.watches[resourceOf(path)]++
+	}
+}
+
+// watchCounts returns a copy of the watch counts.
+func (ws *writes) watchCounts() map[string]int {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return maps.Clone(ws.watches)
 }
 
 // counts returns a copy of the request counts.
@@ -162,9 +176,11 @@ func newProxy(t *testing.T, replica string, cfg *rest.Config, records ...*writes
 	// TLS and HTTP/2, as the operator talks to a real API server: one connection carries every
 	// request and watch, and client-go's health check pings it.
 	p.server = httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		watch := r.URL.Query().Get("watch") == "true"
 		for _, record := range records {
-			record.count(r.Method, r.URL.Path)
+			record.count(r.Method, r.URL.Path, watch)
 		}
+		rw, r = countBytes(rw, r, watch, records)
 		switch r.Method {
 		case http.MethodGet, http.MethodHead, http.MethodOptions:
 			rp.ServeHTTP(rw, r)
@@ -191,6 +207,22 @@ func newProxy(t *testing.T, replica string, cfg *rest.Config, records ...*writes
 	t.Cleanup(p.server.Close)
 	p.kubeconfig = p.kubeconfigVia(t, strings.TrimPrefix(p.server.URL, "https://"))
 	return p
+}
+
+// countBytes returns rw and r, counting the bytes of the request's body and of the response
+// into each record's traffic.
+func countBytes(rw http.ResponseWriter, r *http.Request, watch bool, records []*writes) (http.ResponseWriter, *http.Request) {
+	for _, record := range records {
+		received := &record.bytes.received
+		if watch {
+			received = &record.bytes.watched
+		}
+		rw = countingWriter{ResponseWriter: rw, n: received}
+		if r.Body != nil && r.Body != http.NoBody {
+			r.Body = countingReader{ReadCloser: r.Body, n: &record.bytes.sent}
+		}
+	}
+	return rw, r
 }
 
 // kubeconfigVia writes a kubeconfig for the replica that connects to the proxy at addr

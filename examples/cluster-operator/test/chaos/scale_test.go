@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,6 +41,8 @@ var (
 	scaleDelays       = flag.Bool("chaos.simulator-delays", true, "with -chaos=scale: keep the simulated DNS provider's and kubelet's delays (false: both act at once, so the operator is what is measured)")
 	scaleOperatorArgs = flag.String("chaos.operator-args", "", "with -chaos=scale: more flags for the manager binary, separated by spaces (such as --cache-transforms=false)")
 	scaleRequireQuiet = flag.Bool("chaos.require-quiet", true, "with -chaos=scale: fail when the audit log shows the operator writing at steady state or sending an Event twice")
+	scaleProfiles     = flag.String("chaos.profiles", "", "with -chaos=scale: save the operator's CPU profiles until every Cluster is Ready (cpu-*.pb.gz) and its heap profile at the end of the steady state (heap.pb.gz) in this directory")
+	scaleOperator     = flag.String("chaos.operator", "tenon", `with -chaos=scale: "tenon", the manager binary (cmd), or "floor", the same operator written with controller-runtime alone (test/floor), the floor the benchmark compares tenon with`)
 )
 
 // scaleSettle is how long the operator must have sent no write, after every Cluster is Ready,
@@ -51,6 +54,8 @@ const (
 
 // ScaleResult is what the scale run measures; hack/bench reads it as JSON.
 type ScaleResult struct {
+	// Operator is "tenon" (the manager binary) or "floor" (test/floor).
+	Operator string `json:"operator"`
 	// Clusters is how many Clusters the operator converged.
 	Clusters int `json:"clusters"`
 	// Replicas is each Cluster's spec.replicas.
@@ -75,6 +80,29 @@ type ScaleResult struct {
 	// PeakRSSBytes is the manager process's peak resident set size (VmHWM) once every Cluster
 	// was Ready.
 	PeakRSSBytes int64 `json:"peakRSSBytes"`
+	// LiveHeapBytes is the operator's Go heap after a garbage collection, at the end of the
+	// steady state: what its cache and its own state hold.
+	LiveHeapBytes int64 `json:"liveHeapBytes"`
+	// CPUSeconds is the CPU time, user and system, the operator used from its start until every
+	// Cluster was Ready; SteadyCPUSeconds is what it used in the steady state.
+	CPUSeconds       float64 `json:"cpuSeconds"`
+	SteadyCPUSeconds float64 `json:"steadyCPUSeconds"`
+	// ProfiledCPUSeconds is the CPU time the operator's CPU profiles sampled from its start
+	// until a little after every Cluster was Ready (the profile under way then ends, up to 5
+	// seconds later); TenonCPUSeconds is the part of it in tenon's code, with the calls that code
+	// makes (samples with a function of tenon's library on the stack, requeue.WithBackoff's
+	// wrapper of every reconcile aside).
+	ProfiledCPUSeconds float64 `json:"profiledCPUSeconds"`
+	TenonCPUSeconds    float64 `json:"tenonCPUSeconds"`
+	// SentBytes and ReceivedBytes are the bytes of the request and response bodies the operator
+	// sent and received until every Cluster was Ready, watches apart: WatchBytes is what its
+	// watches received.
+	SentBytes     int64 `json:"sentBytes"`
+	ReceivedBytes int64 `json:"receivedBytes"`
+	WatchBytes    int64 `json:"watchBytes"`
+	// Watches counts the watches the operator opened until every Cluster was Ready, by resource,
+	// as the proxy saw them: one per informer, unless a watch ended and was opened again.
+	Watches map[string]int `json:"watches"`
 
 	// The API server's audit log, for the operator's user.
 
@@ -138,17 +166,36 @@ func TestScale(t *testing.T) {
 	ns := w.namespace(t, "scale")
 	w.createClusters(t, ns, "c", n, int32(*scaleReplicas))
 
+	switch *scaleOperator {
+	case "tenon":
+	case "floor":
+		w.manager = buildBinary(t, "floor", "./test/floor")
+	default:
+		t.Fatalf(`-chaos.operator=%q: want "tenon" or "floor"`, *scaleOperator)
+	}
 	start := w.mark(t)
 	log := &writes{}
 	p := w.newProxy(t, "scale", w.user.Config(), log)
+	pprofAddr := freeAddr(t)
 	started := time.Now()
-	proc := w.startOperator(t, "scale", p, strings.Fields(*scaleOperatorArgs)...)
+	proc := w.startOperator(t, "scale", p, append(strings.Fields(*scaleOperatorArgs), "--pprof-bind-address="+pprofAddr)...)
+	pid := proc.cmd.Process.Pid
+	profiles := startCPUProfiles(pprofAddr, *scaleProfiles)
 	w.waitConverged(t, ns)
 	ready := time.Since(started)
 	readyMark := w.mark(t)
-	rss, err := peakRSS(proc.cmd.Process.Pid)
+	bytesUntilReady, watchesUntilReady := log.bytes.count(), log.watchCounts()
+	cpuUntilReady, err := cpuTime(pid)
+	if err != nil {
+		t.Fatalf("failed to read the operator's CPU time: %v", err)
+	}
+	rss, err := peakRSS(pid)
 	if err != nil {
 		t.Fatalf("failed to read the manager's peak RSS: %v", err)
+	}
+	profiled, tenonCPU, err := profiles.stop()
+	if err != nil {
+		t.Fatalf("failed to profile the operator's CPU: %v", err)
 	}
 	requests := log.counts()
 	writes := 0
@@ -161,13 +208,30 @@ func TestScale(t *testing.T) {
 
 	// The steady state: every Cluster Ready, nothing changes, and the operator must send nothing.
 	steadyFrom := w.waitWritesSettle(t, readyMark, scaleSettle, scaleSettleTimeout)
+	cpuBeforeSteady, err := cpuTime(pid)
+	if err != nil {
+		t.Fatalf("failed to read the operator's CPU time: %v", err)
+	}
 	steadyTo := w.waitQuiet(t, steadyFrom, *scaleQuiet)
+	cpuAfterSteady, err := cpuTime(pid)
+	if err != nil {
+		t.Fatalf("failed to read the operator's CPU time: %v", err)
+	}
+	heap, err := liveHeap(t.Context(), pprofAddr)
+	if err != nil {
+		t.Fatalf("failed to read the operator's live heap: %v", err)
+	}
+	if *scaleProfiles != "" {
+		if err := saveHeapProfile(t.Context(), pprofAddr, filepath.Join(*scaleProfiles, "heap.pb.gz")); err != nil {
+			t.Fatalf("failed to save the operator's heap profile: %v", err)
+		}
+	}
 	untilReady := w.operatorRequests(t, start, readyMark)
 	all := w.operatorRequests(t, start, steadyTo)
 	steady := w.operatorRequests(t, steadyFrom, steadyTo).Writes()
 	disagreements := compareWrites(writesUntil(log.list(), steadyTo.Time()), all, nil)
 
-	res := ScaleResult{Clusters: n, Replicas: *scaleReplicas, SimulatorDelays: *scaleDelays, OperatorArgs: *scaleOperatorArgs, ReadySeconds: ready.Seconds(), Requests: requests,
+	res := ScaleResult{Operator: *scaleOperator, Clusters: n, Replicas: *scaleReplicas, SimulatorDelays: *scaleDelays, OperatorArgs: *scaleOperatorArgs, ReadySeconds: ready.Seconds(), Requests: requests,
 		Writes: writes, WritesPerCluster: float64(writes) / float64(n), PeakRSSBytes: rss,
 		AuditRequests: untilReady.Count(func(e testenv.AuditEvent) string { return e.Verb + " " + kindOf(e) }),
 		AuditWrites:   len(untilReady.Writes()), WritesPerClusterByResource: map[string]float64{},
@@ -176,7 +240,11 @@ func TestScale(t *testing.T) {
 		TrailingWrites:   w.operatorRequests(t, readyMark, steadyFrom).Writes().Count(func(e testenv.AuditEvent) string { return e.Verb + " " + kindOf(e) }),
 		SteadySeconds:    steadyTo.Time().Sub(steadyFrom.Time()).Seconds(),
 		SteadyWrites:     steady.Count(func(e testenv.AuditEvent) string { return e.Verb + " " + kindOf(e) }),
-		Disagreements:    disagreements, QuietRequired: *scaleRequireQuiet}
+		Disagreements:    disagreements, QuietRequired: *scaleRequireQuiet,
+		LiveHeapBytes: heap, CPUSeconds: cpuUntilReady.Seconds(), SteadyCPUSeconds: (cpuAfterSteady - cpuBeforeSteady).Seconds(),
+		ProfiledCPUSeconds: profiled.Seconds(), TenonCPUSeconds: tenonCPU.Seconds(),
+		SentBytes: bytesUntilReady.Sent, ReceivedBytes: bytesUntilReady.Received, WatchBytes: bytesUntilReady.Watched,
+		Watches: watchesUntilReady}
 	for k, c := range untilReady.Writes().Count(kindOf) {
 		res.WritesPerClusterByResource[k] = float64(c) / float64(n)
 	}
@@ -198,8 +266,11 @@ func TestScale(t *testing.T) {
 	w.deleteAll(t, ns)
 	deletion := w.waitGone(t, ns)
 	res.DeleteSeconds = deletion.Seconds()
-	t.Logf("%d Clusters Ready in %s, %d writes (%.2f per Cluster; audit log: %d), deleted in %s, manager peak RSS %d MiB",
-		n, secs(ready), writes, res.WritesPerCluster, res.AuditWrites, secs(deletion), rss>>20)
+	t.Logf("%s: %d Clusters Ready in %s, %d writes (%.2f per Cluster; audit log: %d), deleted in %s, manager peak RSS %d MiB",
+		res.Operator, n, secs(ready), writes, res.WritesPerCluster, res.AuditWrites, secs(deletion), rss>>20)
+	t.Logf("%s per Cluster: live heap %.1f KB, CPU %.2f ms until Ready (profiled %.2f ms, tenon's %.2f ms), %.2f ms in steady state; sent %.0f B, received %.0f B, watches %.0f B; watches opened %v",
+		res.Operator, float64(heap)/float64(n)/1000, res.CPUSeconds*1000/float64(n), res.ProfiledCPUSeconds*1000/float64(n), res.TenonCPUSeconds*1000/float64(n),
+		res.SteadyCPUSeconds*1000/float64(n), float64(res.SentBytes)/float64(n), float64(res.ReceivedBytes)/float64(n), float64(res.WatchBytes)/float64(n), res.Watches)
 	if *scaleJSON != "" {
 		data, err := json.MarshalIndent(res, "", "  ")
 		if err != nil {
