@@ -527,7 +527,15 @@ func (rc *realCase) realize(ctx context.Context) error {
 	}
 	if statusChanged {
 		st := &unstructured.Unstructured{Object: graft(rc.rawS1, predicted)}
-		if err := c.Status().Update(ctx, st, client.DryRunAll); err != nil {
+		err := c.Status().Update(ctx, st, client.DryRunAll)
+		if err != nil && isRefusal(err) && mainChanged {
+			// The status is validated against the stored spec, which is S1's in this dry run but
+			// the predicted one when the Helper sends it, after the main request (a Service's
+			// load balancer ingress needs spec.type LoadBalancer): validated again on a scratch
+			// object that has the predicted spec.
+			st, err = rc.statusOnScratch(ctx, predicted, err)
+		}
+		if err != nil {
 			if !isRefusal(err) {
 				return fmt.Errorf("failed to dry-run the predicted status: %w", err)
 			}
@@ -540,6 +548,49 @@ func (rc *realCase) realize(ctx context.Context) error {
 	}
 	rc.pred.F = f
 	return nil
+}
+
+// statusOnScratch dry-runs the predicted status on a scratch copy of the object that holds the
+// predicted metadata and spec, created for the purpose and deleted after: what the status
+// request meets once the main request is written. It returns the object the dry run answered,
+// or refused, the refusal against S1 when the scratch object cannot be made.
+func (rc *realCase) statusOnScratch(ctx context.Context, predicted map[string]any, refused error) (*unstructured.Unstructured, error) {
+	c := env.Client()
+	obj := graft(rc.rawS1, predicted)
+	meta := asObject(obj["metadata"])
+	scratch := map[string]any{"name": rc.key.Name + "-scratch"}
+	if ns, ok := meta["namespace"]; ok {
+		scratch["namespace"] = ns
+	}
+	for _, k := range []string{"labels", "annotations"} {
+		if v, ok := meta[k]; ok {
+			scratch[k] = v
+		}
+	}
+	body := clone(obj).(map[string]any)
+	body["metadata"] = scratch
+	status := body["status"]
+	delete(body, "status")
+	// What the API server allocates to each object cannot be copied: a Service's cluster IPs and
+	// node ports.
+	if spec, ok := body["spec"].(map[string]any); ok && body["kind"] == "Service" && body["apiVersion"] == "v1" {
+		for _, k := range []string{"clusterIP", "clusterIPs", "healthCheckNodePort"} {
+			delete(spec, k)
+		}
+		for _, p := range asList(spec["ports"]) {
+			delete(asObject(p), "nodePort")
+		}
+	}
+	u := &unstructured.Unstructured{Object: body}
+	if err := c.Create(ctx, u); err != nil {
+		return nil, fmt.Errorf("%w (and no scratch object with the predicted spec to validate the status on: %v)", refused, err)
+	}
+	defer func() { _ = c.Delete(context.WithoutCancel(ctx), u) }()
+	u.Object["status"] = status
+	if err := c.Status().Update(ctx, u, client.DryRunAll); err != nil {
+		return nil, err
+	}
+	return u, nil
 }
 
 // predicted returns the model's F as an object to send. The model's normalisation drops empty
