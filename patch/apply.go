@@ -791,7 +791,8 @@ func (a *Applier) provenUpToDate(desired map[string]any, gvk schema.GroupVersion
 	if declared == nil {
 		declaredMeta = declaredMetadata(a.types(), desired)
 	}
-	return upToDate(desired, liveMap, live.GetManagedFields(), a.manager, subresource, declared, declaredMeta), nil
+	// liveMap holds the field sets as JSON objects already (see entriesOf).
+	return upToDate(desired, liveMap, entriesOf(&unstructured.Unstructured{Object: liveMap}), a.manager, subresource, declared, declaredMeta), nil
 }
 
 // send sends the apply request of desired under pre, and remembers it under key and hash.
@@ -1173,28 +1174,24 @@ func omitZeroStructs(v reflect.Value, m any) {
 	switch v.Kind() {
 	case reflect.Struct:
 		fields, ok := m.(map[string]any)
-		if !ok || encodesItself(v.Type()) {
+		if !ok {
 			return
 		}
-		t := v.Type()
-		for i := range t.NumField() {
-			f := t.Field(i)
-			name, omitempty := jsonField(f)
+		for _, f := range planOf(v.Type()).fields {
 			switch {
-			case name == "-" || !f.IsExported() && !f.Anonymous:
-			case name == "":
-				omitZeroStructs(v.Field(i), fields) // inlined: its fields are this struct's
-			case omitempty && f.Type.Kind() == reflect.Struct && v.Field(i).IsZero():
-				delete(fields, name)
-			default:
-				if sub, ok := fields[name]; ok {
-					omitZeroStructs(v.Field(i), sub)
+			case f.name == "":
+				omitZeroStructs(v.Field(f.index), fields) // inlined: its fields are this struct's
+			case f.omitZeroStruct && v.Field(f.index).IsZero():
+				delete(fields, f.name)
+			case f.walk:
+				if sub, ok := fields[f.name]; ok {
+					omitZeroStructs(v.Field(f.index), sub)
 				}
 			}
 		}
 	case reflect.Slice, reflect.Array:
 		list, ok := m.([]any)
-		if !ok || len(list) != v.Len() {
+		if !ok || len(list) != v.Len() || !mayOmit(v.Type().Elem()) {
 			return
 		}
 		for i := range list {
@@ -1202,7 +1199,7 @@ func omitZeroStructs(v reflect.Value, m any) {
 		}
 	case reflect.Map:
 		entries, ok := m.(map[string]any)
-		if !ok || v.Type().Key().Kind() != reflect.String {
+		if !ok || v.Type().Key().Kind() != reflect.String || !mayOmit(v.Type().Elem()) {
 			return
 		}
 		for it := v.MapRange(); it.Next(); {
@@ -1211,6 +1208,80 @@ func omitZeroStructs(v reflect.Value, m any) {
 			}
 		}
 	}
+}
+
+// structPlan is what omitZeroStructs needs of a struct type's fields, worked out once per type
+// (as encoding/json caches its encoders): the fields encoded from the struct's own fields, none
+// for a type that encodes itself.
+type structPlan struct {
+	fields []fieldPlan
+}
+
+// fieldPlan is one encoded field of a struct.
+type fieldPlan struct {
+	index int
+	// name is the field's JSON name; "" for an embedded struct whose fields are inlined.
+	name string
+	// omitZeroStruct is set for a struct field with omitempty: omitted when zero.
+	omitZeroStruct bool
+	// walk is set when the field's value may hold such a field (see mayOmit).
+	walk bool
+}
+
+var (
+	// structPlans caches planOf by reflect.Type; omittable caches mayOmit.
+	structPlans, omittable sync.Map
+)
+
+// planOf returns the plan of struct type t.
+func planOf(t reflect.Type) *structPlan {
+	if p, ok := structPlans.Load(t); ok {
+		return p.(*structPlan)
+	}
+	p := &structPlan{}
+	if !encodesItself(t) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, omitempty := jsonField(f)
+			if name == "-" || !f.IsExported() && !f.Anonymous {
+				continue
+			}
+			p.fields = append(p.fields, fieldPlan{index: i, name: name,
+				omitZeroStruct: omitempty && f.Type.Kind() == reflect.Struct, walk: mayOmit(f.Type)})
+		}
+	}
+	actual, _ := structPlans.LoadOrStore(t, p)
+	return actual.(*structPlan)
+}
+
+// mayOmit reports whether a value of type t may hold a struct field that omitZeroStructs
+// removes, so that it must be walked: false for scalars, strings, types that encode themselves
+// and what holds only those.
+func mayOmit(t reflect.Type) bool {
+	if v, ok := omittable.Load(t); ok {
+		return v.(bool)
+	}
+	// A type that refers to itself is walked while its answer is worked out (the safe answer).
+	omittable.Store(t, true)
+	result := mayOmitUncached(t)
+	omittable.Store(t, result)
+	return result
+}
+
+func mayOmitUncached(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		return mayOmit(t.Elem())
+	case reflect.Interface:
+		return true
+	case reflect.Struct:
+		for _, f := range planOf(t).fields {
+			if f.name == "" || f.omitZeroStruct || f.walk {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // jsonField returns the name runtime.DefaultUnstructuredConverter gives the struct field f ("" for

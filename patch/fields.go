@@ -61,14 +61,14 @@ import (
 // another manager added elements to, a list key the server defaulted, or a default the server
 // filled in inside a value owned as a whole (a fieldRef's apiVersion) make it return false, and
 // the caller applies; never the other way round.
-func upToDate(desired, live map[string]any, managed []metav1.ManagedFieldsEntry, manager, subresource string, declared, declaredMeta map[string]any) bool {
-	var entry *metav1.ManagedFieldsEntry
+func upToDate(desired, live map[string]any, managed []fieldsEntry, manager, subresource string, declared, declaredMeta map[string]any) bool {
+	var entry *fieldsEntry
 	var others []map[string]any
 	for i := range managed {
 		e := &managed[i]
-		if e.Manager != manager || e.Operation != metav1.ManagedFieldsOperationApply || e.Subresource != subresource {
-			if set, ok := fieldSet(e); ok {
-				others = append(others, set)
+		if e.manager != manager || e.operation != metav1.ManagedFieldsOperationApply || e.subresource != subresource {
+			if e.ok {
+				others = append(others, e.set)
 			}
 			continue
 		}
@@ -77,10 +77,10 @@ func upToDate(desired, live map[string]any, managed []metav1.ManagedFieldsEntry,
 		}
 		entry = e
 	}
-	if entry == nil || entry.APIVersion != desired["apiVersion"] {
+	if entry == nil || entry.apiVersion != desired["apiVersion"] {
 		return false
 	}
-	owned, ok := fieldSet(entry)
+	owned, ok := entry.set, entry.ok
 	if !ok || declared != nil && !jsonEqual(declared, owned) {
 		return false
 	}
@@ -357,17 +357,16 @@ func fixedPoint(desired map[string]any, obj *unstructured.Unstructured, manager,
 	var owned map[string]any
 	var others []map[string]any
 	found := false
-	for _, e := range obj.GetManagedFields() {
-		set, ok := fieldSet(&e)
+	for _, e := range entriesOf(obj) {
 		switch {
-		case e.Manager != manager || e.Operation != metav1.ManagedFieldsOperationApply || e.Subresource != subresource:
-			if ok {
-				others = append(others, set)
+		case e.manager != manager || e.operation != metav1.ManagedFieldsOperationApply || e.subresource != subresource:
+			if e.ok {
+				others = append(others, e.set)
 			}
-		case !ok:
+		case !e.ok:
 			return false
 		default:
-			owned, found = set, true
+			owned, found = e.set, true
 		}
 	}
 	if found {
@@ -376,6 +375,75 @@ func fixedPoint(desired map[string]any, obj *unstructured.Unstructured, manager,
 	// No entry: the manager owns nothing (what it applied sets no field, such as an empty list
 	// of type map), and nothing the apply did can be undone by applying again.
 	return true
+}
+
+// fieldsEntry is what the proofs read of a managedFields entry: whose it is, and its field set
+// (ok is false when it has none, or none that can be read).
+type fieldsEntry struct {
+	manager     string
+	operation   metav1.ManagedFieldsOperationType
+	subresource string
+	apiVersion  string
+	set         map[string]any
+	ok          bool
+}
+
+// entriesOf returns the managedFields entries of obj as they stand in its map, where a field
+// set is a JSON object already: without the round trip through JSON that
+// Unstructured.GetManagedFields and fieldSet make of every entry.
+func entriesOf(obj *unstructured.Unstructured) []fieldsEntry {
+	raw, _ := nested(obj.Object, "metadata", "managedFields")
+	list, _ := raw.([]any)
+	out := make([]fieldsEntry, 0, len(list))
+	for _, item := range list {
+		m, isMap := item.(map[string]any)
+		if !isMap {
+			return slowEntriesOf(obj)
+		}
+		e := fieldsEntry{}
+		var ok1, ok2 bool
+		e.manager, ok1 = m["manager"].(string)
+		op, ok2 := m["operation"].(string)
+		e.operation = metav1.ManagedFieldsOperationType(op)
+		if sub, present := m["subresource"]; present {
+			if e.subresource, present = sub.(string); !present {
+				return slowEntriesOf(obj)
+			}
+		}
+		if !ok1 || !ok2 {
+			return slowEntriesOf(obj)
+		}
+		if v, present := m["apiVersion"]; present {
+			if e.apiVersion, present = v.(string); !present {
+				return slowEntriesOf(obj)
+			}
+		}
+		switch set := m["fieldsV1"].(type) {
+		case map[string]any:
+			e.set, e.ok = set, true
+		case nil:
+		default:
+			return slowEntriesOf(obj)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// slowEntriesOf is entriesOf for a map of another shape than a JSON decoder makes.
+func slowEntriesOf(obj *unstructured.Unstructured) []fieldsEntry {
+	return typedEntries(obj.GetManagedFields())
+}
+
+// typedEntries returns the entries of managed, each field set decoded from its JSON.
+func typedEntries(managed []metav1.ManagedFieldsEntry) []fieldsEntry {
+	out := make([]fieldsEntry, 0, len(managed))
+	for i := range managed {
+		e := &managed[i]
+		set, ok := fieldSet(e)
+		out = append(out, fieldsEntry{manager: e.Manager, operation: e.Operation, subresource: e.Subresource, apiVersion: e.APIVersion, set: set, ok: ok})
+	}
+	return out
 }
 
 // ownsOnly reports whether owned, a field set, holds no field or element that d, the value

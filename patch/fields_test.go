@@ -25,6 +25,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -190,7 +191,7 @@ func TestUpToDate(t *testing.T) {
 			if tc.declared != "" {
 				g.Expect(json.Unmarshal([]byte(tc.declared), &declared)).To(Succeed())
 			}
-			g.Expect(upToDate(d, l, tc.managed, "me", "", declared, nil)).To(Equal(tc.want))
+			g.Expect(upToDate(d, l, typedEntries(tc.managed), "me", "", declared, nil)).To(Equal(tc.want))
 		})
 	}
 }
@@ -357,7 +358,7 @@ func TestUpToDateProvesACustomResourcesMetadataFromObjectMetasSchema(t *testing.
 			managed := []metav1.ManagedFieldsEntry{{
 				Manager: "me", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "test.tenon.dev/v1", FieldsV1: metav1.NewFieldsV1(tc.owned),
 			}}
-			g.Expect(upToDate(deepCopyMap(desired), tc.live, managed, "me", "", nil, tc.declaredMeta)).To(Equal(tc.want))
+			g.Expect(upToDate(deepCopyMap(desired), tc.live, typedEntries(managed), "me", "", nil, tc.declaredMeta)).To(Equal(tc.want))
 		})
 	}
 }
@@ -546,5 +547,41 @@ func TestElementsAdmissionReorderedOrRepeatedAreNoFixedPoint(t *testing.T) {
 			obj.SetManagedFields([]metav1.ManagedFieldsEntry{ours})
 			NewWithT(t).Expect(fixedPoint(desired, obj, "me", "")).To(Equal(tc.fixed))
 		})
+	}
+}
+
+// The proofs read managedFields from the object's map (entriesOf), where a typed object converted
+// to unstructured, and an apply's response, hold each field set as a JSON object already: they
+// must read what decoding every entry's JSON (typedEntries) reads.
+func TestEntriesOfReadsWhatDecodingEachEntryReads(t *testing.T) {
+	entries := []metav1.ManagedFieldsEntry{
+		{Manager: "me", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1", FieldsType: "FieldsV1",
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{"f:a":{}},"f:metadata":{"f:labels":{"f:x":{}}}}`)}},
+		{Manager: "me", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1", Subresource: "status", FieldsType: "FieldsV1",
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:phase":{}}}`)}},
+		{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", FieldsType: "FieldsV1",
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{}`)}},
+		{Manager: "empty", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1"},
+	}
+	typed := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", ManagedFields: entries}}
+	m, err := toMap(typed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromMap := entriesOf(&unstructured.Unstructured{Object: m})
+	u := &unstructured.Unstructured{}
+	u.SetManagedFields(entries)
+	fromJSON := typedEntries(entries)
+	for name, got := range map[string][]fieldsEntry{"a typed object's map": fromMap, "SetManagedFields": entriesOf(u)} {
+		if diff := cmp.Diff(fromJSON, got, cmp.AllowUnexported(fieldsEntry{})); diff != "" {
+			t.Errorf("entriesOf of %s differs from decoding each entry (-decoded +map):\n%s", name, diff)
+		}
+	}
+	// A map of another shape is read the slow way, not misread.
+	odd := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"managedFields": []any{
+		map[string]any{"manager": "me", "operation": "Apply", "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": `{"f:data":{}}`},
+	}}}}
+	if diff := cmp.Diff(slowEntriesOf(odd), entriesOf(odd), cmp.AllowUnexported(fieldsEntry{})); diff != "" {
+		t.Errorf("entriesOf of a field set held as a string is not read as Unstructured.GetManagedFields reads it (-slow +map):\n%s", diff)
 	}
 }
