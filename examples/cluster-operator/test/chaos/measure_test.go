@@ -271,15 +271,17 @@ func (t *traffic) count() trafficCount {
 	return trafficCount{Sent: t.sent.Load(), Received: t.received.Load(), Watched: t.watched.Load()}
 }
 
-// countingReader counts the bytes read through it.
+// countingReader counts the bytes read through it into n, and into read.
 type countingReader struct {
 	io.ReadCloser
-	n *atomic.Int64
+	n    *atomic.Int64
+	read atomic.Int64
 }
 
-func (r countingReader) Read(p []byte) (int, error) {
+func (r *countingReader) Read(p []byte) (int, error) {
 	n, err := r.ReadCloser.Read(p)
 	r.n.Add(int64(n))
+	r.read.Add(int64(n))
 	return n, err
 }
 

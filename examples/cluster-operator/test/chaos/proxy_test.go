@@ -63,6 +63,8 @@ type writes struct {
 	bytes traffic
 	// watches counts the watches opened, by resource.
 	watches map[string]int
+	// sentBy counts the bytes of request bodies by method and resource ("PATCH clusters/status").
+	sentBy map[string]int64
 }
 
 func (ws *writes) count(method, path string, watch bool) {
@@ -75,6 +77,23 @@ func (ws *writes) count(method, path string, watch bool) {
 	if watch {
 		ws.watches[resourceOf(path)]++
 	}
+}
+
+// sent adds n bytes of a request body to the count of method and path.
+func (ws *writes) sent(method, path string, n int64) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.sentBy == nil {
+		ws.sentBy = map[string]int64{}
+	}
+	ws.sentBy[method+" "+resourceOf(path)] += n
+}
+
+// sentCounts returns a copy of the bytes sent by method and resource.
+func (ws *writes) sentCounts() map[string]int64 {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return maps.Clone(ws.sentBy)
 }
 
 // watchCounts returns a copy of the watch counts.
@@ -180,7 +199,8 @@ func newProxy(t *testing.T, replica string, cfg *rest.Config, records ...*writes
 		for _, record := range records {
 			record.count(r.Method, r.URL.Path, watch)
 		}
-		rw, r = countBytes(rw, r, watch, records)
+		rw, r, counted := countBytes(rw, r, watch, records)
+		defer counted()
 		switch r.Method {
 		case http.MethodGet, http.MethodHead, http.MethodOptions:
 			rp.ServeHTTP(rw, r)
@@ -210,8 +230,10 @@ func newProxy(t *testing.T, replica string, cfg *rest.Config, records ...*writes
 }
 
 // countBytes returns rw and r, counting the bytes of the request's body and of the response
-// into each record's traffic.
-func countBytes(rw http.ResponseWriter, r *http.Request, watch bool, records []*writes) (http.ResponseWriter, *http.Request) {
+// into each record's traffic, and a func to call once the request is served, which adds the
+// request body's bytes to each record's count by method and resource.
+func countBytes(rw http.ResponseWriter, r *http.Request, watch bool, records []*writes) (http.ResponseWriter, *http.Request, func()) {
+	var body []*countingReader
 	for _, record := range records {
 		received := &record.bytes.received
 		if watch {
@@ -219,10 +241,16 @@ func countBytes(rw http.ResponseWriter, r *http.Request, watch bool, records []*
 		}
 		rw = countingWriter{ResponseWriter: rw, n: received}
 		if r.Body != nil && r.Body != http.NoBody {
-			r.Body = countingReader{ReadCloser: r.Body, n: &record.bytes.sent}
+			cr := &countingReader{ReadCloser: r.Body, n: &record.bytes.sent}
+			r.Body, body = cr, append(body, cr)
 		}
 	}
-	return rw, r
+	method, path := r.Method, r.URL.Path
+	return rw, r, func() {
+		for i, cr := range body { // one reader per record, or none
+			records[i].sent(method, path, cr.read.Load())
+		}
+	}
 }
 
 // kubeconfigVia writes a kubeconfig for the replica that connects to the proxy at addr

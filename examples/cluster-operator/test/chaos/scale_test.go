@@ -97,9 +97,12 @@ type ScaleResult struct {
 	// SentBytes and ReceivedBytes are the bytes of the request and response bodies the operator
 	// sent and received until every Cluster was Ready, watches apart: WatchBytes is what its
 	// watches received.
-	SentBytes     int64 `json:"sentBytes"`
-	ReceivedBytes int64 `json:"receivedBytes"`
-	WatchBytes    int64 `json:"watchBytes"`
+	SentBytes int64 `json:"sentBytes"`
+	// SentBytesByRequest is SentBytes by method and resource ("PATCH clusters/status"), from the
+	// operator's start to the end of the steady state.
+	SentBytesByRequest map[string]int64 `json:"sentBytesByRequest,omitempty"`
+	ReceivedBytes      int64            `json:"receivedBytes"`
+	WatchBytes         int64            `json:"watchBytes"`
 	// Watches counts the watches the operator opened until every Cluster was Ready, by resource,
 	// as the proxy saw them: one per informer, unless a watch ended and was opened again.
 	Watches map[string]int `json:"watches"`
@@ -244,7 +247,7 @@ func TestScale(t *testing.T) {
 		LiveHeapBytes: heap, CPUSeconds: cpuUntilReady.Seconds(), SteadyCPUSeconds: (cpuAfterSteady - cpuBeforeSteady).Seconds(),
 		ProfiledCPUSeconds: profiled.Seconds(), TenonCPUSeconds: tenonCPU.Seconds(),
 		SentBytes: bytesUntilReady.Sent, ReceivedBytes: bytesUntilReady.Received, WatchBytes: bytesUntilReady.Watched,
-		Watches: watchesUntilReady}
+		Watches: watchesUntilReady, SentBytesByRequest: log.sentCounts()}
 	for k, c := range untilReady.Writes().Count(kindOf) {
 		res.WritesPerClusterByResource[k] = float64(c) / float64(n)
 	}
@@ -268,6 +271,7 @@ func TestScale(t *testing.T) {
 	res.DeleteSeconds = deletion.Seconds()
 	t.Logf("%s: %d Clusters Ready in %s, %d writes (%.2f per Cluster; audit log: %d), deleted in %s, manager peak RSS %d MiB",
 		res.Operator, n, secs(ready), writes, res.WritesPerCluster, res.AuditWrites, secs(deletion), rss>>20)
+	t.Logf("%s: bytes sent by request %v", res.Operator, res.SentBytesByRequest)
 	t.Logf("%s per Cluster: live heap %.1f KB, CPU %.2f ms until Ready (profiled %.2f ms, tenon's %.2f ms), %.2f ms in steady state; sent %.0f B, received %.0f B, watches %.0f B; watches opened %v",
 		res.Operator, float64(heap)/float64(n)/1000, res.CPUSeconds*1000/float64(n), res.ProfiledCPUSeconds*1000/float64(n), res.TenonCPUSeconds*1000/float64(n),
 		res.SteadyCPUSeconds*1000/float64(n), float64(res.SentBytes)/float64(n), float64(res.ReceivedBytes)/float64(n), float64(res.WatchBytes)/float64(n), res.Watches)
