@@ -556,11 +556,11 @@ func TestElementsAdmissionReorderedOrRepeatedAreNoFixedPoint(t *testing.T) {
 func TestEntriesOfReadsWhatDecodingEachEntryReads(t *testing.T) {
 	entries := []metav1.ManagedFieldsEntry{
 		{Manager: "me", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1", FieldsType: "FieldsV1",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{"f:a":{}},"f:metadata":{"f:labels":{"f:x":{}}}}`)}},
+			FieldsV1: metav1.NewFieldsV1(`{"f:data":{"f:a":{}},"f:metadata":{"f:labels":{"f:x":{}}}}`)},
 		{Manager: "me", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1", Subresource: "status", FieldsType: "FieldsV1",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:phase":{}}}`)}},
+			FieldsV1: metav1.NewFieldsV1(`{"f:status":{"f:phase":{}}}`)},
 		{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", FieldsType: "FieldsV1",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{}`)}},
+			FieldsV1: metav1.NewFieldsV1(`{}`)},
 		{Manager: "empty", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1"},
 	}
 	typed := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", ManagedFields: entries}}

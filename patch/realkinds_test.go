@@ -583,7 +583,7 @@ func (rc *realCase) statusOnScratch(ctx context.Context, predicted map[string]an
 	}
 	u := &unstructured.Unstructured{Object: body}
 	if err := c.Create(ctx, u); err != nil {
-		return nil, fmt.Errorf("%w (and no scratch object with the predicted spec to validate the status on: %v)", refused, err)
+		return nil, fmt.Errorf("%w (and no scratch object with the predicted spec to validate the status on: %s)", refused, err.Error())
 	}
 	defer func() { _ = c.Delete(context.WithoutCancel(ctx), u) }()
 	u.Object["status"] = status
