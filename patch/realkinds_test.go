@@ -551,8 +551,8 @@ func (rc *realCase) realize(ctx context.Context) error {
 }
 
 // statusOnScratch dry-runs the predicted status on a scratch copy of the object that holds the
-// predicted metadata and spec, created for the purpose and deleted after: what the status
-// request meets once the main request is written. It returns the object the dry run answered,
+// predicted metadata and spec and S1's status, created for the purpose and deleted after: what
+// the status request meets once the main request is written. It returns the object the dry run answered,
 // or refused, the refusal against S1 when the scratch object cannot be made.
 func (rc *realCase) statusOnScratch(ctx context.Context, predicted map[string]any, refused error) (*unstructured.Unstructured, error) {
 	c := env.Client()
@@ -586,6 +586,15 @@ func (rc *realCase) statusOnScratch(ctx context.Context, predicted map[string]an
 		return nil, fmt.Errorf("%w (and no scratch object with the predicted spec to validate the status on: %s)", refused, err.Error())
 	}
 	defer func() { _ = c.Delete(context.WithoutCancel(ctx), u) }()
+	// S1's status first, as the object has it when the Helper's status request arrives: a
+	// status's validation may compare it with the old one (a Deployment's collisionCount cannot be
+	// decremented).
+	if s1, ok := rc.rawS1["status"]; ok {
+		u.Object["status"] = clone(s1)
+		if err := c.Status().Update(ctx, u); err != nil {
+			return nil, fmt.Errorf("%w (and S1's status cannot be written to a scratch object with the predicted spec: %s)", refused, err.Error())
+		}
+	}
 	u.Object["status"] = status
 	if err := c.Status().Update(ctx, u, client.DryRunAll); err != nil {
 		return nil, err
