@@ -103,8 +103,8 @@ type ClusterOperatorResult struct {
 	SentBytes     int64 `json:"sentBytes,omitempty"`
 	ReceivedBytes int64 `json:"receivedBytes,omitempty"`
 	WatchBytes    int64 `json:"watchBytes,omitempty"`
-	// Watches counts the watches the operator opened until every Cluster was Ready, by
-	// resource: one per informer.
+	// Watches is the most watches of each resource the operator had open at once until every
+	// Cluster was Ready: one per informer (a watch the API server ends is opened again after it).
 	Watches map[string]int `json:"watches,omitempty"`
 	// Audit is what the API server's audit log recorded of the operator's requests; nil in
 	// measurements that predate it.

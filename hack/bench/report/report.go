@@ -443,8 +443,9 @@ const (
 
 // checkAgainstFloor returns what does not hold of the example operator (co) against the floor
 // operator (floor) on the same workload: both finished with their measurements; the operator
-// opened no more watches than the floor, resource by resource, and none the floor did not (one
-// informer per kind: no second, unstructured copy of a kind); and its live heap is within
+// had no more watches open at once than the floor, resource by resource, and none of a resource
+// the floor did not watch (one informer per kind: no second, unstructured copy of a kind); and
+// its live heap is within
 // maxHeapRatio of the floor's (maxHeapRatioSmall below heapRatioAtScale Clusters).
 func checkAgainstFloor(co, floor *harness.ClusterOperatorResult) []string {
 	if co.Failure != "" || floor.Failure != "" || co.Clusters != floor.Clusters {
@@ -456,7 +457,7 @@ func checkAgainstFloor(co, floor *harness.ClusterOperatorResult) []string {
 	}
 	for _, res := range slices.Sorted(maps.Keys(co.Watches)) {
 		if n, f := co.Watches[res], floor.Watches[res]; n > f {
-			problems = append(problems, fmt.Sprintf("example operator at %d Clusters: %d watches of %s until Ready, the floor %d: an informer the floor does not need",
+			problems = append(problems, fmt.Sprintf("example operator at %d Clusters: %d watches of %s open at once until Ready, the floor %d: an informer the floor does not need",
 				co.Clusters, n, res, f))
 		}
 	}

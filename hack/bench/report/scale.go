@@ -309,7 +309,7 @@ func writeFloorComparison(b *strings.Builder, pairs []floorPair) {
 		"garbage collection at the end of the steady state; *CPU* is the process's user and system time from its start until " +
 		"every Cluster was Ready, and *tenon's code* the part of it that CPU profiles find in tenon's functions and the " +
 		"client calls they make; *sent* and *received* are request and response bodies until Ready, watch streams apart; " +
-		"*watches* are the watches opened, one per informer.\n\n")
+		"*watches* are the most watches open at once, one per informer and resource (a watch the API server ends after its timeout is opened again after it, not beside it).\n\n")
 	b.WriteString("| Clusters (N) | operator | live heap per Cluster | × floor | peak RSS | CPU per Cluster | × floor | tenon's code per Cluster | sent per Cluster | received per Cluster | watch streams per Cluster | watches |\n")
 	b.WriteString("|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, p := range pairs {
@@ -321,7 +321,7 @@ func writeFloorComparison(b *strings.Builder, pairs []floorPair) {
 			}
 			watches := 0
 			for _, c := range run.Watches {
-				watches += c
+				watches += c // the most open at once, for each resource
 			}
 			fmt.Fprintf(b, "| %d | %s | %s KB | %s | %s MiB | %s ms | %s | %s ms | %s B | %s B | %s B | %d |\n",
 				run.Clusters, name, fmtNum(float64(run.LiveHeap)/n/1000, 1), heapX, fmtNum(mib(run.PeakRSS), 0),

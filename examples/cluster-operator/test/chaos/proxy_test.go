@@ -61,8 +61,9 @@ type writes struct {
 	requests map[string]int
 	// bytes counts the bytes of every request and response body.
 	bytes traffic
-	// watches counts the watches opened, by resource.
-	watches map[string]int
+	// watches is the most watches of each resource that were open at once: one per informer
+	// (a watch the API server ends is opened again, after it); open counts those open now.
+	watches, open map[string]int
 	// sentBy counts the bytes of request bodies by method and resource ("PATCH clusters/status").
 	sentBy map[string]int64
 }
@@ -71,12 +72,21 @@ func (ws *writes) count(method, path string, watch bool) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	if ws.requests == nil {
-		ws.requests, ws.watches = map[string]int{}, map[string]int{}
+		ws.requests, ws.watches, ws.open = map[string]int{}, map[string]int{}, map[string]int{}
 	}
 	ws.requests[method+" "+resourceOf(path)]++
 	if watch {
-		ws.watches[resourceOf(path)]++
+		res := resourceOf(path)
+		ws.open[res]++
+		ws.watches[res] = max(ws.watches[res], ws.open[res])
 	}
+}
+
+// watchEnded records that a watch of the resource at path ended.
+func (ws *writes) watchEnded(path string) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	ws.open[resourceOf(path)]--
 }
 
 // sent adds n bytes of a request body to the count of method and path.
@@ -96,7 +106,7 @@ func (ws *writes) sentCounts() map[string]int64 {
 	return maps.Clone(ws.sentBy)
 }
 
-// watchCounts returns a copy of the watch counts.
+// watchCounts returns a copy of the most watches open at once, by resource.
 func (ws *writes) watchCounts() map[string]int {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
@@ -198,6 +208,9 @@ func newProxy(t *testing.T, replica string, cfg *rest.Config, records ...*writes
 		watch := r.URL.Query().Get("watch") == "true"
 		for _, record := range records {
 			record.count(r.Method, r.URL.Path, watch)
+			if watch {
+				defer record.watchEnded(r.URL.Path)
+			}
 		}
 		rw, r, counted := countBytes(rw, r, watch, records)
 		defer counted()

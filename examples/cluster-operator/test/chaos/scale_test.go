@@ -103,8 +103,9 @@ type ScaleResult struct {
 	SentBytesByRequest map[string]int64 `json:"sentBytesByRequest,omitempty"`
 	ReceivedBytes      int64            `json:"receivedBytes"`
 	WatchBytes         int64            `json:"watchBytes"`
-	// Watches counts the watches the operator opened until every Cluster was Ready, by resource,
-	// as the proxy saw them: one per informer, unless a watch ended and was opened again.
+	// Watches is the most watches of each resource the operator had open at once until every
+	// Cluster was Ready, as the proxy saw them: one per informer (a watch the API server ends
+	// after its timeout, 5 to 10 minutes, is opened again after it, not beside it).
 	Watches map[string]int `json:"watches"`
 
 	// The API server's audit log, for the operator's user.
@@ -272,7 +273,7 @@ func TestScale(t *testing.T) {
 	t.Logf("%s: %d Clusters Ready in %s, %d writes (%.2f per Cluster; audit log: %d), deleted in %s, manager peak RSS %d MiB",
 		res.Operator, n, secs(ready), writes, res.WritesPerCluster, res.AuditWrites, secs(deletion), rss>>20)
 	t.Logf("%s: bytes sent by request %v", res.Operator, res.SentBytesByRequest)
-	t.Logf("%s per Cluster: live heap %.1f KB, CPU %.2f ms until Ready (profiled %.2f ms, tenon's %.2f ms), %.2f ms in steady state; sent %.0f B, received %.0f B, watches %.0f B; watches opened %v",
+	t.Logf("%s per Cluster: live heap %.1f KB, CPU %.2f ms until Ready (profiled %.2f ms, tenon's %.2f ms), %.2f ms in steady state; sent %.0f B, received %.0f B, watches %.0f B; most watches open at once %v",
 		res.Operator, float64(heap)/float64(n)/1000, res.CPUSeconds*1000/float64(n), res.ProfiledCPUSeconds*1000/float64(n), res.TenonCPUSeconds*1000/float64(n),
 		res.SteadyCPUSeconds*1000/float64(n), float64(res.SentBytes)/float64(n), float64(res.ReceivedBytes)/float64(n), float64(res.WatchBytes)/float64(n), res.Watches)
 	if *scaleJSON != "" {
