@@ -130,3 +130,17 @@ func TestCheckCountsWhatALiveClusterLacksOrHasTwice(t *testing.T) {
 		t.Errorf("a record of an earlier Cluster of the same name: Leaked %d, Missing %d, want 1 and 1 (%v)", a.Leaked, a.Missing, a.Problems)
 	}
 }
+
+func TestCoordinatorRaceIsToldFromAFinding(t *testing.T) {
+	race := []byte("fuzz: elapsed: 10s, execs: 23568 (3086/sec)\n--- FAIL: FuzzX (10.06s)\n    context deadline exceeded\nFAIL\n")
+	finding := []byte("--- FAIL: FuzzX (0.20s)\n    x_test.go:9: boom\n    Failing input written to testdata/fuzz/FuzzX/1a2b\n    context deadline exceeded\nFAIL\n")
+	if !coordinatorRace(race) {
+		t.Error("the coordinator's deadline race, with no failing input, is not recognised")
+	}
+	if coordinatorRace(finding) {
+		t.Error("a finding that wrote its failing input is taken for the coordinator's race")
+	}
+	if coordinatorRace([]byte("--- FAIL: FuzzX\n    x_test.go:9: boom\n")) {
+		t.Error("a plain failure is taken for the coordinator's race")
+	}
+}

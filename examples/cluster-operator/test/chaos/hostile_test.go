@@ -17,6 +17,7 @@ limitations under the License.
 package chaos
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -213,15 +214,13 @@ func (w *world) fuzz(t *testing.T) (targets int, execs string, problems []string
 		{"./conditions", "FuzzValidAgreesWithTheAPIServer"},
 		{"./patch", "FuzzMergeAndDiff"},
 	} {
-		ctx, cancel := context.WithTimeout(t.Context(), w.sizes.FuzzTime+5*time.Minute)
-		cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-fuzz", "^"+target.name+"$", "-fuzztime", w.sizes.FuzzTime.String(), target.pkg)
-		cmd.Dir = root
-		// On timeout, kill go test, the test binary and its workers, not only go.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-		cmd.WaitDelay = 10 * time.Second
-		out, err := cmd.CombinedOutput()
-		cancel()
+		out, err := w.fuzzOnce(t, root, target.pkg, target.name)
+		if err != nil && coordinatorRace(out) {
+			// Go's fuzzing coordinator can report its own -fuzztime deadline as a failure
+			// (golang/go#75804, fixed in Go 1.27): no input failed, none was written. Once more.
+			t.Logf("fuzz target %s: the coordinator's deadline race (golang/go#75804), no failing input; fuzzing it again", target.name)
+			out, err = w.fuzzOnce(t, root, target.pkg, target.name)
+		}
 		targets++
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("%s %s failed: %v\n%s", target.pkg, target.name, err, out))
@@ -235,6 +234,26 @@ func (w *world) fuzz(t *testing.T) (targets int, execs string, problems []string
 		counts = append(counts, target.name+" "+execs)
 	}
 	return targets, strings.Join(counts, ", "), problems
+}
+
+// fuzzOnce runs the fuzz target name of package pkg for the run's budget.
+func (w *world) fuzzOnce(t *testing.T, root, pkg, name string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(t.Context(), w.sizes.FuzzTime+5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-fuzz", "^"+name+"$", "-fuzztime", w.sizes.FuzzTime.String(), pkg)
+	cmd.Dir = root
+	// On timeout, kill go test, the test binary and its workers, not only go.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
+	return cmd.CombinedOutput()
+}
+
+// coordinatorRace reports whether a failed fuzz run's output is Go's fuzzing coordinator
+// reporting its own -fuzztime deadline (golang/go#75804): "context deadline exceeded" and no
+// failing input written. A real finding always writes its input to testdata/fuzz.
+func coordinatorRace(out []byte) bool {
+	return bytes.Contains(out, []byte("context deadline exceeded")) && !bytes.Contains(out, []byte("Failing input written"))
 }
 
 // leastPrivilege: the operator ran as a user bound only to the generated RBAC throughout the run;
