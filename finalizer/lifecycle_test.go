@@ -504,3 +504,81 @@ func TestAStepStillInProgressAfterTheDeadlineKeepsItsPace(t *testing.T) {
 	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), &latest)).To(Succeed())
 	g.Expect(conditions.Get(&latest, conditions.Stalled).Reason).To(BeEquivalentTo(finalizer.ReasonCleanupTimedOut))
 }
+
+func TestAReleaseAfterARestartNamesTheStepsFromTheOneTheLineNames(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		outcome func() (finalizer.Progress, error)
+		line    string
+	}{
+		{"in progress", inProgress("record deletion propagating"), "step dns-record: record deletion propagating"},
+		{"failed", failing("dns api: 503"), "step dns-record failed: dns api: 503"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			ctx := t.Context()
+			steps := func(j *journal, dns ...func() (finalizer.Progress, error)) []finalizer.Step[*testtypes.Widget] {
+				return []finalizer.Step[*testtypes.Widget]{
+					scriptedStep("directory-entry", j), scriptedStep("dns-record", j, dns...), scriptedStep("bucket", j),
+				}
+			}
+			before := &journal{}
+			l := &finalizer.Lifecycle[*testtypes.Widget]{Finalizer: ours, Client: env.Client(), Steps: steps(before, tc.outcome)}
+			w := deleted(t, g, l)
+			_, _, _ = l.Reconcile(ctx, w)
+			g.Expect(before.get()).To(Equal([]string{"directory-entry", "dns-record"}))
+
+			// A new process knows only what the object says: its line names the step not done.
+			var latest testtypes.Widget
+			g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), &latest)).To(Succeed())
+			g.Expect(conditions.Get(&latest, conditions.Deleting).Message).To(Equal(ours + ": " + tc.line))
+			metav1.SetMetaDataAnnotation(&latest.ObjectMeta, finalizer.ReleaseAnnotation, finalizer.ReleaseValue(&latest, ours))
+			g.Expect(env.Client().Update(ctx, &latest, client.FieldOwner("kubectl-annotate"))).To(Succeed())
+			recorder := events.NewFakeRecorder(10)
+			after := &journal{}
+			restarted := &finalizer.Lifecycle[*testtypes.Widget]{
+				Finalizer: ours, Client: env.Client(), Recorder: recorder, AllowRelease: true, Steps: steps(after),
+			}
+
+			_, _, err := restarted.Reconcile(ctx, &latest)
+
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(gone(ctx, w)).To(BeTrue())
+			g.Expect(after.get()).To(BeEmpty(), "a release runs no step")
+			g.Expect(drain(recorder)).To(ContainElement(ContainSubstring(
+				"steps dns-record, bucket may have left resources behind (last progress: " + tc.line + ")")))
+		})
+	}
+}
+
+func TestAStepsLongMessageIsCutOnARuneBoundaryToTheLineLimit(t *testing.T) {
+	const limit = 1024 // maxProgressLine
+	prefix := "step slow: "
+	for _, tc := range []struct {
+		name    string
+		message string
+		want    string
+	}{
+		{"at the limit, whole", strings.Repeat("a", limit-len(prefix)), prefix + strings.Repeat("a", limit-len(prefix))},
+		{"one byte over, cut to the limit", strings.Repeat("a", limit-len(prefix)+1), prefix + strings.Repeat("a", limit-len(prefix)-3) + "…"},
+		// 1,021 bytes would end inside an "é": the cut moves back to the rune before it.
+		{"inside a rune, cut before it", "a" + strings.Repeat("é", 600), prefix + "a" + strings.Repeat("é", (limit-3-len(prefix)-1)/2) + "…"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			l := &finalizer.Lifecycle[*testtypes.Widget]{
+				Finalizer: ours, Client: env.Client(),
+				Steps: []finalizer.Step[*testtypes.Widget]{scriptedStep("slow", &journal{}, inProgress(tc.message))},
+			}
+			w := deleted(t, g, l)
+
+			_, _, err := l.Reconcile(t.Context(), w)
+
+			g.Expect(err).NotTo(HaveOccurred())
+			var latest testtypes.Widget
+			g.Expect(env.Client().Get(t.Context(), client.ObjectKeyFromObject(w), &latest)).To(Succeed())
+			g.Expect(conditions.Get(&latest, conditions.Deleting).Message).To(Equal(ours + ": " + tc.want))
+			g.Expect(len(tc.want)).To(BeNumerically("<=", limit))
+		})
+	}
+}
