@@ -193,24 +193,26 @@ fuzz-real: envtest ## Check patch on real kinds' schemas (Helper model, Applier 
 # mutate runs gremlins on each package of MUTATE_PACKAGES, one after the other (each mutant runs
 # the package's tests, envtest included, so this takes hours on two cores; not CI), and writes the
 # table of docs/testing.md ("How tenon itself is tested") from the reports, with the date and the
-# commit. MUTATE_<package>_FLAGS are each package's flags: a timeout coefficient suited to its
-# tests (gremlins multiplies the time of the package's coverage run), and for patch only the
-# merge, diff and JSON Patch engines. MUTATE_PACKAGES=conditions make mutate runs one.
-MUTATE_PACKAGES ?= conditions requeue ownership fencing finalizer patch
+# commit, and the equivalent mutants of hack/docs/mutate/equivalent.txt with their reasons.
+# MUTATE_<package>_FLAGS are each package's flags: a timeout coefficient suited to its tests
+# (gremlins multiplies the time of the package's coverage run), and for patch only the merge,
+# diff and JSON Patch engines. MUTATE_PACKAGES=conditions make mutate runs one.
+MUTATE_PACKAGES ?= conditions conditions/observe requeue ownership fencing finalizer patch
 MUTATE_OUT      ?= $(or $(TMPDIR),/tmp)/tenon-mutate
-MUTATE_conditions_FLAGS ?= --timeout-coefficient 4
-MUTATE_requeue_FLAGS    ?= --timeout-coefficient 4
-MUTATE_ownership_FLAGS  ?= --timeout-coefficient 4
-MUTATE_fencing_FLAGS    ?= --timeout-coefficient 4
-MUTATE_finalizer_FLAGS  ?= --timeout-coefficient 4
-MUTATE_patch_FLAGS      ?= --timeout-coefficient 3 $(foreach f,apply applycache errors fields helper helper_options history object options transform,-E '(^|/)$(f)\.go$$')
+MUTATE_conditions_FLAGS         ?= --timeout-coefficient 4
+MUTATE_conditions/observe_FLAGS ?= --timeout-coefficient 4
+MUTATE_requeue_FLAGS            ?= --timeout-coefficient 4
+MUTATE_ownership_FLAGS          ?= --timeout-coefficient 4
+MUTATE_fencing_FLAGS            ?= --timeout-coefficient 4
+MUTATE_finalizer_FLAGS          ?= --timeout-coefficient 4
+MUTATE_patch_FLAGS              ?= --timeout-coefficient 3 $(foreach f,apply applycache errors fields helper helper_options history object options transform,-E '(^|/)$(f)\.go$$')
 
 .PHONY: mutate
 mutate: envtest gremlins ## Mutation-test the library's packages (hours; not CI) and write the table of docs/testing.md.
 	@mkdir -p $(MUTATE_OUT)
-	@$(foreach p,$(MUTATE_PACKAGES),echo "mutate: $(p)" && rm -f $(MUTATE_OUT)/$(p).json && \
-		GOFLAGS=-count=1 $(GREMLINS) unleash --workers 2 $(MUTATE_$(p)_FLAGS) -o $(MUTATE_OUT)/$(p).json ./$(p) && ) true
-	@cd hack/docs && go run ./mutate -in $(MUTATE_OUT) -doc ../../docs/testing.md \
+	@$(foreach p,$(MUTATE_PACKAGES),echo "mutate: $(p)" && rm -f $(MUTATE_OUT)/$(subst /,+,$(p)).json && \
+		GOFLAGS=-count=1 $(GREMLINS) unleash --workers 2 $(MUTATE_$(p)_FLAGS) -o $(MUTATE_OUT)/$(subst /,+,$(p)).json ./$(p) && ) true
+	@cd hack/docs && go run ./mutate -in $(MUTATE_OUT) -doc ../../docs/testing.md -equivalent mutate/equivalent.txt \
 		-commit $$(git rev-parse --short HEAD) -date $$(date -u +%F)
 
 .PHONY: realkinds
@@ -222,7 +224,7 @@ test: envtest ## Run every test (unit and envtest) of the library, the example o
 	go test $(GO_TEST_FLAGS) ./...
 	@# go test shows a passing package's output only with -v: print the size of the kstatus matrix.
 	@go test -count=1 -run '^TestComputeAgreesWithKstatusOnEveryCombination$$' -v ./conditions/ | grep '^kstatus matrix:'
-	@for m in $(EXAMPLE_MODULES) hack/bench/go.mod; do echo "go test $(GO_TEST_FLAGS) ./... in $$(dirname $$m)"; \
+	@for m in $(EXAMPLE_MODULES) hack/bench/go.mod hack/docs/go.mod; do echo "go test $(GO_TEST_FLAGS) ./... in $$(dirname $$m)"; \
 		(cd $$(dirname $$m) && go test $(GO_TEST_FLAGS) ./...); done
 
 ##@ Tools

@@ -15,24 +15,39 @@ limitations under the License.
 */
 
 // Command mutate writes the table of `make mutate` into a Markdown file: one row per package
-// from the JSON reports gremlins wrote (one file per package, <name>.json, in -in), with the
-// date and commit of the run and the mutants that lived listed under it, between the markers
+// from the JSON reports gremlins wrote (one file per package in -in, named after the package
+// with "+" for "/": conditions+observe.json), with the date and commit of the run, the mutants
+// that lived unexplained listed under it, and the equivalent mutants of -equivalent with their
+// reasons, between the markers
 //
 //	<!-- mutate:begin -->
 //	<!-- mutate:end -->
 //
 // The rows of packages without a report in -in are kept as they were, so that one package can be
-// run again alone (MUTATE_PACKAGES=requeue make mutate). It fails when the file has no such
-// markers, or a report cannot be read.
+// run again alone (MUTATE_PACKAGES=requeue make mutate); a kept row of part of a package
+// ("conditions (validate.go)") goes when the whole package has a report.
+//
+// An equivalent mutant is one no test can kill because the code behaves the same with it.
+// -equivalent lists them, each as gremlins names it (package/file:line:column TYPE) on a line of
+// its own, with the reason on the indented lines under it; lines starting with # are comments.
+// A package's efficacy is given twice: as gremlins counts it, killed ÷ (killed + lived), and with
+// its equivalent mutants left out.
+//
+// It fails when the file has no such markers, a report cannot be read, or an equivalent mutant
+// of a package in -in did not live in its run (the code changed: move or drop the entry).
 package main
 
 import (
+	"bufio"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -51,30 +66,27 @@ type report struct {
 	Elapsed float64 `json:"elapsed_time"`
 }
 
-// survivor is a mutant that lived.
-type survivor struct {
-	file         string
-	line, column int
-	kind         string
-}
+// mutant is a mutant as gremlins names it in its package: "merge.go:44:77 CONDITIONALS_BOUNDARY".
+type mutant string
 
 // row is one package's counts.
 type row struct {
 	name                                           string
 	killed, lived, notCovered, timedOut, notViable int
-	seconds                                        float64
-	survivors                                      []survivor
-	// run says when and on which commit the package was run; kept is the row's text and its
-	// survivors' list as the file had them, for a package without a report this time.
-	run             string
-	kept, keptLived string
+	// equivalent counts the mutants that lived and are listed as equivalent.
+	equivalent int
+	minutes    float64
+	// lived are the mutants that lived and are not listed as equivalent.
+	unexplained []mutant
+	// run says when and on which commit the package was run.
+	run string
 }
 
-func (r row) efficacy() string {
-	if r.killed+r.lived == 0 {
+func (r row) efficacy(leaveOut int) string {
+	if r.killed+r.lived-leaveOut == 0 {
 		return "–"
 	}
-	return fmt.Sprintf("%.1f%%", 100*float64(r.killed)/float64(r.killed+r.lived))
+	return fmt.Sprintf("%.1f%%", 100*float64(r.killed)/float64(r.killed+r.lived-leaveOut))
 }
 
 func (r row) coverage() string {
@@ -85,6 +97,13 @@ func (r row) coverage() string {
 	return fmt.Sprintf("%.1f%%", 100*float64(r.killed+r.lived)/float64(all))
 }
 
+// equivalent is an entry of the -equivalent file.
+type equivalent struct {
+	pkg    string
+	mutant mutant
+	reason string
+}
+
 const (
 	begin = "<!-- mutate:begin -->"
 	end   = "<!-- mutate:end -->"
@@ -93,17 +112,18 @@ const (
 func main() {
 	in := flag.String("in", "", "directory of gremlins' JSON reports, one <package>.json each")
 	doc := flag.String("doc", "", "Markdown file to write the table into")
+	equivalents := flag.String("equivalent", "", "file of the equivalent mutants and their reasons")
 	commit := flag.String("commit", "", "commit the run was made on")
 	date := flag.String("date", "", "date of the run")
-	how := flag.String("how", "`make mutate`, gremlins v0.6.0, two cores", "how the run was made")
+	how := flag.String("how", "gremlins v0.6.0, two workers, on two cores shared with other tests", "how the run was made")
 	flag.Parse()
-	if err := run(*in, *doc, *commit, *date, *how); err != nil {
+	if err := run(*in, *doc, *equivalents, *commit, *date, *how); err != nil {
 		fmt.Fprintln(os.Stderr, "mutate:", err)
 		os.Exit(1)
 	}
 }
 
-func run(in, doc, commit, date, how string) error {
+func run(in, doc, equivalentsFile, commit, date, how string) error {
 	paths, err := filepath.Glob(filepath.Join(in, "*.json"))
 	if err != nil {
 		return err
@@ -111,13 +131,20 @@ func run(in, doc, commit, date, how string) error {
 	if len(paths) == 0 {
 		return fmt.Errorf("no reports in %s", in)
 	}
+	var eqs []equivalent
+	if equivalentsFile != "" {
+		if eqs, err = readEquivalents(equivalentsFile); err != nil {
+			return err
+		}
+	}
 	sort.Strings(paths)
 	var rows []row
 	for _, p := range paths {
-		r, err := read(p)
+		r, err := read(p, eqs)
 		if err != nil {
 			return err
 		}
+		r.run = fmt.Sprintf("%s, %s", date, commit)
 		rows = append(rows, r)
 	}
 	text, err := os.ReadFile(doc)
@@ -129,67 +156,184 @@ func run(in, doc, commit, date, how string) error {
 	if !ok || !ok2 {
 		return fmt.Errorf("%s has no %s … %s markers", doc, begin, end)
 	}
-	run := fmt.Sprintf("%s, %s", date, commit)
-	for i := range rows {
-		rows[i].run = run
-	}
 	have := map[string]bool{}
 	for _, r := range rows {
 		have[r.name] = true
 	}
-	for _, r := range keptRows(block) {
-		if !have[r.name] {
+	kept, err := keptRows(block, eqs)
+	if err != nil {
+		return fmt.Errorf("%s: %w", doc, err)
+	}
+	for _, r := range kept {
+		whole, _, _ := strings.Cut(r.name, " (")
+		if !have[r.name] && !have[whole] {
 			rows = append(rows, r)
 		}
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].name < rows[j].name })
-	out := b + begin + "\n" + table(rows, how) + end + after
+	out := b + begin + "\n" + table(rows, eqs, how) + end + after
 	return os.WriteFile(doc, []byte(out), 0o644)
 }
 
-// keptRows returns the rows of a table this command wrote before, block being the text between
-// its markers: each package's row and its list of mutants that lived, as written.
-func keptRows(block string) []row {
-	var rows []row
-	index := map[string]int{}
-	lines := strings.Split(block, "\n")
-	// A table of the first format had one date and commit for all rows, in its first line.
-	run := ""
-	for _, line := range lines {
-		if rest, ok := strings.CutPrefix(line, "Run on "); ok {
-			date, rest, _ := strings.Cut(rest, " at commit ")
-			commit, _, _ := strings.Cut(rest, " ")
-			run = fmt.Sprintf(" %s, %s |", date, commit)
+// readEquivalents reads the -equivalent file.
+func readEquivalents(path string) ([]equivalent, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var eqs []equivalent
+	s := bufio.NewScanner(f)
+	for n := 1; s.Scan(); n++ {
+		line := s.Text()
+		switch {
+		case strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#"):
+		case strings.HasPrefix(line, " ") || strings.HasPrefix(line, "\t"):
+			if len(eqs) == 0 {
+				return nil, fmt.Errorf("%s:%d: a reason before any mutant", path, n)
+			}
+			last := &eqs[len(eqs)-1]
+			last.reason = strings.TrimSpace(last.reason + " " + strings.TrimSpace(line))
+		default:
+			name, kind, ok := strings.Cut(line, " ")
+			dir, file := filepath.Split(name)
+			if !ok || dir == "" || strings.Count(file, ":") != 2 {
+				return nil, fmt.Errorf("%s:%d: %q is not package/file:line:column TYPE", path, n, line)
+			}
+			eqs = append(eqs, equivalent{pkg: strings.TrimSuffix(dir, "/"), mutant: mutant(file + " " + strings.TrimSpace(kind))})
 		}
 	}
+	if err := s.Err(); err != nil {
+		return nil, err
+	}
+	for _, e := range eqs {
+		if e.reason == "" {
+			return nil, fmt.Errorf("%s: %s/%s has no reason", path, e.pkg, e.mutant)
+		}
+	}
+	return eqs, nil
+}
+
+// isEquivalent reports whether m of package pkg is listed as equivalent.
+func isEquivalent(eqs []equivalent, pkg string, m mutant) bool {
+	whole, _, _ := strings.Cut(pkg, " (")
+	return slices.ContainsFunc(eqs, func(e equivalent) bool { return e.pkg == whole && e.mutant == m })
+}
+
+// sortLived sorts r's unexplained mutants and counts its equivalent ones from all that lived.
+func (r *row) sortLived(all []mutant, eqs []equivalent) {
+	for _, m := range all {
+		if isEquivalent(eqs, r.name, m) {
+			r.equivalent++
+		} else {
+			r.unexplained = append(r.unexplained, m)
+		}
+	}
+	slices.SortFunc(r.unexplained, func(a, b mutant) int { return comparePosition(string(a), string(b)) })
+}
+
+// comparePosition orders "file:line:column ..." by file, then line and column as numbers.
+func comparePosition(a, b string) int {
+	pa, pb := strings.Split(strings.Fields(a)[0], ":"), strings.Split(strings.Fields(b)[0], ":")
+	if c := strings.Compare(pa[0], pb[0]); c != 0 {
+		return c
+	}
+	for i := 1; i < 3; i++ {
+		x, _ := strconv.Atoi(pa[i])
+		y, _ := strconv.Atoi(pb[i])
+		if x != y {
+			return x - y
+		}
+	}
+	return strings.Compare(a, b)
+}
+
+// keptRows returns the rows of a table this command wrote before, block being the text between
+// its markers: each package's row, read by its header's column names, and its list of mutants
+// that lived. A table written before the equivalent column existed listed every mutant that
+// lived; those listed as equivalent now are counted as such.
+func keptRows(block string, eqs []equivalent) ([]row, error) {
+	var rows []row
+	var header []string
+	lived := map[string][]mutant{}
+	lines := strings.Split(block, "\n")
 	for i := 0; i < len(lines); i++ {
 		line := lines[i]
 		switch {
+		case strings.HasPrefix(line, "| package |"):
+			header = cells(line)
 		case strings.HasPrefix(line, "| `"):
-			if strings.Count(line, "|") == 10 {
-				line += run
+			r, err := parseRow(header, cells(line))
+			if err != nil {
+				return nil, err
 			}
-			name, _, _ := strings.Cut(strings.TrimPrefix(line, "| `"), "`")
-			index[name] = len(rows)
-			rows = append(rows, row{name: name, kept: line})
+			rows = append(rows, r)
 		case strings.HasPrefix(line, "Lived in `"):
 			name, _, _ := strings.Cut(strings.TrimPrefix(line, "Lived in `"), "`")
-			var list strings.Builder
 			for i+1 < len(lines) && (lines[i+1] == "" || strings.HasPrefix(lines[i+1], "- ")) {
 				i++
-				if lines[i] != "" {
-					list.WriteString(lines[i] + "\n")
+				if m, ok := strings.CutPrefix(lines[i], "- "); ok {
+					lived[name] = append(lived[name], mutant(strings.Trim(m, "`")))
 				}
-			}
-			if j, ok := index[name]; ok {
-				rows[j].keptLived = list.String()
 			}
 		}
 	}
-	return rows
+	for i := range rows {
+		counted := rows[i].equivalent
+		rows[i].equivalent = 0
+		rows[i].sortLived(lived[rows[i].name], eqs)
+		if counted >= 0 {
+			rows[i].equivalent = counted
+		}
+	}
+	return rows, nil
 }
 
-func read(path string) (row, error) {
+// cells splits a Markdown table row into its cells' text.
+func cells(line string) []string {
+	parts := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|")
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	return parts
+}
+
+// parseRow reads a kept row by its header's column names; its equivalent count is -1 when the
+// table had no such column.
+func parseRow(header, values []string) (row, error) {
+	if len(header) != len(values) {
+		return row{}, fmt.Errorf("the row %q does not have the header's %d columns", strings.Join(values, " | "), len(header))
+	}
+	cell := map[string]string{}
+	for i, h := range header {
+		cell[h] = values[i]
+	}
+	r := row{name: strings.Trim(cell["package"], "`"), run: cell["run on"], equivalent: -1}
+	var errs []error
+	number := func(column string, into *int) {
+		v, ok := cell[column]
+		if !ok {
+			return
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("the row of %s: column %q: %w", r.name, column, err))
+		}
+		*into = n
+	}
+	number("killed", &r.killed)
+	number("lived", &r.lived)
+	number("equivalent", &r.equivalent)
+	number("not covered", &r.notCovered)
+	number("timed out", &r.timedOut)
+	number("not viable", &r.notViable)
+	var minutes int
+	number("minutes", &minutes)
+	r.minutes = float64(minutes)
+	return r, errors.Join(errs...)
+}
+
+func read(path string, eqs []equivalent) (row, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return row{}, err
@@ -198,7 +342,9 @@ func read(path string) (row, error) {
 	if err := json.Unmarshal(data, &rep); err != nil {
 		return row{}, fmt.Errorf("%s: %w", path, err)
 	}
-	r := row{name: strings.TrimSuffix(filepath.Base(path), ".json"), seconds: rep.Elapsed}
+	name := strings.ReplaceAll(strings.TrimSuffix(filepath.Base(path), ".json"), "+", "/")
+	r := row{name: name, minutes: rep.Elapsed / 60}
+	var lived []mutant
 	for _, f := range rep.Files {
 		for _, m := range f.Mutations {
 			switch m.Status {
@@ -206,7 +352,7 @@ func read(path string) (row, error) {
 				r.killed++
 			case "LIVED":
 				r.lived++
-				r.survivors = append(r.survivors, survivor{f.Name, m.Line, m.Column, m.Type})
+				lived = append(lived, mutant(fmt.Sprintf("%s:%d:%d %s", f.Name, m.Line, m.Column, m.Type)))
 			case "NOT COVERED":
 				r.notCovered++
 			case "TIMED OUT":
@@ -216,41 +362,44 @@ func read(path string) (row, error) {
 			}
 		}
 	}
-	sort.Slice(r.survivors, func(i, j int) bool {
-		a, b := r.survivors[i], r.survivors[j]
-		if a.file != b.file {
-			return a.file < b.file
+	var missing []string
+	for _, e := range eqs {
+		if e.pkg == name && !slices.Contains(lived, e.mutant) {
+			missing = append(missing, fmt.Sprintf("%s/%s", e.pkg, e.mutant))
 		}
-		if a.line != b.line {
-			return a.line < b.line
-		}
-		return a.column < b.column
-	})
+	}
+	if len(missing) > 0 {
+		return row{}, fmt.Errorf("listed as equivalent but did not live in this run of %s (the code changed: correct or drop them): %s",
+			name, strings.Join(missing, ", "))
+	}
+	r.sortLived(lived, eqs)
 	return r, nil
 }
 
-func table(rows []row, how string) string {
+func table(rows []row, eqs []equivalent, how string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Each package as last run (%s), with the date and commit of its run.\n\n", how)
-	b.WriteString("| package | killed | lived | not covered | timed out | not viable | efficacy | coverage | minutes | run on |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "Each package as last run (%s), with the date and commit of its run. "+
+		"Of the mutants that lived, *equivalent* ones cannot be killed (listed below with the reason); "+
+		"the second efficacy leaves them out.\n\n", how)
+	b.WriteString("| package | killed | lived | equivalent | not covered | timed out | not viable | efficacy | efficacy, equivalent left out | coverage | minutes | run on |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		if r.kept != "" {
-			b.WriteString(r.kept + "\n")
-			continue
-		}
-		fmt.Fprintf(&b, "| `%s` | %d | %d | %d | %d | %d | %s | %s | %.0f | %s |\n", r.name, r.killed, r.lived, r.notCovered,
-			r.timedOut, r.notViable, r.efficacy(), r.coverage(), r.seconds/60, r.run)
+		fmt.Fprintf(&b, "| `%s` | %d | %d | %d | %d | %d | %d | %s | %s | %s | %.0f | %s |\n", r.name, r.killed, r.lived, r.equivalent,
+			r.notCovered, r.timedOut, r.notViable, r.efficacy(0), r.efficacy(r.equivalent), r.coverage(), r.minutes, r.run)
 	}
 	for _, r := range rows {
-		switch {
-		case r.keptLived != "":
-			fmt.Fprintf(&b, "\nLived in `%s`:\n\n%s", r.name, r.keptLived)
-		case len(r.survivors) > 0:
-			fmt.Fprintf(&b, "\nLived in `%s`:\n\n", r.name)
-			for _, s := range r.survivors {
-				fmt.Fprintf(&b, "- %s:%d:%d %s\n", s.file, s.line, s.column, s.kind)
-			}
+		if len(r.unexplained) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\nLived in `%s`, not known to be equivalent:\n\n", r.name)
+		for _, m := range r.unexplained {
+			fmt.Fprintf(&b, "- %s\n", m)
+		}
+	}
+	if len(eqs) > 0 {
+		b.WriteString("\nEquivalent mutants, which no test can kill because the code behaves the same with them:\n\n")
+		for _, e := range eqs {
+			fmt.Fprintf(&b, "- `%s/%s`: %s\n", e.pkg, e.mutant, e.reason)
 		}
 	}
 	return b.String()
