@@ -90,6 +90,7 @@ func TestWrapTransportRefusesWritesAndLetsReadsAndTheLeaseThrough(t *testing.T) 
 		{"an eviction is a write", http.MethodPost, "/api/v1/namespaces/demo/pods/db-0/eviction", false},
 		{"a binding is a write", http.MethodPost, "/api/v1/namespaces/demo/pods/db-0/binding", false},
 		{"an aggregated API's proxy subresource is a write", http.MethodGet, "/apis/metrics.example.com/v1/namespaces/demo/widgets/w/proxy", false},
+		{"a cluster-scoped aggregated API's proxy subresource is a write", http.MethodGet, "/apis/metrics.example.com/v1/widgets/w/proxy", false},
 		{"a pod's log is a read", http.MethodGet, "/api/v1/namespaces/demo/pods/db-0/log?follow=true", true},
 		{"a configmap named proxy is a read", http.MethodGet, "/api/v1/namespaces/demo/configmaps/proxy", true},
 		{"a namespace named exec is a read", http.MethodGet, "/api/v1/namespaces/exec", true},
