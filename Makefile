@@ -195,9 +195,10 @@ fuzz-real: envtest ## Check patch on real kinds' schemas (Helper model, Applier 
 # table of docs/testing.md ("How tenon itself is tested") from the reports, with the date and the
 # commit, and the equivalent mutants of hack/docs/mutate/equivalent.txt with their reasons.
 # MUTATE_<package>_FLAGS are each package's flags: a timeout coefficient suited to its tests
-# (gremlins multiplies the time of the package's coverage run), and for patch only the merge,
-# diff and JSON Patch engines. MUTATE_PACKAGES=conditions make mutate runs one.
-MUTATE_PACKAGES ?= conditions conditions/observe requeue ownership fencing finalizer patch
+# (gremlins multiplies the time of the package's coverage run). Of patch, the merge, diff and
+# JSON Patch engine (patch/internal/...) is mutated, with its own unit and fuzz tests.
+# MUTATE_PACKAGES=conditions make mutate runs one.
+MUTATE_PACKAGES ?= conditions conditions/observe requeue ownership fencing finalizer patch/internal/threeway patch/internal/jsonvalue
 MUTATE_OUT      ?= $(or $(TMPDIR),/tmp)/tenon-mutate
 MUTATE_conditions_FLAGS         ?= --timeout-coefficient 4
 MUTATE_conditions/observe_FLAGS ?= --timeout-coefficient 4
@@ -205,7 +206,8 @@ MUTATE_requeue_FLAGS            ?= --timeout-coefficient 4
 MUTATE_ownership_FLAGS          ?= --timeout-coefficient 4
 MUTATE_fencing_FLAGS            ?= --timeout-coefficient 4
 MUTATE_finalizer_FLAGS          ?= --timeout-coefficient 4
-MUTATE_patch_FLAGS              ?= --timeout-coefficient 3 $(foreach f,apply applycache errors fields helper helper_options history object options transform,-E '(^|/)$(f)\.go$$')
+MUTATE_patch/internal/threeway_FLAGS  ?= --timeout-coefficient 4
+MUTATE_patch/internal/jsonvalue_FLAGS ?= --timeout-coefficient 4
 
 .PHONY: mutate
 mutate: envtest gremlins ## Mutation-test the library's packages (hours; not CI) and write the table of docs/testing.md.

@@ -28,6 +28,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -300,7 +302,7 @@ func (a *Applier) applyOwned(ctx context.Context, desired map[string]any, gvk sc
 		pre = a.ownedPrecondition(desired, gvk, live, o)
 	}
 	for attempt := 1; ; attempt++ {
-		result, changed, err := a.applyWithOwner(ctx, deepCopyMap(desired), gvk, live, o, pre)
+		result, changed, err := a.applyWithOwner(ctx, jsonvalue.DeepCopyMap(desired), gvk, live, o, pre)
 		err = a.lostRace(err, desired, gvk, like, pre)
 		if !apierrors.IsConflict(err) || (live != nil && isFieldConflict(err)) || a.apiReader == nil || attempt == checkedApplyAttempts {
 			return result, changed, err
@@ -554,8 +556,8 @@ func (a *Applier) applyStatus(ctx context.Context, m map[string]any, gvk schema.
 	if err != nil {
 		return nil, false, err
 	}
-	liveRaw, _ := nested(liveMap, "status", "conditions")
-	current, _ := conditionList(liveRaw)
+	liveRaw, _ := jsonvalue.Nested(liveMap, "status", "conditions")
+	current, _ := jsonvalue.Conditions(liveRaw)
 	if r, applied := a.cache.get(a.keyOf(m, gvk, "status")); applied && olderThan(live.GetResourceVersion(), r.resourceVersion) {
 		// The reader has not caught up with the Applier's last status apply: the conditions it
 		// shows are older than those on the server, and a condition that flipped since would
@@ -569,7 +571,7 @@ func (a *Applier) applyStatus(ctx context.Context, m map[string]any, gvk schema.
 	if undeclaredTransitionTime(err) {
 		// The conditions of this kind have no lastTransitionTime (KEDA's, for one): apply them
 		// without the times the Applier added.
-		if untimed := statusBody(m, gvk, live, current, o.ownedConditions, false, carry); !jsonEqual(untimed, desired) {
+		if untimed := statusBody(m, gvk, live, current, o.ownedConditions, false, carry); !jsonvalue.Equal(untimed, desired) {
 			result, changed, err = a.apply(ctx, untimed, gvk, live, "status", o.force, precondition{})
 		}
 	}
@@ -653,7 +655,7 @@ func (a *Applier) prepareConfiguration(ac runtime.ApplyConfiguration) (map[strin
 		return nil, schema.GroupVersionKind{}, fmt.Errorf("failed to apply %T: the apply configuration needs an apiVersion and a kind", ac)
 	}
 	gvk := gv.WithKind(kind)
-	if name, _ := nested(m, "metadata", "name"); name == nil || name == "" {
+	if name, _ := jsonvalue.Nested(m, "metadata", "name"); name == nil || name == "" {
 		return nil, schema.GroupVersionKind{}, fmt.Errorf("failed to apply %s: the apply configuration needs a name", gvk.Kind)
 	}
 	return m, gvk, nil
@@ -683,8 +685,8 @@ func (a *Applier) newObject(m map[string]any, gvk schema.GroupVersionKind) clien
 		u.SetGroupVersionKind(gvk)
 		obj = u
 	}
-	name, _ := nested(m, "metadata", "name")
-	namespace, _ := nested(m, "metadata", "namespace")
+	name, _ := jsonvalue.Nested(m, "metadata", "name")
+	namespace, _ := jsonvalue.Nested(m, "metadata", "namespace")
 	obj.SetName(fmt.Sprint(name))
 	if ns, ok := namespace.(string); ok {
 		obj.SetNamespace(ns)
@@ -715,8 +717,8 @@ const noSuchResourceVersion = "9223372036854775807"
 
 // keyOf returns the key the Applier remembers applies of desired to subresource by.
 func (a *Applier) keyOf(desired map[string]any, gvk schema.GroupVersionKind, subresource string) applyKey {
-	name, _ := nested(desired, "metadata", "name")
-	namespace, _ := nested(desired, "metadata", "namespace")
+	name, _ := jsonvalue.Nested(desired, "metadata", "name")
+	namespace, _ := jsonvalue.Nested(desired, "metadata", "namespace")
 	return applyKey{gvk: gvk, namespace: fmt.Sprint(orEmpty(namespace)), name: fmt.Sprint(name), manager: a.manager, subresource: subresource}
 }
 
@@ -799,7 +801,7 @@ func (a *Applier) provenUpToDate(desired map[string]any, gvk schema.GroupVersion
 func (a *Applier) send(ctx context.Context, desired map[string]any, gvk schema.GroupVersionKind,
 	live client.Object, subresource string, force bool, pre precondition, key applyKey, hash [32]byte,
 ) (result client.Object, changed bool, err error) {
-	u := &unstructured.Unstructured{Object: deepCopyMap(desired)}
+	u := &unstructured.Unstructured{Object: jsonvalue.DeepCopyMap(desired)}
 	// The precondition goes in the request only, after the hash: it is not what is declared.
 	if pre.uid != "" {
 		u.SetUID(pre.uid)
@@ -864,11 +866,11 @@ func sameApplied(live client.Object, u *unstructured.Unstructured) bool {
 		return false
 	}
 	strip := func(m map[string]any) (map[string]any, map[string]any) {
-		c := deepCopyMap(m)
-		meta := nestedMap(c, "metadata")
+		c := jsonvalue.DeepCopyMap(m)
+		meta := jsonvalue.NestedMap(c, "metadata")
 		sets := map[string]any{}
-		for _, e := range list(meta["managedFields"]) {
-			em := asMap(e)
+		for _, e := range jsonvalue.List(meta["managedFields"]) {
+			em := jsonvalue.Map(e)
 			sets[fmt.Sprint(em["manager"], "/", em["operation"], "/", em["subresource"], "/", em["apiVersion"])] = em["fieldsV1"]
 		}
 		delete(meta, "managedFields")
@@ -877,7 +879,7 @@ func sameApplied(live client.Object, u *unstructured.Unstructured) bool {
 	}
 	x, xs := strip(before)
 	y, ys := strip(u.Object)
-	return len(xs) > 0 && jsonEqual(x, y) && jsonEqual(xs, ys)
+	return len(xs) > 0 && jsonvalue.Equal(x, y) && jsonvalue.Equal(xs, ys)
 }
 
 // ownerMarked returns the uid of the owner whose mark desired, the body of an apply request,
@@ -893,8 +895,8 @@ func ownerMarked(desired map[string]any) types.UID {
 // describeBody names the object of an apply request body in messages: "ConfigMap ns/name", or
 // "the status of ConfigMap ns/name".
 func describeBody(desired map[string]any, gvk schema.GroupVersionKind, subresource string) string {
-	name, _ := nested(desired, "metadata", "name")
-	namespace, _ := nested(desired, "metadata", "namespace")
+	name, _ := jsonvalue.Nested(desired, "metadata", "name")
+	namespace, _ := jsonvalue.Nested(desired, "metadata", "namespace")
 	what := gvk.Kind + " " + client.ObjectKey{Namespace: fmt.Sprint(orEmpty(namespace)), Name: fmt.Sprint(orEmpty(name))}.String()
 	if subresource != "" {
 		what = "the " + subresource + " of " + what
@@ -1002,14 +1004,14 @@ func applyBody(m map[string]any, gvk schema.GroupVersionKind) map[string]any {
 		switch k {
 		case "status", "metadata":
 		default:
-			body[k] = pruneNulls(deepCopy(v))
+			body[k] = pruneNulls(jsonvalue.DeepCopy(v))
 		}
 	}
-	meta := nestedMap(m, "metadata")
+	meta := jsonvalue.NestedMap(m, "metadata")
 	applied := make(map[string]any, len(appliedMetadata))
 	for _, k := range appliedMetadata {
 		if v, ok := meta[k]; ok && v != nil {
-			applied[k] = deepCopy(v)
+			applied[k] = jsonvalue.DeepCopy(v)
 		}
 	}
 	body["metadata"] = applied
@@ -1029,7 +1031,7 @@ func applyBody(m map[string]any, gvk schema.GroupVersionKind) map[string]any {
 func statusBody(m map[string]any, gvk schema.GroupVersionKind, live client.Object, current []any, owned []conditions.Type, stamp bool,
 	carry func(conditionType string) bool,
 ) map[string]any {
-	status, _ := pruneNulls(deepCopy(m["status"])).(map[string]any)
+	status, _ := pruneNulls(jsonvalue.DeepCopy(m["status"])).(map[string]any)
 	if status == nil {
 		status = map[string]any{}
 	}
@@ -1047,21 +1049,21 @@ func statusBody(m map[string]any, gvk schema.GroupVersionKind, live client.Objec
 	if !has {
 		return body
 	}
-	desired, ok := conditionList(raw)
+	desired, ok := jsonvalue.Conditions(raw)
 	if !ok {
 		return body // not a list of conditions keyed by type: applied as it is
 	}
-	stamp = stamp && !slices.ContainsFunc(current, func(e any) bool { return !hasTime(asMap(e)) })
+	stamp = stamp && !slices.ContainsFunc(current, func(e any) bool { return !hasTime(jsonvalue.Map(e)) })
 	out := make([]any, 0, len(desired))
 	for _, e := range desired {
-		c := asMap(e)
-		if owned != nil && !slices.Contains(owned, conditions.Type(conditionType(c))) {
+		c := jsonvalue.Map(e)
+		if owned != nil && !slices.Contains(owned, conditions.Type(jsonvalue.ConditionType(c))) {
 			continue
 		}
-		l := findCondition(current, conditionType(c))
+		l := jsonvalue.FindCondition(current, jsonvalue.ConditionType(c))
 		switch {
-		case l != nil && hasTime(l) && sameStatus(l, c) && (stamp || carry(conditionType(c))):
-			c["lastTransitionTime"] = deepCopy(l["lastTransitionTime"])
+		case l != nil && hasTime(l) && jsonvalue.SameStatus(l, c) && (stamp || carry(jsonvalue.ConditionType(c))):
+			c["lastTransitionTime"] = jsonvalue.DeepCopy(l["lastTransitionTime"])
 		case !hasTime(c) && stamp:
 			c["lastTransitionTime"] = time.Now().UTC().Truncate(time.Second).Format(time.RFC3339)
 		}
@@ -1093,14 +1095,14 @@ func timesApplied(live client.Object, manager string) (map[string]bool, bool) {
 		if !ok {
 			return nil, false
 		}
-		for k, v := range nestedMap(set, "f:status", "f:conditions") {
+		for k, v := range jsonvalue.NestedMap(set, "f:status", "f:conditions") {
 			key, ok := strings.CutPrefix(k, "k:")
 			var selector map[string]any
 			if !ok || json.Unmarshal([]byte(key), &selector) != nil {
 				continue
 			}
 			if t, _ := selector["type"].(string); t != "" {
-				_, out[t] = asMap(v)["f:lastTransitionTime"]
+				_, out[t] = jsonvalue.Map(v)["f:lastTransitionTime"]
 			}
 		}
 	}
@@ -1124,18 +1126,18 @@ func undeclaredTransitionTime(err error) bool {
 // transitionTimes returns what an [applyRecord] keeps of obj's conditions: the type, status and
 // lastTransitionTime of each, or nil when obj has none or they are not a list keyed by type.
 func transitionTimes(obj map[string]any) []any {
-	raw, _ := nested(obj, "status", "conditions")
-	list, ok := conditionList(raw)
+	raw, _ := jsonvalue.Nested(obj, "status", "conditions")
+	list, ok := jsonvalue.Conditions(raw)
 	if !ok || len(list) == 0 {
 		return nil
 	}
 	out := make([]any, 0, len(list))
 	for _, e := range list {
-		c := asMap(e)
+		c := jsonvalue.Map(e)
 		kept := map[string]any{"type": c["type"]}
 		for _, k := range []string{"status", "lastTransitionTime"} {
 			if v, ok := c[k]; ok {
-				kept[k] = deepCopy(v)
+				kept[k] = jsonvalue.DeepCopy(v)
 			}
 		}
 		out = append(out, kept)

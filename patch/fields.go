@@ -21,6 +21,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/managedfields"
@@ -81,7 +83,7 @@ func upToDate(desired, live map[string]any, managed []fieldsEntry, manager, subr
 		return false
 	}
 	owned, ok := entry.set, entry.ok
-	if !ok || declared != nil && !jsonEqual(declared, owned) {
+	if !ok || declared != nil && !jsonvalue.Equal(declared, owned) {
 		return false
 	}
 	p := proof{schema: declared != nil}
@@ -90,7 +92,7 @@ func upToDate(desired, live map[string]any, managed []fieldsEntry, manager, subr
 		if ownedMeta == nil {
 			ownedMeta = map[string]any{}
 		}
-		if !jsonEqual(declaredMeta, ownedMeta) {
+		if !jsonvalue.Equal(declaredMeta, ownedMeta) {
 			return false
 		}
 		p.metadata = true
@@ -206,7 +208,7 @@ type proof struct {
 func (p proof) unchanged(owned map[string]any, d, l any, others []map[string]any, root bool) bool {
 	if children(owned) == 0 && !root {
 		// Owned as a whole: the apply sets it to d, whatever live has.
-		return jsonEqual(d, l) && p.atomic(d, others)
+		return jsonvalue.Equal(d, l) && p.atomic(d, others)
 	}
 	switch dv := d.(type) {
 	case map[string]any:
@@ -310,7 +312,7 @@ func selector(owned map[string]any, used map[string]bool, i int, e any) string {
 			}
 		case 'v':
 			var val any
-			if json.Unmarshal([]byte(raw), &val) == nil && jsonEqual(val, e) {
+			if json.Unmarshal([]byte(raw), &val) == nil && jsonvalue.Equal(val, e) {
 				return k
 			}
 		case 'k':
@@ -324,7 +326,7 @@ func selector(owned map[string]any, used map[string]bool, i int, e any) string {
 			}
 			match := true
 			for kk, kv := range key {
-				if ev, ok := em[kk]; !ok || !jsonEqual(ev, kv) {
+				if ev, ok := em[kk]; !ok || !jsonvalue.Equal(ev, kv) {
 					match = false
 					break
 				}
@@ -392,7 +394,7 @@ type fieldsEntry struct {
 // set is a JSON object already: without the round trip through JSON that
 // Unstructured.GetManagedFields and fieldSet make of every entry.
 func entriesOf(obj *unstructured.Unstructured) []fieldsEntry {
-	raw, _ := nested(obj.Object, "metadata", "managedFields")
+	raw, _ := jsonvalue.Nested(obj.Object, "metadata", "managedFields")
 	list, _ := raw.([]any)
 	out := make([]fieldsEntry, 0, len(list))
 	for _, item := range list {
@@ -466,7 +468,7 @@ func ownsOnly(owned map[string]any, d, l any, others []map[string]any) bool {
 		case !isList || len(ll) == len(dl):
 			// The value as applied, exactly: admission may have changed it as it was applied
 			// (on a creation only, say), and applying again would set it back.
-			return jsonEqual(d, l) || isMap && len(dm) == 0
+			return jsonvalue.Equal(d, l) || isMap && len(dm) == 0
 		}
 		if len(dl) > 0 {
 			return false
@@ -543,7 +545,7 @@ func liveIndex(k string, l []any) (at, n int) {
 		case 'i':
 			match = k[2:] == strconv.Itoa(i)
 		case 'v':
-			match = jsonEqual(e, want)
+			match = jsonvalue.Equal(e, want)
 		case 'k':
 			em, ok := e.(map[string]any)
 			match = ok && key != nil
@@ -551,7 +553,7 @@ func liveIndex(k string, l []any) (at, n int) {
 				if !match {
 					break
 				}
-				match = jsonEqual(em[kk], kv)
+				match = jsonvalue.Equal(em[kk], kv)
 			}
 		}
 		if match {
@@ -594,7 +596,7 @@ func defaultedSelector(owned map[string]any, used map[string]bool, e any) string
 		}
 		match := true
 		for kk, kv := range key {
-			if ev, ok := em[kk]; ok && !jsonEqual(ev, kv) {
+			if ev, ok := em[kk]; ok && !jsonvalue.Equal(ev, kv) {
 				match = false
 				break
 			}

@@ -29,6 +29,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
 )
 
 func TestUpToDate(t *testing.T) {
@@ -183,7 +185,7 @@ func TestUpToDate(t *testing.T) {
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			d, l := deepCopyMap(desired), deepCopyMap(live)
+			d, l := jsonvalue.DeepCopyMap(desired), jsonvalue.DeepCopyMap(live)
 			if tc.mutate != nil {
 				tc.mutate(d, l)
 			}
@@ -358,7 +360,7 @@ func TestUpToDateProvesACustomResourcesMetadataFromObjectMetasSchema(t *testing.
 			managed := []metav1.ManagedFieldsEntry{{
 				Manager: "me", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "test.tenon.dev/v1", FieldsV1: metav1.NewFieldsV1(tc.owned),
 			}}
-			g.Expect(upToDate(deepCopyMap(desired), tc.live, typedEntries(managed), "me", "", nil, tc.declaredMeta)).To(Equal(tc.want))
+			g.Expect(upToDate(jsonvalue.DeepCopyMap(desired), tc.live, typedEntries(managed), "me", "", nil, tc.declaredMeta)).To(Equal(tc.want))
 		})
 	}
 }
@@ -451,7 +453,7 @@ func TestAValueAdmissionChangedIsNoFixedPoint(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := desired(tc.applied)
-			spec := deepCopyMap(d["spec"].(map[string]any))
+			spec := jsonvalue.DeepCopyMap(d["spec"].(map[string]any))
 			for k, v := range tc.live {
 				if v == nil {
 					delete(spec, k)

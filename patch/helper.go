@@ -28,6 +28,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
+	"github.com/tenon-dev/tenon/patch/internal/threeway"
+
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -238,31 +241,31 @@ func (p *patcher) run(ctx context.Context) error {
 		p.h.previous = deepCopyObject(p.recorded)
 	}
 	var mainDone, mainWritten, lock bool
-	var refused []op // the last request the server refused because a guard failed
+	var refused []threeway.Op // the last request the server refused because a guard failed
 	conflicts, requests := 0, 0
 	for {
-		m := &merger{owned: p.opts.ownedConditions, order: p.order}
-		d := &differ{exact: p.exact, guarded: ownedGuard(p.opts.ownedConditions), written: written(base)}
-		var req request
+		m := &threeway.Merger{Owned: p.opts.ownedConditions, Order: p.order}
+		d := &threeway.Differ{Exact: p.exact, Guarded: threeway.OwnedGuard(p.opts.ownedConditions), Written: written(base)}
+		var req threeway.Request
 		if !mainDone {
-			result := m.mergeMain(p.before, p.after, base, statusInMain)
-			if len(m.conflicts) > 0 {
-				return p.fail(newConflictError(p.h.describe(p.obj), m.conflicts, 0, nil), mainWritten)
+			result := m.MergeMain(p.before, p.after, base, statusInMain)
+			if len(m.Conflicts) > 0 {
+				return p.fail(newConflictError(p.h.describe(p.obj), m.Conflicts, 0, nil), mainWritten)
 			}
-			req = d.diffMain(base, result, statusInMain)
-			mainDone = req.empty()
+			req = d.DiffMain(base, result, statusInMain)
+			mainDone = req.Empty()
 		}
 		if mainDone {
 			if statusInMain {
 				p.finish(latest)
 				return nil
 			}
-			result := m.mergeStatus(p.before, p.after, base)
-			if len(m.conflicts) > 0 {
-				return p.fail(newConflictError(p.h.describe(p.obj), m.conflicts, 0, nil), mainWritten)
+			result := m.MergeStatus(p.before, p.after, base)
+			if len(m.Conflicts) > 0 {
+				return p.fail(newConflictError(p.h.describe(p.obj), m.Conflicts, 0, nil), mainWritten)
 			}
-			req = d.diffStatus(base, result)
-			if req.empty() {
+			req = d.DiffStatus(base, result)
+			if req.Empty() {
 				p.finish(latest)
 				return nil
 			}
@@ -272,20 +275,22 @@ func (p *patcher) run(ctx context.Context) error {
 			return p.fail(fmt.Errorf("failed to patch %s: the server does not keep the changes", p.h.describe(p.obj)), mainWritten)
 		}
 
-		ops := req.finish(base, lock)
-		if !lock && slices.EqualFunc(ops, refused, func(a, b op) bool { return a.kind == b.kind && a.path == b.path && jsonEqual(a.value, b.value) }) {
+		ops := req.Finish(base, lock)
+		if !lock && slices.EqualFunc(ops, refused, func(a, b threeway.Op) bool {
+			return a.Kind == b.Kind && a.Path == b.Path && jsonvalue.Equal(a.Value, b.Value)
+		}) {
 			// The very request the server just refused: what the object as read shows cannot be
 			// what the server holds. Only the resourceVersion can guard it.
 			lock = true
-			ops = req.finish(base, lock)
+			ops = req.Finish(base, lock)
 		}
 		var resp client.Object
 		var err error
-		if rv, _ := nested(base, "metadata", "resourceVersion"); (lock || req.lock) && (rv == nil || rv == "") {
+		if rv, _ := jsonvalue.Nested(base, "metadata", "resourceVersion"); (lock || req.Lock) && (rv == nil || rv == "") {
 			// Nothing to lock on: read the object first.
 			err = apierrors.NewConflict(p.resource(), p.obj.GetName(), errors.New("the object has no resourceVersion"))
 		} else {
-			resp, err = p.send(ctx, ops, req.status)
+			resp, err = p.send(ctx, ops, req.Status)
 		}
 		switch {
 		case err == nil:
@@ -294,7 +299,7 @@ func (p *patcher) run(ctx context.Context) error {
 			if base, err = toMap(resp); err != nil {
 				return err
 			}
-			if req.status || isGone(resp) {
+			if req.Status || isGone(resp) {
 				p.finish(latest)
 				return nil
 			}
@@ -315,7 +320,7 @@ func (p *patcher) run(ctx context.Context) error {
 				statusInMain = kept
 			}
 
-		case apierrors.IsNotFound(err) && req.status:
+		case apierrors.IsNotFound(err) && req.Status:
 			// The object is gone, or its kind has no status subresource: the object tells.
 			fresh, getErr := p.get(ctx)
 			if getErr != nil || !p.sameObject(fresh) {
@@ -362,7 +367,7 @@ func (p *patcher) run(ctx context.Context) error {
 			if isGuardFailure(err) {
 				refused = ops
 			}
-			if isGuardFailure(err) && applies(m, ops) {
+			if isGuardFailure(err) && threeway.Applies(m, ops) {
 				// The server refused what the object as read says it would accept: it holds a
 				// value the object cannot show exactly (a field its Go type lacks, an empty map
 				// a typed object drops), or another writer changed it and changed it back. Read
@@ -370,7 +375,7 @@ func (p *patcher) run(ctx context.Context) error {
 				// hid a field, so merge onto the JSON (the field is kept, or a change to its list
 				// is a conflict). Otherwise no value explains the refusal: lock on the
 				// resourceVersion instead of testing values from now on.
-				if raw, rawErr := p.getRaw(ctx); rawErr == nil && p.sameObject(raw) && !applies(raw.Object, ops) {
+				if raw, rawErr := p.getRaw(ctx); rawErr == nil && p.sameObject(raw) && !threeway.Applies(raw.Object, ops) {
 					m = raw.Object
 				} else {
 					lock = true
@@ -381,7 +386,7 @@ func (p *patcher) run(ctx context.Context) error {
 				p.h.previous = deepCopyObject(fresh)
 			}
 
-		case !req.status && refusesNewFinalizers(err) && addsFinalizers(p.before, p.after):
+		case !req.Status && refusesNewFinalizers(err) && addsFinalizers(p.before, p.after):
 			// The object was deleted after it was read: a race, not an invalid request. The
 			// next reconcile reads the deletion and runs the cleanup instead.
 			e := newConflictError(p.h.describe(p.obj), []string{"/metadata/finalizers"}, 0, err)
@@ -411,10 +416,10 @@ func refusesNewFinalizers(err error) bool {
 
 // addsFinalizers reports whether after has a finalizer before does not.
 func addsFinalizers(before, after map[string]any) bool {
-	bv, _ := nested(before, "metadata", "finalizers")
-	av, _ := nested(after, "metadata", "finalizers")
-	b := stringList(bv)
-	return slices.ContainsFunc(stringList(av), func(f string) bool { return !slices.Contains(b, f) })
+	bv, _ := jsonvalue.Nested(before, "metadata", "finalizers")
+	av, _ := jsonvalue.Nested(after, "metadata", "finalizers")
+	b := jsonvalue.StringList(bv)
+	return slices.ContainsFunc(jsonvalue.StringList(av), func(f string) bool { return !slices.Contains(b, f) })
 }
 
 // statusInMain reports whether the status should go with the rest of the object: when the
@@ -443,14 +448,14 @@ func (p *patcher) statusInMain() bool {
 // written returns whether a field manager of obj's managedFields owns the field at path or
 // something in it, or nil when obj has no managedFields.
 func written(obj map[string]any) func(path []string) bool {
-	entries := list(nestedValue(obj, "metadata", "managedFields"))
+	entries := jsonvalue.List(nestedValue(obj, "metadata", "managedFields"))
 	if len(entries) == 0 {
 		return nil
 	}
 	return func(path []string) bool {
 		for _, e := range entries {
-			fields := nestedMap(asMap(e), "fieldsV1")
-			if _, ok := nested(fields, fieldsPath(path)...); ok {
+			fields := jsonvalue.NestedMap(jsonvalue.Map(e), "fieldsV1")
+			if _, ok := jsonvalue.Nested(fields, fieldsPath(path)...); ok {
 				return true
 			}
 		}
@@ -459,13 +464,8 @@ func written(obj map[string]any) func(path []string) bool {
 }
 
 func nestedValue(m map[string]any, path ...string) any {
-	v, _ := nested(m, path...)
+	v, _ := jsonvalue.Nested(m, path...)
 	return v
-}
-
-func asMap(v any) map[string]any {
-	m, _ := v.(map[string]any)
-	return m
 }
 
 // fieldsPath returns path as managedFields name it: "f:" and each field's name.
@@ -506,7 +506,7 @@ func (p *patcher) fail(err error, mainWritten bool) error {
 }
 
 // send sends one JSON Patch and returns the object the server answered with.
-func (p *patcher) send(ctx context.Context, ops []op, status bool) (client.Object, error) {
+func (p *patcher) send(ctx context.Context, ops []threeway.Op, status bool) (client.Object, error) {
 	data, err := json.Marshal(ops)
 	if err != nil {
 		return nil, fmt.Errorf("failed to encode the patch of %s: %w", p.h.describe(p.obj), err)
@@ -573,22 +573,22 @@ func resourceOf(c client.Client, gvk schema.GroupVersionKind) schema.GroupResour
 // keptStatus reports whether obj, the server's answer to a request of ops, holds every change
 // ops made to the status: a value added or replaced is there (an empty object or list may be
 // missing, since a typed object cannot show one), a value removed is not.
-func keptStatus(obj map[string]any, ops []op) bool {
+func keptStatus(obj map[string]any, ops []threeway.Op) bool {
 	for _, o := range ops {
-		if o.kind == "test" || (o.path != "/status" && !strings.HasPrefix(o.path, "/status/")) {
+		if o.Kind == "test" || (o.Path != "/status" && !strings.HasPrefix(o.Path, "/status/")) {
 			continue
 		}
-		v, ok := atPointer(obj, o.path)
+		v, ok := atPointer(obj, o.Path)
 		switch {
-		case o.kind == "remove":
+		case o.Kind == "remove":
 			if ok {
 				return false
 			}
 		case ok:
-			if !jsonEqual(v, o.value) {
+			if !jsonvalue.Equal(v, o.Value) {
 				return false
 			}
-		case !isEmptyValue(o.value):
+		case !isEmptyValue(o.Value):
 			return false
 		}
 	}
@@ -632,9 +632,9 @@ func atPointer(doc map[string]any, path string) (any, bool) {
 }
 
 // touchesStatus reports whether ops change the status.
-func touchesStatus(ops []op) bool {
-	return slices.ContainsFunc(ops, func(o op) bool {
-		return o.kind != "test" && (o.path == "/status" || strings.HasPrefix(o.path, "/status/"))
+func touchesStatus(ops []threeway.Op) bool {
+	return slices.ContainsFunc(ops, func(o threeway.Op) bool {
+		return o.Kind != "test" && (o.Path == "/status" || strings.HasPrefix(o.Path, "/status/"))
 	})
 }
 

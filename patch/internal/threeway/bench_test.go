@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package patch
+package threeway
 
 import (
 	"encoding/json"
@@ -52,14 +52,14 @@ func BenchmarkCompute(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		after := afters[i%2]
-		m := &merger{}
-		d := &differ{exact: true, guarded: ownedGuard(nil)}
-		main := d.diffMain(before.Object, m.mergeMain(before.Object, after.Object, before.Object, false), false)
-		status := d.diffStatus(before.Object, m.mergeStatus(before.Object, after.Object, before.Object))
-		if !main.empty() || status.empty() || len(m.conflicts) > 0 {
+		m := &Merger{}
+		d := &Differ{Exact: true, Guarded: OwnedGuard(nil)}
+		main := d.DiffMain(before.Object, m.MergeMain(before.Object, after.Object, before.Object, false), false)
+		status := d.DiffStatus(before.Object, m.MergeStatus(before.Object, after.Object, before.Object))
+		if !main.Empty() || status.Empty() || len(m.Conflicts) > 0 {
 			b.Fatal("want a status request only")
 		}
-		if _, err := json.Marshal(status.finish(before.Object, false)); err != nil {
+		if _, err := json.Marshal(status.Finish(before.Object, false)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package patch
+package threeway
 
 import (
 	"encoding/json"
@@ -23,6 +23,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/google/go-cmp/cmp"
@@ -48,16 +50,16 @@ func FuzzMergeAndDiff(f *testing.F) {
 	f.Fuzz(func(t *testing.T, seed1, seed2 uint64) {
 		r := rand.New(rand.NewPCG(seed1, seed2))
 		before := randomObject(r)
-		after := deepCopyMap(before)
+		after := jsonvalue.DeepCopyMap(before)
 		mutate(r, after, "c")
-		latest := deepCopyMap(before)
+		latest := jsonvalue.DeepCopyMap(before)
 		mutate(r, latest, "o")
 		latest["metadata"].(map[string]any)["resourceVersion"] = "2"
 
-		var opts merger
+		var opts Merger
 		for _, ty := range []conditions.Type{"C1", "C2", "C3"} {
 			if r.IntN(2) == 0 {
-				opts.owned = append(opts.owned, ty)
+				opts.Owned = append(opts.Owned, ty)
 			}
 		}
 
@@ -72,22 +74,22 @@ func FuzzMergeAndDiff(f *testing.F) {
 }
 
 // patchOnto merges and diffs as Patch does, applies the requests to a copy of latest and returns it.
-func patchOnto(t *testing.T, before, after, latest map[string]any, opts merger) map[string]any {
+func patchOnto(t *testing.T, before, after, latest map[string]any, opts Merger) map[string]any {
 	t.Helper()
-	m := &merger{owned: opts.owned}
-	d := &differ{exact: true, guarded: ownedGuard(opts.owned)}
-	result := m.mergeMain(before, after, latest, false)
-	main := d.diffMain(latest, result, false)
-	result = m.mergeStatus(before, after, result)
-	status := d.diffStatus(latest, result)
-	if len(m.conflicts) > 0 {
-		t.Fatalf("merge: conflicts %v between writers of different fields", m.conflicts)
+	m := &Merger{Owned: opts.Owned}
+	d := &Differ{Exact: true, Guarded: OwnedGuard(opts.Owned)}
+	result := m.MergeMain(before, after, latest, false)
+	main := d.DiffMain(latest, result, false)
+	result = m.MergeStatus(before, after, result)
+	status := d.DiffStatus(latest, result)
+	if len(m.Conflicts) > 0 {
+		t.Fatalf("merge: conflicts %v between writers of different fields", m.Conflicts)
 	}
-	doc := deepCopyMap(latest)
-	for _, req := range []request{main, status} {
+	doc := jsonvalue.DeepCopyMap(latest)
+	for _, req := range []Request{main, status} {
 		var err error
-		if doc, err = applyJSONPatch(doc, req.finish(latest, false)); err != nil {
-			t.Fatalf("the patch does not apply to the object it was computed for: %v\nops: %+v", err, req.ops)
+		if doc, err = applyJSONPatch(doc, req.Finish(latest, false)); err != nil {
+			t.Fatalf("the patch does not apply to the object it was computed for: %v\nops: %+v", err, req.Ops)
 		}
 	}
 	if diff := cmp.Diff(writtenParts(result), writtenParts(doc)); diff != "" {
@@ -97,7 +99,7 @@ func patchOnto(t *testing.T, before, after, latest map[string]any, opts merger) 
 }
 
 // applyJSONPatch applies ops to doc as the API server does.
-func applyJSONPatch(doc map[string]any, ops []op) (map[string]any, error) {
+func applyJSONPatch(doc map[string]any, ops []Op) (map[string]any, error) {
 	d, err := json.Marshal(doc)
 	if err != nil {
 		return nil, err
@@ -159,14 +161,14 @@ func checkOwnership(t *testing.T, before, after, latest, got map[string]any) {
 		return latest
 	}
 	for _, path := range [][]string{{"metadata", "labels"}, {"metadata", "annotations"}, {"spec"}, {"status"}} {
-		g := nestedMap(got, path...)
-		for _, k := range sortedKeys(nestedMap(before, path...), nestedMap(after, path...), nestedMap(latest, path...), g) {
+		g := jsonvalue.NestedMap(got, path...)
+		for _, k := range jsonvalue.SortedKeys(jsonvalue.NestedMap(before, path...), jsonvalue.NestedMap(after, path...), jsonvalue.NestedMap(latest, path...), g) {
 			if k == "conditions" {
 				continue
 			}
-			wv, wok := normalised(nestedMap(owner(k), path...)[k])
+			wv, wok := normalised(jsonvalue.NestedMap(owner(k), path...)[k])
 			gv, gok := normalised(g[k])
-			if wok != gok || (wok && !jsonEqual(wv, gv)) {
+			if wok != gok || (wok && !jsonvalue.Equal(wv, gv)) {
 				t.Fatalf("%v.%s is %v (present %v), want %v (present %v)", path, k, gv, gok, wv, wok)
 			}
 		}
@@ -174,9 +176,9 @@ func checkOwnership(t *testing.T, before, after, latest, got map[string]any) {
 
 	// Finalizers: the controller's additions and removals on top of latest's list, each once
 	// (in after's order when latest did not change the list, in latest's otherwise).
-	bf, af := stringList(metadata(before, "finalizers")), stringList(metadata(after, "finalizers"))
+	bf, af := jsonvalue.StringList(metadata(before, "finalizers")), jsonvalue.StringList(metadata(after, "finalizers"))
 	var want []string
-	for _, f := range stringList(metadata(latest, "finalizers")) {
+	for _, f := range jsonvalue.StringList(metadata(latest, "finalizers")) {
 		if !slices.Contains(bf, f) || slices.Contains(af, f) {
 			want = append(want, f)
 		}
@@ -186,7 +188,7 @@ func checkOwnership(t *testing.T, before, after, latest, got map[string]any) {
 			want = append(want, f)
 		}
 	}
-	g := stringList(metadata(got, "finalizers"))
+	g := jsonvalue.StringList(metadata(got, "finalizers"))
 	slices.Sort(g)
 	slices.Sort(want)
 	if !slices.Equal(g, want) {
@@ -194,11 +196,11 @@ func checkOwnership(t *testing.T, before, after, latest, got map[string]any) {
 	}
 
 	// Owner references: each as its writer left it, none lost, none resurrected.
-	gotRefs := list(metadata(got, "ownerReferences"))
+	gotRefs := jsonvalue.List(metadata(got, "ownerReferences"))
 	for _, uid := range []string{"c-uid-0", "c-uid-1", "c-uid-2", "c-uid-3", "o-uid-0", "o-uid-1", "o-uid-2", "o-uid-3"} {
-		src := list(metadata(owner(uid), "ownerReferences"))
+		src := jsonvalue.List(metadata(owner(uid), "ownerReferences"))
 		i, j := indexByUID(src, uid), indexByUID(gotRefs, uid)
-		if (i < 0) != (j < 0) || (i >= 0 && !jsonEqual(src[i], gotRefs[j])) {
+		if (i < 0) != (j < 0) || (i >= 0 && !jsonvalue.Equal(src[i], gotRefs[j])) {
 			t.Fatalf("owner reference %s is %v, want %v", uid, gotRefs, src)
 		}
 	}
@@ -239,12 +241,12 @@ func normalised(v any) (any, bool) {
 }
 
 func metadata(m map[string]any, field string) any {
-	v, _ := nested(m, "metadata", field)
+	v, _ := jsonvalue.Nested(m, "metadata", field)
 	return v
 }
 
 func statusConditions(m map[string]any) any {
-	v, _ := nested(m, "status", "conditions")
+	v, _ := jsonvalue.Nested(m, "status", "conditions")
 	return v
 }
 
@@ -286,7 +288,7 @@ func mutate(r *rand.Rand, obj map[string]any, p string) {
 		}
 	}
 	if r.IntN(2) == 0 {
-		fs := list(meta["finalizers"])
+		fs := jsonvalue.List(meta["finalizers"])
 		fs = slices.DeleteFunc(slices.Clone(fs), func(f any) bool {
 			s, _ := f.(string)
 			return strings.HasPrefix(s, p) && r.IntN(2) == 0
@@ -300,7 +302,7 @@ func mutate(r *rand.Rand, obj map[string]any, p string) {
 		setList(meta, "finalizers", fs)
 	}
 	if r.IntN(2) == 0 {
-		refs, _ := deepCopy(list(meta["ownerReferences"])).([]any)
+		refs, _ := jsonvalue.DeepCopy(jsonvalue.List(meta["ownerReferences"])).([]any)
 		refs = slices.DeleteFunc(refs, func(ref any) bool { return strings.HasPrefix(uidOf(ref), p) && r.IntN(3) == 0 })
 		for range r.IntN(3) {
 			uid := fmt.Sprintf("%s-uid-%d", p, r.IntN(4))

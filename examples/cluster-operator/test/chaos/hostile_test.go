@@ -172,7 +172,7 @@ func hostileInput(t *testing.T, w *world) *result {
 		Details: []string{
 			"Rejected cases: " + strings.Join(caseNames(cases), "; ") + "; a change of the immutable DNS name.",
 			"Accepted as data (they are free text): shell, template, HTML, right-to-left override and JSON in config values; the ConfigMap holds them byte for byte.",
-			"Fuzz targets (run with go test -fuzz for the budget above): conditions.FuzzSetAndDelete, conditions.FuzzValidAgreesWithTheAPIServer, patch.FuzzMergeAndDiff.",
+			"Fuzz targets (run with go test -fuzz for the budget above): conditions.FuzzSetAndDelete, conditions.FuzzValidAgreesWithTheAPIServer, and FuzzMergeAndDiff of patch/internal/threeway (the Helper's merge and JSON Patch).",
 			"Lost counts hostile input that was accepted or rejected without a clear message, free text that was not stored as written, and fuzz failures.",
 		},
 	}
@@ -212,7 +212,7 @@ func (w *world) fuzz(t *testing.T) (targets int, execs string, problems []string
 	for _, target := range []struct{ pkg, name string }{
 		{"./conditions", "FuzzSetAndDelete"},
 		{"./conditions", "FuzzValidAgreesWithTheAPIServer"},
-		{"./patch", "FuzzMergeAndDiff"},
+		{"./patch/internal/threeway", "FuzzMergeAndDiff"},
 	} {
 		out, err := w.fuzzOnce(t, root, target.pkg, target.name)
 		if err != nil && coordinatorRace(out) {

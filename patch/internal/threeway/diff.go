@@ -14,29 +14,32 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package patch
+package threeway
 
 import (
 	"slices"
 	"strconv"
 
+	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
+
 	"github.com/tenon-dev/tenon/conditions"
 )
 
-// request is the JSON Patch of one request, computed against base, before it is sent.
-type request struct {
-	ops []op
-	// lock is set when only base's resourceVersion can guard the request: it writes a whole
+// Request is the JSON Patch of one request, computed against base, before it is sent.
+type Request struct {
+	// Ops are the operations, in the order they are sent, without Finish's tests.
+	Ops []Op
+	// Lock is set when only base's resourceVersion can guard the request: it writes a whole
 	// object that a typed base shows empty or missing, without managedFields to say which.
-	lock bool
-	// status is set for a request to the status subresource.
-	status bool
+	Lock bool
+	// Status is set for a request to the status subresource.
+	Status bool
 }
 
-// empty reports whether the request changes nothing.
-func (r *request) empty() bool { return len(r.ops) == 0 }
+// Empty reports whether the request changes nothing.
+func (r *Request) Empty() bool { return len(r.Ops) == 0 }
 
-// differ computes the operations that turn base into result, each guarded as the guarantees of
+// Differ computes the operations that turn base into result, each guarded as the guarantees of
 // Helper.Patch need:
 //
 //   - a scalar, or a key of an object, is added, replaced or removed without a test: the
@@ -53,55 +56,55 @@ func (r *request) empty() bool { return len(r.ops) == 0 }
 //
 // The tests are what turns another writer's change since base into a rejected patch instead of
 // lost data.
-type differ struct {
-	req request
-	// exact is set when base holds the object exactly as the server sends it (an unstructured
+type Differ struct {
+	req Request
+	// Exact is set when base holds the object exactly as the server sends it (an unstructured
 	// object); a typed object drops empty maps and lists and shows missing structs as empty.
-	exact bool
-	// guarded reports whether a change to a condition of this type must be guarded by a test of
+	Exact bool
+	// Guarded reports whether a change to a condition of this type must be guarded by a test of
 	// the whole condition: true unless the type is owned.
-	guarded func(t string) bool
-	// written reports whether the field at path was ever written, as the snapshot's
+	Guarded func(t string) bool
+	// Written reports whether the field at path was ever written, as the snapshot's
 	// managedFields record it; nil when the snapshot has none (a cache that strips them, a fake
 	// client).
-	written func(path []string) bool
+	Written func(path []string) bool
 }
 
-func (d *differ) add(path []string, v any) {
-	d.req.ops = append(d.req.ops, op{kind: "add", path: pointer(path...), value: v})
+func (d *Differ) add(path []string, v any) {
+	d.req.Ops = append(d.req.Ops, Op{Kind: "add", Path: jsonvalue.Pointer(path...), Value: v})
 }
 
-func (d *differ) remove(path []string) {
-	d.req.ops = append(d.req.ops, op{kind: "remove", path: pointer(path...)})
+func (d *Differ) remove(path []string) {
+	d.req.Ops = append(d.req.Ops, Op{Kind: "remove", Path: jsonvalue.Pointer(path...)})
 }
 
-func (d *differ) test(path []string, v any) {
+func (d *Differ) test(path []string, v any) {
 	if slices.Contains(path, "") {
 		// JSON Patch implementations disagree on a test of a path with an empty key
 		// (evanphx/json-patch v5 finds nothing at "/a/"): only the resourceVersion guards it.
-		d.req.lock = true
+		d.req.Lock = true
 	}
-	d.req.ops = append(d.req.ops, op{kind: "test", path: pointer(path...), value: v, guard: true})
+	d.req.Ops = append(d.req.Ops, Op{Kind: "test", Path: jsonvalue.Pointer(path...), Value: v, Guard: true})
 }
 
-// diffMain returns the request that turns base into result for metadata and everything outside
+// DiffMain returns the request that turns base into result for metadata and everything outside
 // status, and for status too when withStatus is set (a kind without a status subresource).
-func (d *differ) diffMain(base, result map[string]any, withStatus bool) request {
-	d.req = request{}
-	bm, rm := nestedMap(base, "metadata"), nestedMap(result, "metadata")
+func (d *Differ) DiffMain(base, result map[string]any, withStatus bool) Request {
+	d.req = Request{}
+	bm, rm := jsonvalue.NestedMap(base, "metadata"), jsonvalue.NestedMap(result, "metadata")
 	for _, k := range []string{"annotations", "finalizers", "labels", "ownerReferences"} {
-		b, hasB := member(bm, k)
-		r, hasR := member(rm, k)
+		b, hasB := jsonvalue.Member(bm, k)
+		r, hasR := jsonvalue.Member(rm, k)
 		d.value([]string{"metadata", k}, b, r, hasB, hasR, true)
 	}
-	for _, k := range sortedKeys(base, result) {
+	for _, k := range jsonvalue.SortedKeys(base, result) {
 		switch k {
 		case "apiVersion", "kind", "metadata", "status":
 			continue
 		}
-		b, hasB := member(base, k)
-		r, hasR := member(result, k)
-		d.value([]string{k}, b, r, hasB, hasR, d.exact)
+		b, hasB := jsonvalue.Member(base, k)
+		r, hasR := jsonvalue.Member(result, k)
+		d.value([]string{k}, b, r, hasB, hasR, d.Exact)
 	}
 	if withStatus {
 		d.status(base, result)
@@ -109,37 +112,37 @@ func (d *differ) diffMain(base, result map[string]any, withStatus bool) request 
 	return d.req
 }
 
-// diffStatus returns the request to the status subresource that turns base's status into result's.
-func (d *differ) diffStatus(base, result map[string]any) request {
-	d.req = request{status: true}
+// DiffStatus returns the request to the status subresource that turns base's status into result's.
+func (d *Differ) DiffStatus(base, result map[string]any) Request {
+	d.req = Request{Status: true}
 	d.status(base, result)
 	return d.req
 }
 
-func (d *differ) status(base, result map[string]any) {
-	b, hasB := member(base, "status")
-	r, hasR := member(result, "status")
+func (d *Differ) status(base, result map[string]any) {
+	b, hasB := jsonvalue.Member(base, "status")
+	r, hasR := jsonvalue.Member(result, "status")
 	bs, bok := b.(map[string]any)
 	rs, rok := r.(map[string]any)
 	if !bok || !rok || len(bs) == 0 {
-		d.value([]string{"status"}, b, r, hasB, hasR, d.exact)
+		d.value([]string{"status"}, b, r, hasB, hasR, d.Exact)
 		return
 	}
-	for _, k := range sortedKeys(bs, rs) {
+	for _, k := range jsonvalue.SortedKeys(bs, rs) {
 		if k == "conditions" {
 			continue
 		}
-		bv, hasBV := member(bs, k)
-		rv, hasRV := member(rs, k)
-		d.value([]string{"status", k}, bv, rv, hasBV, hasRV, d.exact)
+		bv, hasBV := jsonvalue.Member(bs, k)
+		rv, hasRV := jsonvalue.Member(rs, k)
+		d.value([]string{"status", k}, bv, rv, hasBV, hasRV, d.Exact)
 	}
 	d.conditions(bs, rs)
 }
 
 // value adds the operations that turn b into r at path; hasB and hasR say whether each is
 // present. exact says whether base shows at path exactly what the server holds.
-func (d *differ) value(path []string, b, r any, hasB, hasR, exact bool) {
-	if hasB == hasR && (!hasR || jsonEqual(b, r)) {
+func (d *Differ) value(path []string, b, r any, hasB, hasR, exact bool) {
+	if hasB == hasR && (!hasR || jsonvalue.Equal(b, r)) {
 		return
 	}
 	bm, bIsMap := b.(map[string]any)
@@ -151,14 +154,14 @@ func (d *differ) value(path []string, b, r any, hasB, hasR, exact bool) {
 		// A JSON Pointer to a member with an empty key ("/a//b") is valid, but JSON Patch
 		// implementations disagree on it: the object is written whole, guarded by the
 		// resourceVersion.
-		if !jsonEqual(b, r) {
-			d.req.lock = true
+		if !jsonvalue.Equal(b, r) {
+			d.req.Lock = true
 			d.add(path, r)
 		}
 	case bIsMap && rIsMap && len(bm) > 0:
-		for _, k := range sortedKeys(bm, rm) {
-			bv, hasBV := member(bm, k)
-			rv, hasRV := member(rm, k)
+		for _, k := range jsonvalue.SortedKeys(bm, rm) {
+			bv, hasBV := jsonvalue.Member(bm, k)
+			rv, hasRV := jsonvalue.Member(rm, k)
 			d.value(append(slices.Clip(path), k), bv, rv, hasBV, hasRV, exact)
 		}
 	case rIsMap && (!hasB || bIsMap) && !bIsList:
@@ -174,11 +177,11 @@ func (d *differ) value(path []string, b, r any, hasB, hasR, exact bool) {
 			d.test(path, map[string]any{})
 		case exact:
 			d.test(path, nil)
-		case d.written == nil:
+		case d.Written == nil:
 			// A typed object cannot tell an empty object from a missing one, and there are no
 			// managedFields to tell: only the resourceVersion can guard the write.
-			d.req.lock = true
-		case d.written(path):
+			d.req.Lock = true
+		case d.Written(path):
 			// The server has it, and a typed object shows it empty: most likely empty. A wrong
 			// guess fails the test, and the retry locks instead.
 			d.test(path, map[string]any{})
@@ -215,15 +218,15 @@ func (d *differ) value(path []string, b, r any, hasB, hasR, exact bool) {
 // guarded alone, and the type of each one kept unchanged is tested too. Otherwise the list is replaced whole: an added condition is guarded by a test of
 // the whole list, since no test of an element can tell that another writer added one of that
 // type meanwhile.
-func (d *differ) conditions(bs, rs map[string]any) {
-	bRaw, hasB := member(bs, "conditions")
-	rRaw, hasR := member(rs, "conditions")
-	if hasB == hasR && (!hasR || jsonEqual(bRaw, rRaw)) {
+func (d *Differ) conditions(bs, rs map[string]any) {
+	bRaw, hasB := jsonvalue.Member(bs, "conditions")
+	rRaw, hasR := jsonvalue.Member(rs, "conditions")
+	if hasB == hasR && (!hasR || jsonvalue.Equal(bRaw, rRaw)) {
 		return
 	}
 	path := []string{"status", "conditions"}
-	bl, okB := conditionList(bRaw)
-	rl, okR := conditionList(rRaw)
+	bl, okB := jsonvalue.Conditions(bRaw)
+	rl, okR := jsonvalue.Conditions(rRaw)
 	kept, removing := keptIndexes(bl, rl)
 	if !okB || !okR || !hasB || !hasR || kept == nil || len(rl) == 0 {
 		d.value(path, bRaw, rRaw, hasB, hasR, true)
@@ -233,17 +236,17 @@ func (d *differ) conditions(bs, rs map[string]any) {
 	// every operation's index is the one base has.
 	for j, i := range kept {
 		at := append(slices.Clip(path), strconv.Itoa(i))
-		if jsonEqual(bl[i], rl[j]) {
+		if jsonvalue.Equal(bl[i], rl[j]) {
 			if len(removing) > 0 {
 				// The conditions kept are still there, by type: so the removals cannot leave
 				// an empty list where another writer removed them meanwhile (a list emptied is
 				// removed whole, so that a schema default for it applies again).
-				d.test(append(at, "type"), conditionType(bl[i]))
+				d.test(append(at, "type"), jsonvalue.ConditionType(bl[i]))
 			}
 			continue
 		}
 		d.guardCondition(at, bl[i], true)
-		d.req.ops = append(d.req.ops, op{kind: "replace", path: pointer(at...), value: rl[j]})
+		d.req.Ops = append(d.req.Ops, Op{Kind: "replace", Path: jsonvalue.Pointer(at...), Value: rl[j]})
 	}
 	for _, i := range slices.Backward(removing) {
 		at := append(slices.Clip(path), strconv.Itoa(i))
@@ -255,20 +258,20 @@ func (d *differ) conditions(bs, rs map[string]any) {
 // guardCondition tests the condition at path before it is replaced or removed: the whole of it
 // when another writer owns its type (so that a change of theirs is never overwritten), its type
 // alone when it is owned, and, for a replacement, also its status and transition time.
-func (d *differ) guardCondition(at []string, b any, replace bool) {
-	bm := asMap(b)
+func (d *Differ) guardCondition(at []string, b any, replace bool) {
+	bm := jsonvalue.Map(b)
 	switch {
-	case d.guarded != nil && d.guarded(conditionType(bm)):
+	case d.Guarded != nil && d.Guarded(jsonvalue.ConditionType(bm)):
 		d.test(at, b)
 	case replace:
 		// Owned: ours wins whatever else another writer changed, but the transition time is the
 		// latest object's while the status stays, which only a retry on the latest object can
 		// know when another writer changed either.
-		d.test(append(at, "type"), conditionType(bm))
+		d.test(append(at, "type"), jsonvalue.ConditionType(bm))
 		d.test(append(at, "status"), bm["status"])
 		d.test(append(at, "lastTransitionTime"), bm["lastTransitionTime"])
 	default:
-		d.test(append(at, "type"), conditionType(bm))
+		d.test(append(at, "type"), jsonvalue.ConditionType(bm))
 	}
 }
 
@@ -279,7 +282,7 @@ func keptIndexes(before, after []any) (kept, removed []int) {
 	kept = make([]int, 0, len(after))
 	j := 0
 	for i := range before {
-		if j < len(after) && conditionType(before[i]) == conditionType(after[j]) {
+		if j < len(after) && jsonvalue.ConditionType(before[i]) == jsonvalue.ConditionType(after[j]) {
 			kept = append(kept, i)
 			j++
 			continue
@@ -292,33 +295,33 @@ func keptIndexes(before, after []any) (kept, removed []int) {
 	return kept, removed
 }
 
-// finish returns the operations to send for a request computed against base: first a test that
+// Finish returns the operations to send for a request computed against base: first a test that
 // the object is still the one base is (its uid), so that a write never lands on another object
 // created under the same name; then, when the request needs the lock (or lock is forced), base's
 // resourceVersion as a precondition instead of the value tests, which it implies.
-func (r *request) finish(base map[string]any, lock bool) []op {
-	out := make([]op, 0, len(r.ops)+2)
-	if uid, _ := nested(base, "metadata", "uid"); uid != nil && uid != "" {
-		out = append(out, op{kind: "test", path: "/metadata/uid", value: uid})
+func (r *Request) Finish(base map[string]any, lock bool) []Op {
+	out := make([]Op, 0, len(r.Ops)+2)
+	if uid, _ := jsonvalue.Nested(base, "metadata", "uid"); uid != nil && uid != "" {
+		out = append(out, Op{Kind: "test", Path: "/metadata/uid", Value: uid})
 	}
-	if !lock && !r.lock {
-		return append(out, r.ops...)
+	if !lock && !r.Lock {
+		return append(out, r.Ops...)
 	}
 	// Setting the resourceVersion in a patch makes it a precondition: the server answers 409
 	// Conflict when the object's is another.
-	rv, _ := nested(base, "metadata", "resourceVersion")
-	out = append(out, op{kind: "replace", path: "/metadata/resourceVersion", value: rv})
-	for _, o := range r.ops {
-		if !o.guard {
+	rv, _ := jsonvalue.Nested(base, "metadata", "resourceVersion")
+	out = append(out, Op{Kind: "replace", Path: "/metadata/resourceVersion", Value: rv})
+	for _, o := range r.Ops {
+		if !o.Guard {
 			out = append(out, o)
 		}
 	}
 	return out
 }
 
-// ownedGuard returns the guard for differ.guarded: conditions of owned types are written without
+// OwnedGuard returns the guard for differ.guarded: conditions of owned types are written without
 // a test of what another writer did to them.
-func ownedGuard(owned []conditions.Type) func(string) bool {
+func OwnedGuard(owned []conditions.Type) func(string) bool {
 	return func(t string) bool { return !slices.Contains(owned, conditions.Type(t)) }
 }
 

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package patch
+package jsonvalue
 
 import (
 	"encoding/json"
@@ -23,14 +23,10 @@ import (
 	"strings"
 )
 
-// The helpers in this file work on JSON values as runtime.DefaultUnstructuredConverter and the
-// unstructured JSON decoder produce them: map[string]any, []any, string, bool, nil, int64 and
-// float64 (json.Number and other integer types are tolerated).
-
-// jsonEqual reports whether a and b are the same JSON value. Numbers are equal when their values
+// Equal reports whether a and b are the same JSON value. Numbers are equal when their values
 // are, whatever their Go types: 1 read from a map[string]any decoded by encoding/json is a
 // float64, the same 1 converted from a typed object an int64.
-func jsonEqual(a, b any) bool {
+func Equal(a, b any) bool {
 	switch av := a.(type) {
 	case map[string]any:
 		bv, ok := b.(map[string]any)
@@ -39,7 +35,7 @@ func jsonEqual(a, b any) bool {
 		}
 		for k, x := range av {
 			y, ok := bv[k]
-			if !ok || !jsonEqual(x, y) {
+			if !ok || !Equal(x, y) {
 				return false
 			}
 		}
@@ -50,7 +46,7 @@ func jsonEqual(a, b any) bool {
 			return false
 		}
 		for i := range av {
-			if !jsonEqual(av[i], bv[i]) {
+			if !Equal(av[i], bv[i]) {
 				return false
 			}
 		}
@@ -114,37 +110,38 @@ func number(v any) (float64, bool) {
 	return 0, false
 }
 
-// deepCopy returns a copy of the JSON value v that shares no map or slice with it. Unlike
+// DeepCopy returns a copy of the JSON value v that shares no map or slice with it. Unlike
 // runtime.DeepCopyJSONValue it does not panic on values of other types: they are scalars here
 // and are returned as they are.
-func deepCopy(v any) any {
+func DeepCopy(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
-		return deepCopyMap(x)
+		return DeepCopyMap(x)
 	case []any:
 		out := make([]any, len(x))
 		for i := range x {
-			out[i] = deepCopy(x[i])
+			out[i] = DeepCopy(x[i])
 		}
 		return out
 	}
 	return v
 }
 
-func deepCopyMap(m map[string]any) map[string]any {
+// DeepCopyMap returns a copy of m that shares no map or slice with it, as DeepCopy does.
+func DeepCopyMap(m map[string]any) map[string]any {
 	if m == nil {
 		return nil
 	}
 	out := make(map[string]any, len(m))
 	for k, v := range m {
-		out[k] = deepCopy(v)
+		out[k] = DeepCopy(v)
 	}
 	return out
 }
 
-// sortedKeys returns the keys of the maps, each once, in order, so that requests built from maps
+// SortedKeys returns the keys of the maps, each once, in order, so that requests built from maps
 // are the same bytes every time.
-func sortedKeys(maps ...map[string]any) []string {
+func SortedKeys(maps ...map[string]any) []string {
 	var keys []string
 	for _, m := range maps {
 		for k := range m {
@@ -155,10 +152,10 @@ func sortedKeys(maps ...map[string]any) []string {
 	return slices.Compact(keys)
 }
 
-// member returns m[k] and whether it is there. A null value and an empty list count as
+// Member returns m[k] and whether it is there. A null value and an empty list count as
 // missing: the API server stores no nulls, a typed object converted to JSON has them for fields
 // it cannot omit, and a typed object drops an empty list that the server may hold.
-func member(m map[string]any, k string) (any, bool) {
+func Member(m map[string]any, k string) (any, bool) {
 	v, ok := m[k]
 	if l, isList := v.([]any); isList && len(l) == 0 {
 		return v, false
@@ -166,8 +163,8 @@ func member(m map[string]any, k string) (any, bool) {
 	return v, ok && v != nil
 }
 
-// nested returns the value at path in m, and whether there is one.
-func nested(m map[string]any, path ...string) (any, bool) {
+// Nested returns the value at path in m, and whether there is one.
+func Nested(m map[string]any, path ...string) (any, bool) {
 	var v any = m
 	for _, p := range path {
 		mm, ok := v.(map[string]any)
@@ -181,15 +178,15 @@ func nested(m map[string]any, path ...string) (any, bool) {
 	return v, true
 }
 
-// nestedMap returns the map at path in m, or nil when there is none.
-func nestedMap(m map[string]any, path ...string) map[string]any {
-	v, _ := nested(m, path...)
+// NestedMap returns the map at path in m, or nil when there is none.
+func NestedMap(m map[string]any, path ...string) map[string]any {
+	v, _ := Nested(m, path...)
 	mm, _ := v.(map[string]any)
 	return mm
 }
 
-// pointer returns the JSON pointer (RFC 6901) of the path.
-func pointer(path ...string) string {
+// Pointer returns the JSON pointer (RFC 6901) of the path.
+func Pointer(path ...string) string {
 	var b strings.Builder
 	for _, p := range path {
 		b.WriteByte('/')
@@ -205,4 +202,83 @@ func escape(token string) string {
 		return token
 	}
 	return pointerEscaper.Replace(token)
+}
+
+// Map returns v as an object, or nil when it is not one.
+func Map(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+// StringList returns the strings of a JSON list of strings; other elements are skipped.
+func StringList(v any) []string {
+	l := List(v)
+	out := make([]string, 0, len(l))
+	for _, e := range l {
+		if s, ok := e.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// List returns v as a list, or nil when it is not one.
+func List(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+// SameStatus reports whether conditions a and b have the same status, a missing one being the
+// empty string, as a kind whose Go type requires the field returns it.
+func SameStatus(a, b map[string]any) bool {
+	x, y := a["status"], b["status"]
+	if x == nil {
+		x = ""
+	}
+	if y == nil {
+		y = ""
+	}
+	return Equal(x, y)
+}
+
+// Conditions returns a copy of raw, a status.conditions value, when it is a list of conditions
+// keyed by type: every element an object with a string type, no type twice. A missing value is
+// an empty list. The elements are kept whole, with every field they carry.
+func Conditions(raw any) ([]any, bool) {
+	if raw == nil {
+		return nil, true
+	}
+	l, ok := raw.([]any)
+	if !ok {
+		return nil, false
+	}
+	seen := make(map[string]bool, len(l))
+	for _, e := range l {
+		c, ok := e.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		t, ok := c["type"].(string)
+		if !ok || seen[t] {
+			return nil, false
+		}
+		seen[t] = true
+	}
+	return slices.Clone(l), true
+}
+
+// ConditionType returns the type of c, an element of a list Conditions accepted.
+func ConditionType(c any) string {
+	t, _ := Map(c)["type"].(string)
+	return t
+}
+
+// FindCondition returns the condition of type t in list, or nil.
+func FindCondition(list []any, t string) map[string]any {
+	for _, c := range list {
+		if ConditionType(c) == t {
+			return Map(c)
+		}
+	}
+	return nil
 }

@@ -14,17 +14,19 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package patch
+package threeway
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
+
 	"github.com/tenon-dev/tenon/conditions"
 )
 
-// merger carries the changes a reconcile made, from before to after, over to the latest object:
+// Merger carries the changes a reconcile made, from before to after, over to the latest object:
 // the three-way merge of the guarantee table in Helper.Patch's documentation.
 //
 //   - scalars: this reconcile's value wins where it changed one; others keep latest's value;
@@ -40,30 +42,32 @@ import (
 //   - other metadata is the server's.
 //
 // Conflicts are collected, not returned at the first: the caller reports all of one part.
-type merger struct {
-	owned []conditions.Type
-	// order is the condition order of the object's type, nil for the default.
-	order []conditions.Type
-	// conflicts are the fields another writer changed too, as JSON pointers; a condition is
+type Merger struct {
+	// Owned are the condition types this controller owns: a change of theirs wins over another
+	// writer's change to the same condition.
+	Owned []conditions.Type
+	// Order is the condition order of the object's type, nil for the default.
+	Order []conditions.Type
+	// Conflicts are the fields another writer changed too, as JSON pointers; a condition is
 	// named by its type, as in /status/conditions[Ready].
-	conflicts []string
+	Conflicts []string
 }
 
-// mergeMain returns latest with this reconcile's changes to metadata and everything outside
+// MergeMain returns latest with this reconcile's changes to metadata and everything outside
 // status carried over, and status too when withStatus is set; latest is not modified.
-func (m *merger) mergeMain(before, after, latest map[string]any, withStatus bool) map[string]any {
-	result := deepCopyMap(latest)
+func (m *Merger) MergeMain(before, after, latest map[string]any, withStatus bool) map[string]any {
+	result := jsonvalue.DeepCopyMap(latest)
 	if result == nil {
 		result = map[string]any{}
 	}
-	for _, k := range sortedKeys(before, after) {
+	for _, k := range jsonvalue.SortedKeys(before, after) {
 		switch k {
 		case "apiVersion", "kind", "metadata", "status":
 			continue
 		}
 		m.key(nil, result, k, before, after)
 	}
-	bm, am := nestedMap(before, "metadata"), nestedMap(after, "metadata")
+	bm, am := jsonvalue.NestedMap(before, "metadata"), jsonvalue.NestedMap(after, "metadata")
 	rm, created := childMap(result, "metadata")
 	for _, k := range []string{"annotations", "labels"} {
 		m.key([]string{"metadata"}, rm, k, bm, am)
@@ -72,7 +76,7 @@ func (m *merger) mergeMain(before, after, latest map[string]any, withStatus bool
 	if mergeOwnerReferences(rm, bm["ownerReferences"], am["ownerReferences"]) {
 		// This reconcile set a controller reference while another writer set a different one:
 		// the object can have one controller only, and the other was there first.
-		m.conflicts = append(m.conflicts, "/metadata/ownerReferences")
+		m.Conflicts = append(m.Conflicts, "/metadata/ownerReferences")
 	}
 	dropIfEmpty(result, "metadata", created)
 	if withStatus {
@@ -81,10 +85,10 @@ func (m *merger) mergeMain(before, after, latest map[string]any, withStatus bool
 	return result
 }
 
-// mergeStatus returns latest with this reconcile's changes to status carried over; latest is not
+// MergeStatus returns latest with this reconcile's changes to status carried over; latest is not
 // modified.
-func (m *merger) mergeStatus(before, after, latest map[string]any) map[string]any {
-	result := deepCopyMap(latest)
+func (m *Merger) MergeStatus(before, after, latest map[string]any) map[string]any {
+	result := jsonvalue.DeepCopyMap(latest)
 	if result == nil {
 		result = map[string]any{}
 	}
@@ -92,24 +96,24 @@ func (m *merger) mergeStatus(before, after, latest map[string]any) map[string]an
 	return result
 }
 
-func (m *merger) status(result, before, after map[string]any) {
-	bs, hasBS := member(before, "status")
-	as, hasAS := member(after, "status")
+func (m *Merger) status(result, before, after map[string]any) {
+	bs, hasBS := jsonvalue.Member(before, "status")
+	as, hasAS := jsonvalue.Member(after, "status")
 	bsm, bok := bs.(map[string]any)
 	asm, aok := as.(map[string]any)
 	if (hasBS && !bok) || (hasAS && !aok) {
 		m.key(nil, result, "status", before, after) // not an object: nothing to merge by key
 		return
 	}
-	if hasBS == hasAS && (!hasAS || jsonEqual(bs, as)) {
+	if hasBS == hasAS && (!hasAS || jsonvalue.Equal(bs, as)) {
 		return // not changed by this reconcile
 	}
-	rs, hasRS := member(result, "status")
+	rs, hasRS := jsonvalue.Member(result, "status")
 	rsm, _ := rs.(map[string]any)
 	if rsm == nil {
 		rsm = map[string]any{}
 	}
-	for _, k := range sortedKeys(bsm, asm) {
+	for _, k := range jsonvalue.SortedKeys(bsm, asm) {
 		if k != "conditions" {
 			m.key([]string{"status"}, rsm, k, bsm, asm)
 		}
@@ -124,14 +128,14 @@ func (m *merger) status(result, before, after map[string]any) {
 
 // key carries the change of key k from b to a (objects; nil is empty) over to l, which holds
 // latest's value and is changed in place; path is the path of l.
-func (m *merger) key(path []string, l map[string]any, k string, b, a map[string]any) {
-	bv, hasB := member(b, k)
-	av, hasA := member(a, k)
-	if hasB == hasA && (!hasA || jsonEqual(bv, av)) {
+func (m *Merger) key(path []string, l map[string]any, k string, b, a map[string]any) {
+	bv, hasB := jsonvalue.Member(b, k)
+	av, hasA := jsonvalue.Member(a, k)
+	if hasB == hasA && (!hasA || jsonvalue.Equal(bv, av)) {
 		return // not changed by this reconcile: latest's value stays
 	}
 	at := append(slices.Clip(path), k)
-	lv, hasL := member(l, k)
+	lv, hasL := jsonvalue.Member(l, k)
 	bm, bIsMap := bv.(map[string]any)
 	am, aIsMap := av.(map[string]any)
 	_, bIsList := bv.([]any)
@@ -143,7 +147,7 @@ func (m *merger) key(path []string, l map[string]any, k string, b, a map[string]
 		if lm == nil {
 			lm = map[string]any{}
 		}
-		for _, kk := range sortedKeys(bm, am) {
+		for _, kk := range jsonvalue.SortedKeys(bm, am) {
 			m.key(at, lm, kk, bm, am)
 		}
 		if len(lm) > 0 || (hasA && (hasL || !hasB)) {
@@ -153,12 +157,12 @@ func (m *merger) key(path []string, l map[string]any, k string, b, a map[string]
 		}
 	case bIsList || aIsList:
 		switch {
-		case hasL == hasA && (!hasA || jsonEqual(lv, av)):
+		case hasL == hasA && (!hasA || jsonvalue.Equal(lv, av)):
 			// Already this reconcile's list.
-		case hasL == hasB && (!hasB || jsonEqual(lv, bv)):
+		case hasL == hasB && (!hasB || jsonvalue.Equal(lv, bv)):
 			set(l, k, av, hasA)
 		default:
-			m.conflicts = append(m.conflicts, pointer(at...))
+			m.Conflicts = append(m.Conflicts, jsonvalue.Pointer(at...))
 		}
 	default:
 		set(l, k, av, hasA)
@@ -167,7 +171,7 @@ func (m *merger) key(path []string, l map[string]any, k string, b, a map[string]
 
 func set(l map[string]any, k string, v any, has bool) {
 	if has {
-		l[k] = deepCopy(v)
+		l[k] = jsonvalue.DeepCopy(v)
 	} else {
 		delete(l, k)
 	}
@@ -177,67 +181,67 @@ func set(l map[string]any, k string, v any, has bool) {
 // whole, as the objects hold them, whatever fields they carry besides metav1.Condition's (a
 // Node's lastHeartbeatTime, a Pod's lastProbeTime, Cluster API's severity): a condition this
 // reconcile did not change keeps latest's value exactly.
-func (m *merger) conditions(rs, bs, as map[string]any) {
-	bRaw, hasB := member(bs, "conditions")
-	aRaw, hasA := member(as, "conditions")
-	if hasB == hasA && (!hasA || jsonEqual(bRaw, aRaw)) {
+func (m *Merger) conditions(rs, bs, as map[string]any) {
+	bRaw, hasB := jsonvalue.Member(bs, "conditions")
+	aRaw, hasA := jsonvalue.Member(as, "conditions")
+	if hasB == hasA && (!hasA || jsonvalue.Equal(bRaw, aRaw)) {
 		return
 	}
-	bc, okB := conditionList(bRaw)
-	ac, okA := conditionList(aRaw)
-	lRaw, _ := member(rs, "conditions")
-	lc, okL := conditionList(lRaw)
+	bc, okB := jsonvalue.Conditions(bRaw)
+	ac, okA := jsonvalue.Conditions(aRaw)
+	lRaw, _ := jsonvalue.Member(rs, "conditions")
+	lc, okL := jsonvalue.Conditions(lRaw)
 	if !okB || !okA || !okL {
 		// Not a list of conditions after all: a list like any other.
 		m.key([]string{"status"}, rs, "conditions", bs, as)
 		return
 	}
-	owned := func(t string) bool { return slices.Contains(m.owned, conditions.Type(t)) }
+	owned := func(t string) bool { return slices.Contains(m.Owned, conditions.Type(t)) }
 	// The conditions this reconcile removed first, then those it changed or added: a condition
 	// added goes before the first of latest's that sorts after it, once the removed are gone.
 	var types []string
 	for _, c := range bc {
-		if t := conditionType(c); findCondition(ac, t) == nil {
+		if t := jsonvalue.ConditionType(c); jsonvalue.FindCondition(ac, t) == nil {
 			types = append(types, t)
 		}
 	}
 	for _, c := range ac {
-		if t := conditionType(c); !sameCondition(findCondition(bc, t), asMap(c)) {
+		if t := jsonvalue.ConditionType(c); !sameCondition(jsonvalue.FindCondition(bc, t), jsonvalue.Map(c)) {
 			types = append(types, t)
 		}
 	}
 	for _, t := range types {
-		b, a, l := findCondition(bc, t), findCondition(ac, t), findCondition(lc, t)
+		b, a, l := jsonvalue.FindCondition(bc, t), jsonvalue.FindCondition(ac, t), jsonvalue.FindCondition(lc, t)
 		switch {
 		case sameCondition(l, a):
 			// Already as this reconcile wants it.
 		case !sameCondition(l, b) && !owned(t):
-			m.conflicts = append(m.conflicts, fmt.Sprintf("/status/conditions[%s]", t))
+			m.Conflicts = append(m.Conflicts, fmt.Sprintf("/status/conditions[%s]", t))
 		case a == nil:
-			lc = slices.DeleteFunc(lc, func(c any) bool { return conditionType(c) == t })
+			lc = slices.DeleteFunc(lc, func(c any) bool { return jsonvalue.ConditionType(c) == t })
 		case l != nil:
-			c := deepCopyMap(a)
-			if sameStatus(l, c) {
+			c := jsonvalue.DeepCopyMap(a)
+			if jsonvalue.SameStatus(l, c) {
 				// The status did not change: the transition time is latest's.
 				if ltt, ok := l["lastTransitionTime"]; ok {
-					c["lastTransitionTime"] = deepCopy(ltt)
+					c["lastTransitionTime"] = jsonvalue.DeepCopy(ltt)
 				} else {
 					delete(c, "lastTransitionTime")
 				}
 			}
-			lc[slices.IndexFunc(lc, func(e any) bool { return conditionType(e) == t })] = c
+			lc[slices.IndexFunc(lc, func(e any) bool { return jsonvalue.ConditionType(e) == t })] = c
 		default:
 			at := len(lc)
 			for j := range lc {
-				if compareTypes(m.order, t, conditionType(lc[j])) < 0 {
+				if compareTypes(m.Order, t, jsonvalue.ConditionType(lc[j])) < 0 {
 					at = j
 					break
 				}
 			}
-			lc = slices.Insert(lc, at, any(deepCopyMap(a)))
+			lc = slices.Insert(lc, at, any(jsonvalue.DeepCopyMap(a)))
 		}
 	}
-	if len(m.conflicts) > 0 {
+	if len(m.Conflicts) > 0 {
 		return
 	}
 	if len(lc) == 0 {
@@ -266,61 +270,6 @@ func compareTypes(first []conditions.Type, a, b string) int {
 	return strings.Compare(a, b)
 }
 
-// sameStatus reports whether conditions a and b have the same status, a missing one being the
-// empty string, as a kind whose Go type requires the field returns it.
-func sameStatus(a, b map[string]any) bool {
-	x, y := a["status"], b["status"]
-	if x == nil {
-		x = ""
-	}
-	if y == nil {
-		y = ""
-	}
-	return jsonEqual(x, y)
-}
-
-// conditionList returns a copy of raw, a status.conditions value, when it is a list of conditions
-// keyed by type: every element an object with a string type, no type twice. A missing value is
-// an empty list. The elements are kept whole, with every field they carry.
-func conditionList(raw any) ([]any, bool) {
-	if raw == nil {
-		return nil, true
-	}
-	l, ok := raw.([]any)
-	if !ok {
-		return nil, false
-	}
-	seen := make(map[string]bool, len(l))
-	for _, e := range l {
-		c, ok := e.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		t, ok := c["type"].(string)
-		if !ok || seen[t] {
-			return nil, false
-		}
-		seen[t] = true
-	}
-	return slices.Clone(l), true
-}
-
-// conditionType returns the type of c, an element of a list conditionList accepted.
-func conditionType(c any) string {
-	t, _ := asMap(c)["type"].(string)
-	return t
-}
-
-// findCondition returns the condition of type t in list, or nil.
-func findCondition(list []any, t string) map[string]any {
-	for _, c := range list {
-		if conditionType(c) == t {
-			return asMap(c)
-		}
-	}
-	return nil
-}
-
 // sameCondition reports whether a and b (either may be nil, for a missing condition) agree on
 // every field but lastTransitionTime, which moves with the status alone: the merge keeps the
 // latest object's while the status stays.
@@ -333,7 +282,7 @@ func sameCondition(a, b map[string]any) bool {
 			continue
 		}
 		w, ok := b[k]
-		if !ok || !jsonEqual(v, w) {
+		if !ok || !jsonvalue.Equal(v, w) {
 			return false
 		}
 	}
@@ -347,14 +296,14 @@ func sameCondition(a, b map[string]any) bool {
 
 // mergeFinalizers applies the finalizers added and removed from b to a to the metadata map m.
 func mergeFinalizers(m map[string]any, b, a any) {
-	bf, af := stringList(b), stringList(a)
+	bf, af := jsonvalue.StringList(b), jsonvalue.StringList(a)
 	if slices.Equal(bf, af) {
 		return
 	}
-	lf := stringList(m["finalizers"])
+	lf := jsonvalue.StringList(m["finalizers"])
 	if slices.Equal(lf, bf) {
 		// No one else changed the list: it is after's, in after's order.
-		setList(m, "finalizers", list(deepCopy(a)))
+		setList(m, "finalizers", jsonvalue.List(jsonvalue.DeepCopy(a)))
 		return
 	}
 	var out []any
@@ -377,15 +326,15 @@ func mergeFinalizers(m map[string]any, b, a any) {
 // mergeOwnerReferences applies the owner references added, changed and removed from b to a to
 // the metadata map m, identifying references by uid.
 func mergeOwnerReferences(m map[string]any, b, a any) (twoControllers bool) {
-	bl, al := list(b), list(a)
-	if jsonEqual(bl, al) {
+	bl, al := jsonvalue.List(b), jsonvalue.List(a)
+	if jsonvalue.Equal(bl, al) {
 		return false
 	}
-	if jsonEqual(list(m["ownerReferences"]), bl) {
-		setList(m, "ownerReferences", list(deepCopy(a)))
+	if jsonvalue.Equal(jsonvalue.List(m["ownerReferences"]), bl) {
+		setList(m, "ownerReferences", jsonvalue.List(jsonvalue.DeepCopy(a)))
 		return false
 	}
-	out, _ := deepCopy(list(m["ownerReferences"])).([]any)
+	out, _ := jsonvalue.DeepCopy(jsonvalue.List(m["ownerReferences"])).([]any)
 	for _, ref := range bl {
 		if indexByUID(al, uidOf(ref)) < 0 {
 			if i := indexByUID(out, uidOf(ref)); i >= 0 {
@@ -394,13 +343,13 @@ func mergeOwnerReferences(m map[string]any, b, a any) (twoControllers bool) {
 		}
 	}
 	for _, ref := range al {
-		if i := indexByUID(bl, uidOf(ref)); i >= 0 && jsonEqual(bl[i], ref) {
+		if i := indexByUID(bl, uidOf(ref)); i >= 0 && jsonvalue.Equal(bl[i], ref) {
 			continue // not changed by this reconcile
 		}
 		if i := indexByUID(out, uidOf(ref)); i >= 0 {
-			out[i] = deepCopy(ref)
+			out[i] = jsonvalue.DeepCopy(ref)
 		} else {
-			out = append(out, deepCopy(ref))
+			out = append(out, jsonvalue.DeepCopy(ref))
 		}
 	}
 	setList(m, "ownerReferences", out)
@@ -422,23 +371,6 @@ func uidOf(ref any) string {
 
 func indexByUID(refs []any, uid string) int {
 	return slices.IndexFunc(refs, func(r any) bool { return uidOf(r) == uid })
-}
-
-// stringList returns the strings of a JSON list of strings; other elements are skipped.
-func stringList(v any) []string {
-	l := list(v)
-	out := make([]string, 0, len(l))
-	for _, e := range l {
-		if s, ok := e.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func list(v any) []any {
-	l, _ := v.([]any)
-	return l
 }
 
 // setList sets m[key] to l, or removes it when l is empty, as the API server stores an empty list.

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package patch
+package threeway
 
 import (
 	"encoding/json"
@@ -22,42 +22,42 @@ import (
 	jsonpatch "github.com/evanphx/json-patch/v5"
 )
 
-// op is one operation of a JSON Patch (RFC 6902). The helper sends JSON Patches rather than
+// Op is one operation of a JSON Patch (RFC 6902). The helper sends JSON Patches rather than
 // merge patches because a JSON Patch can replace one element of a list, or a whole list, guarded
 // by a test of what is there now, where a merge patch replaces lists blindly; and because the API
 // server applies a patch to the object as it is when the request arrives, so operations that
 // change only what this reconcile changed never fail because of someone else's write.
-type op struct {
-	kind  string // add, remove, replace or test
-	path  string // a JSON pointer
-	value any    // unused for remove
-	// guard marks a test of a value read from the snapshot or the latest object, as opposed to
+type Op struct {
+	Kind  string // add, remove, replace or test
+	Path  string // a JSON pointer
+	Value any    // unused for remove
+	// Guard marks a test of a value read from the snapshot or the latest object, as opposed to
 	// the tests of identity (uid) and version (resourceVersion). When the object as read cannot
 	// show a value exactly as the server holds it, a request is guarded by the resourceVersion
-	// instead, and these tests are left out; see patcher.run.
-	guard bool
+	// instead, and these tests are left out (see Request.Finish).
+	Guard bool
 }
 
 // MarshalJSON encodes the operation as RFC 6902 says.
-func (o op) MarshalJSON() ([]byte, error) {
-	if o.kind == "remove" {
+func (o Op) MarshalJSON() ([]byte, error) {
+	if o.Kind == "remove" {
 		return json.Marshal(struct {
 			Op   string `json:"op"`
 			Path string `json:"path"`
-		}{o.kind, o.path})
+		}{o.Kind, o.Path})
 	}
 	return json.Marshal(struct {
 		Op    string `json:"op"`
 		Path  string `json:"path"`
 		Value any    `json:"value"`
-	}{o.kind, o.path, o.value})
+	}{o.Kind, o.Path, o.Value})
 }
 
-// applies reports whether ops apply to doc: whether every test holds and every path they need
+// Applies reports whether ops apply to doc: whether every test holds and every path they need
 // exists. The helper asks it of the latest object after the API server rejected a patch, to tell
 // a change by another writer (the patch no longer applies) from a value the object as read cannot
 // show exactly (it still does).
-func applies(doc map[string]any, ops []op) (ok bool) {
+func Applies(doc map[string]any, ops []Op) (ok bool) {
 	defer func() {
 		// json-patch v5.9 panics when it compares lists that hold null elements; such a patch
 		// does not apply as far as the caller is concerned.
