@@ -139,3 +139,25 @@ tenon_condition{kind="Widget",name="w",namespace="ns",status="Unknown",type="Sta
 	m.Forget("Widget", "ns", "w")
 	g.Expect(testutil.CollectAndCount(reg, "tenon_condition")).To(Equal(0))
 }
+
+func TestRecordEventsCutsALongNoteOnARuneBoundaryUnderTheEventsAPILimit(t *testing.T) {
+	const limit = 1000 // the events API's limit on a note is 1 kB
+	for _, tt := range []struct {
+		name, message, note string
+	}{
+		{"at the limit, whole", strings.Repeat("x", limit-len("Ready is True: ")), "Ready is True: " + strings.Repeat("x", limit-len("Ready is True: "))},
+		{"one byte over, cut to the limit", strings.Repeat("x", limit-len("Ready is True: ")+1), "Ready is True: " + strings.Repeat("x", limit-len("Ready is True: ")-3) + "…"},
+		// 997 bytes would end inside an "é": the cut moves back to the rune before it.
+		{"inside a rune, cut before it", "a" + strings.Repeat("é", 600), "Ready is True: a" + strings.Repeat("é", (limit-3-len("Ready is True: a"))/2) + "…"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			recorder := events.NewFakeRecorder(1)
+
+			observe.RecordEvents(recorder, widget(), nil, []metav1.Condition{cond("Ready", "True", "Succeeded", tt.message)})
+
+			g.Expect(drain(recorder)).To(Equal([]string{"Normal Succeeded " + tt.note}))
+			g.Expect(len(tt.note)).To(BeNumerically("<=", limit))
+		})
+	}
+}
