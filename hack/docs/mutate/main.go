@@ -49,6 +49,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // report is the part of gremlins' JSON output (internal/report/internal/structure.go of
@@ -75,8 +76,11 @@ type row struct {
 	killed, lived, notCovered, timedOut, notViable int
 	// equivalent counts the mutants that lived and are listed as equivalent.
 	equivalent int
-	minutes    float64
-	// lived are the mutants that lived and are not listed as equivalent.
+	// ranUncovered counts the not-covered mutants run by runUncovered, and uncoveredKilled
+	// those the tests killed.
+	ranUncovered, uncoveredKilled int
+	minutes                       float64
+	// unexplained are the mutants that lived and are not listed as equivalent.
 	unexplained []mutant
 	// run says when and on which commit the package was run.
 	run string
@@ -89,12 +93,22 @@ func (r row) efficacy(leaveOut int) string {
 	return fmt.Sprintf("%.1f%%", 100*float64(r.killed)/float64(r.killed+r.lived-leaveOut))
 }
 
-func (r row) coverage() string {
+// coverage is gremlins' mutant coverage, (killed + lived) ÷ (killed + lived + not covered), with
+// the not-covered mutants the tests killed when run counted as covered: a mutant a test kills
+// is one the tests run.
+func (r row) coverage(withKilled bool) string {
 	all := r.killed + r.lived + r.notCovered
 	if all == 0 {
 		return "–"
 	}
-	return fmt.Sprintf("%.1f%%", 100*float64(r.killed+r.lived)/float64(all))
+	covered := r.killed + r.lived
+	if withKilled {
+		if r.ranUncovered < r.notCovered {
+			return "–"
+		}
+		covered += r.uncoveredKilled
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(covered)/float64(all))
 }
 
 // equivalent is an entry of the -equivalent file.
@@ -116,7 +130,18 @@ func main() {
 	commit := flag.String("commit", "", "commit the run was made on")
 	date := flag.String("date", "", "date of the run")
 	how := flag.String("how", "gremlins v0.6.0, two workers, on two cores shared with other tests", "how the run was made")
+	uncovered := flag.String("run-uncovered", "", "a gremlins report whose not-covered mutants to run; with -root and -pkg")
+	root := flag.String("root", "", "the module's root, for -run-uncovered")
+	pkg := flag.String("pkg", "", "the package's directory under -root, for -run-uncovered")
+	timeout := flag.Duration("timeout", 10*time.Minute, "the longest run of the package's tests, for -run-uncovered")
 	flag.Parse()
+	if *uncovered != "" {
+		if err := runUncovered(*uncovered, *root, *pkg, *timeout); err != nil {
+			fmt.Fprintln(os.Stderr, "mutate:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*in, *doc, *equivalents, *commit, *date, *how); err != nil {
 		fmt.Fprintln(os.Stderr, "mutate:", err)
 		os.Exit(1)
@@ -325,6 +350,10 @@ func parseRow(header, values []string) (row, error) {
 	number("lived", &r.lived)
 	number("equivalent", &r.equivalent)
 	number("not covered", &r.notCovered)
+	if v, ok := cell["not covered, killed when run"]; ok && v != "–" {
+		number("not covered, killed when run", &r.uncoveredKilled)
+		r.ranUncovered = r.notCovered
+	}
 	number("timed out", &r.timedOut)
 	number("not viable", &r.notViable)
 	var minutes int
@@ -362,6 +391,19 @@ func read(path string, eqs []equivalent) (row, error) {
 			}
 		}
 	}
+	ran, err := readUncovered(path)
+	if err != nil {
+		return row{}, err
+	}
+	for _, m := range ran {
+		r.ranUncovered++
+		switch m.Status {
+		case "KILLED":
+			r.uncoveredKilled++
+		case "LIVED":
+			lived = append(lived, m.name())
+		}
+	}
 	var missing []string
 	for _, e := range eqs {
 		if e.pkg == name && !slices.Contains(lived, e.mutant) {
@@ -380,12 +422,19 @@ func table(rows []row, eqs []equivalent, how string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Each package as last run (%s), with the date and commit of its run. "+
 		"Of the mutants that lived, *equivalent* ones cannot be killed (listed below with the reason); "+
-		"the second efficacy leaves them out.\n\n", how)
-	b.WriteString("| package | killed | lived | equivalent | not covered | timed out | not viable | efficacy | efficacy, equivalent left out | coverage | minutes | run on |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		"the second efficacy leaves them out. The mutants gremlins reports as not covered were run too "+
+		"(`go test -overlay`); the second coverage counts those the tests killed as covered.\n\n", how)
+	b.WriteString("| package | killed | lived | equivalent | not covered | not covered, killed when run | timed out | not viable | " +
+		"efficacy | efficacy, equivalent left out | coverage | coverage, with those killed when run | minutes | run on |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| `%s` | %d | %d | %d | %d | %d | %d | %s | %s | %s | %.0f | %s |\n", r.name, r.killed, r.lived, r.equivalent,
-			r.notCovered, r.timedOut, r.notViable, r.efficacy(0), r.efficacy(r.equivalent), r.coverage(), r.minutes, r.run)
+		killedWhenRun := "–"
+		if r.ranUncovered >= r.notCovered {
+			killedWhenRun = strconv.Itoa(r.uncoveredKilled)
+		}
+		fmt.Fprintf(&b, "| `%s` | %d | %d | %d | %d | %s | %d | %d | %s | %s | %s | %s | %.0f | %s |\n", r.name, r.killed, r.lived, r.equivalent,
+			r.notCovered, killedWhenRun, r.timedOut, r.notViable, r.efficacy(0), r.efficacy(r.equivalent), r.coverage(false), r.coverage(true),
+			r.minutes, r.run)
 	}
 	for _, r := range rows {
 		if len(r.unexplained) == 0 {
