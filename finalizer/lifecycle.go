@@ -191,6 +191,8 @@ type cleanupState struct {
 	// the value of its release annotation then.
 	seen                bool
 	releaseAtFirstSight string
+	// lastRun is when the Lifecycle last ran for the object.
+	lastRun time.Time
 }
 
 // Reconcile runs the finalizer logic for obj and tells the caller whether to go on with its
@@ -420,9 +422,12 @@ func (l *Lifecycle[T]) state(obj T) *cleanupState {
 	if l.cleanup == nil {
 		l.cleanup = map[types.UID]*cleanupState{}
 	}
-	stale := l.now().Add(-2 * l.stalledRetryInterval())
+	now := l.now()
+	stale := now.Add(-2 * l.stalledRetryInterval())
 	for uid, s := range l.cleanup {
-		if !s.next.IsZero() && s.next.Before(stale) {
+		// Not run for long, and not waiting for a later run: a state without a next run (a step
+		// in progress that asked for no delay) is forgotten too once its object is gone.
+		if s.lastRun.Before(stale) && s.next.Before(stale) {
 			delete(l.cleanup, uid)
 		}
 	}
@@ -431,6 +436,7 @@ func (l *Lifecycle[T]) state(obj T) *cleanupState {
 		s = &cleanupState{}
 		l.cleanup[obj.GetUID()] = s
 	}
+	s.lastRun = now
 	return s
 }
 

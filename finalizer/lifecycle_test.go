@@ -582,3 +582,41 @@ func TestAStepsLongMessageIsCutOnARuneBoundaryToTheLineLimit(t *testing.T) {
 		})
 	}
 }
+
+func TestAFailingStepBacksOffExponentiallyAndAnotherStepStartsAgainAtOneSecond(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	clock := clocktesting.NewFakePassiveClock(time.Now())
+	j := &journal{}
+	l := &finalizer.Lifecycle[*testtypes.Widget]{
+		Finalizer: ours, Client: env.Client(), Clock: clock,
+		Steps: []finalizer.Step[*testtypes.Widget]{
+			scriptedStep("dns-record", j, failing("503"), failing("503"), failing("503")),
+			scriptedStep("bucket", j, failing("403")),
+		},
+	}
+	w := deleted(t, g, l)
+	// waits runs the Lifecycle once more before the step's retry and returns how long it waits.
+	waits := func() time.Duration {
+		_, res, err := l.Reconcile(ctx, w)
+		g.Expect(err).NotTo(HaveOccurred(), "a step waiting for its retry is not an error")
+		return res.RequeueAfter
+	}
+	// fails runs the step that is due, a little after its time, and expects it to fail.
+	fails := func(after time.Duration) {
+		clock.SetTime(clock.Now().Add(after + after/2))
+		_, _, err := l.Reconcile(ctx, w)
+		g.Expect(err).To(HaveOccurred())
+	}
+
+	fails(0)
+	g.Expect(waits()).To(Equal(time.Second))
+	fails(time.Second)
+	g.Expect(waits()).To(Equal(2 * time.Second))
+	fails(2 * time.Second)
+	g.Expect(waits()).To(Equal(4*time.Second), "doubled at each failure in a row")
+	// dns-record is done; bucket fails for the first time.
+	fails(4 * time.Second)
+	g.Expect(j.get()).To(Equal([]string{"dns-record", "dns-record", "dns-record", "dns-record", "bucket"}))
+	g.Expect(waits()).To(Equal(time.Second), "another step's failures count from one")
+}
