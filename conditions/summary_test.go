@@ -94,6 +94,15 @@ func TestSummary(t *testing.T) {
 			wantMessage: "ConfigReady: computed for generation 3, current is 4",
 		},
 		{
+			name: "a dependent without an observedGeneration is not known to be stale",
+			conditions: []metav1.Condition{
+				cond("ConfigReady", "True", "Applied", "", 0, at(0)),
+				cond("WorkloadReady", "True", "Available", "", gen, at(0)),
+				cond("Degraded", "False", "AsExpected", "", gen, at(0)),
+			},
+			wantStatus: "True", wantReason: conditions.ReasonSucceeded,
+		},
+		{
 			name: "a custom negative-polarity type",
 			conditions: []metav1.Condition{
 				cond("ConfigReady", "False", "NoDrift", "", gen, at(0)),
