@@ -14,13 +14,15 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package threeway is the engine of patch.Helper: the three-way merge of the changes a reconcile
-// made (from the object it read to the object it wants) onto the latest object ([Merger]), and
-// the JSON Patch that writes the result, each operation guarded by a test of what the writer
-// expects to find ([Differ], [Request], [Op]). patch.Helper's documentation states the contract
-// the two keep between them: fields this reconcile did not change keep the latest object's
-// values; lists, conditions another writer owns and whole objects added are guarded, so that
-// another writer's change since the read is a rejected request instead of lost data.
+// Package threeway is the engine of patch.Helper: the three-way merge of a reconcile's changes
+// onto the latest object, and the guarded JSON Patch that writes the result.
+//
+// [Merger] carries the changes a reconcile made (from the object it read to the object it wants)
+// over to the latest object; [Differ] computes the [Request] that writes the result, each [Op]
+// guarded by a test of what the writer expects to find. patch.Helper's documentation states the
+// contract the two keep between them: fields this reconcile did not change keep the latest
+// object's values; lists, conditions another writer owns and whole objects added are guarded, so
+// that another writer's change since the read is a rejected request instead of lost data.
 //
 // FuzzMergeAndDiff checks the pair: from random objects and random changes by the controller and
 // by others, the requests apply to the object they were computed for, produce exactly the merge,
