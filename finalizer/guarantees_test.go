@@ -27,6 +27,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
@@ -437,4 +438,43 @@ func TestALifecycleThatReadTheObjectBeforeAnotherControllersLineKeepsThatLine(t 
 	g.Expect(conditions.Get(latest, conditions.Deleting).Message).To(Equal(
 		ours+": step backup: waiting for the snapshot of "+ours+"\n"+theirs+": step backup: waiting for the snapshot of "+theirs),
 		"our write merged our line onto theirs instead of overwriting it")
+}
+
+// TestALifecycleGivesUpRecordingProgressAfterItsRetriesWhileAnotherControllerKeepsWriting has
+// another controller rewrite the Deleting condition before each of the Lifecycle's status
+// writes, so that each one conflicts: the Lifecycle tries progressRetries (3) times, then
+// reports the step's own outcome; it never loops.
+func TestALifecycleGivesUpRecordingProgressAfterItsRetriesWhileAnotherControllerKeepsWriting(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	l := &finalizer.Lifecycle[*testtypes.Widget]{
+		Finalizer: ours, Client: env.Client(),
+		Steps: []finalizer.Step[*testtypes.Widget]{scriptedStep("dns-record", &journal{}, inProgress("propagating"))},
+	}
+	w := deleted(t, g, l)
+	var statusWrites atomic.Int32
+	l.Client = interceptor.NewClient(directClient(t), interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+			n := statusWrites.Add(1)
+			if n <= 10 {
+				// The other controller writes first, every time (a cap, so that a loop ends).
+				var other testtypes.Widget
+				if err := env.Client().Get(ctx, client.ObjectKeyFromObject(obj), &other); err != nil {
+					return err
+				}
+				meta.SetStatusCondition(&other.Status.Conditions, metav1.Condition{Type: string(conditions.Deleting),
+					Status: metav1.ConditionTrue, Reason: "CleanupInProgress", Message: fmt.Sprintf("theirs: %d", n)})
+				if err := env.Client().Status().Update(ctx, &other); err != nil {
+					return err
+				}
+			}
+			return c.SubResource(sub).Patch(ctx, obj, p, opts...)
+		},
+	})
+
+	_, res, err := l.Reconcile(ctx, w)
+
+	g.Expect(err).NotTo(HaveOccurred(), "the status is informational: the step's outcome decides")
+	g.Expect(res.RequeueAfter).To(Equal(time.Second))
+	g.Expect(statusWrites.Load()).To(BeEquivalentTo(3), "three attempts, each refused")
 }
