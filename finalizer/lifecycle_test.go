@@ -620,3 +620,30 @@ func TestAFailingStepBacksOffExponentiallyAndAnotherStepStartsAgainAtOneSecond(t
 	g.Expect(j.get()).To(Equal([]string{"dns-record", "dns-record", "dns-record", "dns-record", "bucket"}))
 	g.Expect(waits()).To(Equal(time.Second), "another step's failures count from one")
 }
+
+func TestTheDeadlinePassesWhenCleanupHasTakenLongerThanTimeout(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	clock := clocktesting.NewFakePassiveClock(time.Now())
+	l := &finalizer.Lifecycle[*testtypes.Widget]{
+		Finalizer: ours, Client: env.Client(), Clock: clock, Timeout: time.Hour,
+		Steps: []finalizer.Step[*testtypes.Widget]{scriptedStep("slow", &journal{},
+			inProgress("1"), inProgress("2"), inProgress("3"))},
+	}
+	w := deleted(t, g, l)
+	stalled := func() bool {
+		var latest testtypes.Widget
+		g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), &latest)).To(Succeed())
+		return conditions.Get(&latest, conditions.Stalled) != nil
+	}
+
+	clock.SetTime(w.DeletionTimestamp.Add(time.Hour))
+	_, _, err := l.Reconcile(ctx, w)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(stalled()).To(BeFalse(), "exactly Timeout after the deletion is not longer than Timeout")
+
+	clock.SetTime(w.DeletionTimestamp.Add(time.Hour + time.Second))
+	_, _, err = l.Reconcile(ctx, w)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(stalled()).To(BeTrue())
+}
