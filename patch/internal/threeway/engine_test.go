@@ -173,6 +173,13 @@ func TestAnObjectWithAnEmptyKeyIsWrittenWholeUnderTheLock(t *testing.T) {
 		t.Error("a write without an empty key is locked")
 	}
 	expectOps(t, req.Ops, `add /spec/m/b 2`)
+	// An empty object that gets a member with an empty key: written whole after a test that it
+	// is still empty, which needs no pointer into it.
+	req = d.DiffMain(obj(t, `{`+metaUID+`, "spec": {"m": {}}}`), obj(t, `{`+metaUID+`, "spec": {"m": {"": 1}}}`), false)
+	if req.Lock {
+		t.Error("an empty object written whole is locked")
+	}
+	expectOps(t, req.Ops, `test /spec/m {} (guard)`, `add /spec/m {"":1}`)
 }
 
 func TestATypedBaseGuessesAnAddedObjectsAbsenceFromManagedFields(t *testing.T) {
