@@ -76,21 +76,36 @@ type row struct {
 	killed, lived, notCovered, timedOut, notViable int
 	// equivalent counts the mutants that lived and are listed as equivalent.
 	equivalent int
-	// ranUncovered counts the not-covered mutants run by runUncovered, and uncoveredKilled
-	// those the tests killed.
-	ranUncovered, uncoveredKilled int
-	minutes                       float64
+	// ranUncovered counts the not-covered mutants run by runUncovered, uncoveredKilled and
+	// uncoveredLived those the tests killed and those that lived.
+	ranUncovered, uncoveredKilled, uncoveredLived int
+	// kept is the row as a table of the current format had it, for a package without a report
+	// this time.
+	kept    string
+	minutes float64
 	// unexplained are the mutants that lived and are not listed as equivalent.
 	unexplained []mutant
 	// run says when and on which commit the package was run.
 	run string
 }
 
-func (r row) efficacy(leaveOut int) string {
-	if r.killed+r.lived-leaveOut == 0 {
+// efficacy is gremlins' test efficacy, killed ÷ (killed + lived).
+func (r row) efficacy() string {
+	return percent(r.killed, r.killed+r.lived)
+}
+
+// efficacyOfAll is the efficacy of every mutant run, the not-covered ones included, with the
+// equivalent mutants left out.
+func (r row) efficacyOfAll() string {
+	killed := r.killed + r.uncoveredKilled
+	return percent(killed, killed+r.lived+r.uncoveredLived-r.equivalent)
+}
+
+func percent(n, of int) string {
+	if of <= 0 {
 		return "–"
 	}
-	return fmt.Sprintf("%.1f%%", 100*float64(r.killed)/float64(r.killed+r.lived-leaveOut))
+	return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(of))
 }
 
 // coverage is gremlins' mutant coverage, (killed + lived) ÷ (killed + lived + not covered), with
@@ -121,6 +136,9 @@ type equivalent struct {
 const (
 	begin = "<!-- mutate:begin -->"
 	end   = "<!-- mutate:end -->"
+	// tableHeader is the header of the table's current format.
+	tableHeader = "| package | killed | lived | equivalent | not covered | not covered, killed when run | timed out | not viable | " +
+		"efficacy | efficacy of all run, equivalent left out | coverage | coverage, with those killed when run | minutes | run on |"
 )
 
 func main() {
@@ -292,6 +310,9 @@ func keptRows(block string, eqs []equivalent) ([]row, error) {
 			if err != nil {
 				return nil, err
 			}
+			if slices.Equal(header, cells(tableHeader)) {
+				r.kept = line
+			}
 			rows = append(rows, r)
 		case strings.HasPrefix(line, "Lived in `"):
 			name, _, _ := strings.Cut(strings.TrimPrefix(line, "Lived in `"), "`")
@@ -401,6 +422,7 @@ func read(path string, eqs []equivalent) (row, error) {
 		case "KILLED":
 			r.uncoveredKilled++
 		case "LIVED":
+			r.uncoveredLived++
 			lived = append(lived, m.name())
 		}
 	}
@@ -422,18 +444,22 @@ func table(rows []row, eqs []equivalent, how string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Each package as last run (%s), with the date and commit of its run. "+
 		"Of the mutants that lived, *equivalent* ones cannot be killed (listed below with the reason); "+
-		"the second efficacy leaves them out. The mutants gremlins reports as not covered were run too "+
-		"(`go test -overlay`); the second coverage counts those the tests killed as covered.\n\n", how)
-	b.WriteString("| package | killed | lived | equivalent | not covered | not covered, killed when run | timed out | not viable | " +
-		"efficacy | efficacy, equivalent left out | coverage | coverage, with those killed when run | minutes | run on |\n")
+		"the second efficacy counts every mutant run, the not-covered ones too, and leaves them out. "+
+		"The mutants gremlins reports as not covered were run too (`go test -overlay`); the second coverage "+
+		"counts those the tests killed as covered.\n\n", how)
+	b.WriteString(tableHeader + "\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
+		if r.kept != "" {
+			b.WriteString(r.kept + "\n")
+			continue
+		}
 		killedWhenRun := "–"
 		if r.ranUncovered >= r.notCovered {
 			killedWhenRun = strconv.Itoa(r.uncoveredKilled)
 		}
 		fmt.Fprintf(&b, "| `%s` | %d | %d | %d | %d | %s | %d | %d | %s | %s | %s | %s | %.0f | %s |\n", r.name, r.killed, r.lived, r.equivalent,
-			r.notCovered, killedWhenRun, r.timedOut, r.notViable, r.efficacy(0), r.efficacy(r.equivalent), r.coverage(false), r.coverage(true),
+			r.notCovered, killedWhenRun, r.timedOut, r.notViable, r.efficacy(), r.efficacyOfAll(), r.coverage(false), r.coverage(true),
 			r.minutes, r.run)
 	}
 	for _, r := range rows {
