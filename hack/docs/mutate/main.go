@@ -49,7 +49,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // report is the part of gremlins' JSON output (internal/report/internal/structure.go of
@@ -151,10 +150,10 @@ func main() {
 	uncovered := flag.String("run-uncovered", "", "a gremlins report whose not-covered mutants to run; with -root and -pkg")
 	root := flag.String("root", "", "the module's root, for -run-uncovered")
 	pkg := flag.String("pkg", "", "the package's directory under -root, for -run-uncovered")
-	timeout := flag.Duration("timeout", 10*time.Minute, "the longest run of the package's tests, for -run-uncovered")
+	coefficient := flag.Int("timeout-coefficient", 10, "a mutant's run times out after this many times the package's own test run, plus 30 s to compile it, for -run-uncovered")
 	flag.Parse()
 	if *uncovered != "" {
-		if err := runUncovered(*uncovered, *root, *pkg, *timeout); err != nil {
+		if err := runUncovered(*uncovered, *root, *pkg, *coefficient); err != nil {
 			fmt.Fprintln(os.Stderr, "mutate:", err)
 			os.Exit(1)
 		}

@@ -19,7 +19,6 @@ package main
 import (
 	"os"
 	"reflect"
-	"time"
 
 	"path/filepath"
 	"strings"
@@ -221,7 +220,7 @@ func TestRunUncoveredRunsTheTestsAgainstEachNotCoveredMutant(t *testing.T) {
 	  {"type": "CONDITIONALS_NEGATION", "status": "NOT COVERED", "line": 5, "column": 9},
 	  {"type": "CONDITIONALS_BOUNDARY", "status": "NOT COVERED", "line": 5, "column": 9}]}]}`)
 
-	if err := runUncovered(report, root, "p", 5*time.Minute); err != nil {
+	if err := runUncovered(report, root, "p", 10); err != nil {
 		t.Fatal(err)
 	}
 
@@ -238,5 +237,22 @@ func TestRunUncoveredRunsTheTestsAgainstEachNotCoveredMutant(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(filepath.Join(root, "p", "p.go")); !strings.Contains(string(data), "case a > b:") {
 		t.Errorf("the source was changed:\n%s", data)
+	}
+}
+
+func TestRunUncoveredRefusesAPackageWhoseTestsFailUnchanged(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "go.mod", "module example.com/m\n\ngo 1.26\n")
+	if err := os.Mkdir(filepath.Join(root, "p"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(root, "p"), "p.go", "package p\n\nfunc One() int { return 1 }\n")
+	write(t, filepath.Join(root, "p"), "p_test.go", "package p\n\nimport \"testing\"\n\nfunc TestOne(t *testing.T) {\n\tif One() != 2 {\n\t\tt.Fatal(\"wrong\")\n\t}\n}\n")
+	report := write(t, root, "p.json", `{"files": []}`)
+
+	err := runUncovered(report, root, "p", 10)
+
+	if err == nil || !strings.Contains(err.Error(), "do not pass unchanged") {
+		t.Fatalf("want an error saying the tests fail unchanged, got %v", err)
 	}
 }

@@ -75,8 +75,10 @@ func (m ranMutant) name() mutant {
 const uncoveredSuffix = ".uncovered"
 
 // runUncovered runs the package's tests against each mutant reportPath lists as not covered and
-// writes what each run found next to it. pkg is the package's directory under root.
-func runUncovered(reportPath, root, pkg string, timeout time.Duration) error {
+// writes what each run found next to it. pkg is the package's directory under root. The
+// package's tests run once first, unchanged: they must pass, and a mutant's run times out after
+// coefficient times as long, plus 30 s to compile it (a mutant can make a test wait forever).
+func runUncovered(reportPath, root, pkg string, coefficient int) error {
 	data, err := os.ReadFile(reportPath)
 	if err != nil {
 		return err
@@ -90,6 +92,11 @@ func runUncovered(reportPath, root, pkg string, timeout time.Duration) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	start := time.Now()
+	if status, err := runTests(root, pkg, "", time.Hour); err != nil || status != "LIVED" {
+		return fmt.Errorf("the tests of %s do not pass unchanged (%s): %w", pkg, status, err)
+	}
+	timeout := time.Duration(coefficient)*time.Since(start) + 30*time.Second
 	var ran []ranMutant
 	for _, f := range rep.Files {
 		for _, m := range f.Mutations {
@@ -161,16 +168,27 @@ func runMutant(root, pkg, src string, m ranMutant, dir string, timeout time.Dura
 	if err := os.WriteFile(overlayFile, overlay, 0o644); err != nil {
 		return "", err
 	}
+	return runTests(root, pkg, overlayFile, timeout)
+}
+
+// runTests runs pkg's tests, with the build overlay in overlayFile when it is not "", and
+// returns what happened as a mutant's status: LIVED when they pass, KILLED when they fail,
+// TIMED OUT, or NOT VIABLE when the package does not compile.
+func runTests(root, pkg, overlayFile string, timeout time.Duration) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-overlay", overlayFile, "./"+pkg)
+	args := []string{"test", "-count=1"}
+	if overlayFile != "" {
+		args = append(args, "-overlay", overlayFile)
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, "./"+pkg)...)
 	cmd.Dir = root
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output
 	// Its own process group, so that a timeout stops the test binary and envtest's processes too.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	err = cmd.Run()
+	err := cmd.Run()
 	var exit *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
