@@ -82,7 +82,9 @@ const (
 // managedFields, and one controller's value never releases another's finalizer.
 const ReleaseAnnotation = "finalizer.tenon.dev/release"
 
-// Progress is what a cleanup [Step] reports: [Finished], or [Waiting] for something.
+// Progress is what a cleanup [Step] reports: [Finished], or [Waiting] for something. The zero
+// Progress is a step in progress that asked for no delay: it runs again at the object's next
+// event, and after StalledRetryInterval at the latest.
 type Progress struct {
 	done    bool
 	after   time.Duration
@@ -149,8 +151,9 @@ type Lifecycle[T client.Object] struct {
 	// while a step in progress keeps its own pace. Zero means no deadline.
 	Timeout time.Duration
 
-	// StalledRetryInterval is how often cleanup is retried after Timeout, and the longest a
-	// failing step waits between two runs before it. Defaults to 10 minutes.
+	// StalledRetryInterval is how often cleanup is retried after Timeout, the longest a failing
+	// step waits between two runs before it, and the longest a step in progress without a delay
+	// waits for an event. Defaults to 10 minutes.
 	StalledRetryInterval time.Duration
 
 	// AllowRelease enables [ReleaseAnnotation]. Off by default: turn it on when people must be
@@ -343,6 +346,11 @@ func (l *Lifecycle[T]) notDone(ctx context.Context, obj T, h *patch.Helper, stat
 		after = l.stalledRetryInterval()
 	case stepErr != nil:
 		after = 0
+	case after == 0:
+		// In progress without a delay (the zero Progress): checked again at the next event, and
+		// at the stalled retry interval at the latest, so that the Lifecycle never goes silent
+		// on an object it holds, nor forgets what it saw of it.
+		after = l.stalledRetryInterval()
 	}
 	l.progressed(state, step, stepErr != nil, timedOut, after)
 	if timedOut {

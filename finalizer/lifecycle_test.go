@@ -647,3 +647,34 @@ func TestTheDeadlinePassesWhenCleanupHasTakenLongerThanTimeout(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(stalled()).To(BeTrue())
 }
+
+func TestAStepInProgressWithoutADelayIsCheckedAgainAtTheStalledRetryInterval(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	clock := clocktesting.NewFakePassiveClock(time.Now())
+	l := &finalizer.Lifecycle[*testtypes.Widget]{
+		Finalizer: ours, Client: env.Client(), Clock: clock, AllowRelease: true, StalledRetryInterval: 7 * time.Minute,
+		Steps: []finalizer.Step[*testtypes.Widget]{{Name: "slow", Run: func(context.Context, *testtypes.Widget) (finalizer.Progress, error) {
+			return finalizer.Progress{}, nil
+		}}},
+	}
+	w := deleted(t, g, l)
+
+	_, res, err := l.Reconcile(ctx, w)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.RequeueAfter).To(Equal(7*time.Minute), "the Lifecycle does not go silent on an object it holds")
+
+	// Run at that interval, the Lifecycle still knows it saw the deletion without the release
+	// annotation: one set half an hour later, by hand, releases.
+	for range 4 {
+		clock.SetTime(clock.Now().Add(7 * time.Minute))
+		_, _, err = l.Reconcile(ctx, w)
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), w)).To(Succeed())
+	metav1.SetMetaDataAnnotation(&w.ObjectMeta, finalizer.ReleaseAnnotation, ours)
+	g.Expect(env.Client().Update(ctx, w, client.FieldOwner("kubectl-annotate"))).To(Succeed())
+	_, _, err = l.Reconcile(ctx, w)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(gone(ctx, w)).To(BeTrue())
+}
