@@ -434,3 +434,21 @@ func TestSetDoesNotModifyMapsSharedBetweenChildren(t *testing.T) {
 	g.Expect(remote.Labels).To(HaveKeyWithValue(ownership.LabelOwnerUID, "uid-w"))
 	g.Expect(local.Labels).NotTo(HaveKey(ownership.LabelOwnerUID))
 }
+
+// A child in another namespace whose controller reference names the owner's uid (one the API
+// server accepts, though the garbage collector never resolves it across namespaces) loses it
+// when the owner tracks the child: the reference is the owner's, whatever namespace the child is
+// in.
+func TestSetRemovesTheOwnersReferenceFromAChildInAnotherNamespace(t *testing.T) {
+	g := NewWithT(t)
+	owner := widget("a", "web", "uid-web")
+	child := configMap("b", "c", "uid-c")
+	child.OwnerReferences = []metav1.OwnerReference{controllerRef(owner)}
+
+	mechanism, changed, err := ownership.Set(owner, child, scheme)
+
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(mechanism).To(Equal(ownership.TrackingLabels))
+	g.Expect(changed).To(BeTrue())
+	g.Expect(child.OwnerReferences).To(BeEmpty())
+}
