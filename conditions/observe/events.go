@@ -19,6 +19,7 @@ package observe
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -113,9 +114,11 @@ func withMessage(note, message string) string {
 	return note + ": " + message
 }
 
-// truncateNote keeps an event note under the events API's 1 kB limit.
+// truncateNote keeps an event note under the events API's 1 kB limit, valid UTF-8 (invalid
+// bytes replaced by U+FFFD, as JSON would replace them) and cut at a rune boundary.
 func truncateNote(s string) string {
 	const maxNote = 1000
+	s = strings.ToValidUTF8(s, "\uFFFD")
 	if len(s) <= maxNote {
 		return s
 	}

@@ -161,3 +161,13 @@ func TestRecordEventsCutsALongNoteOnARuneBoundaryUnderTheEventsAPILimit(t *testi
 		})
 	}
 }
+
+func TestRecordEventsMakesANoteOfInvalidUTF8Valid(t *testing.T) {
+	g := NewWithT(t)
+	recorder := events.NewFakeRecorder(1)
+	typ := conditions.Type(strings.Repeat("\x80", 1000))
+
+	observe.RecordEvents(recorder, widget(), nil, []metav1.Condition{{Type: string(typ), Status: "True", Reason: "R"}}, typ)
+
+	g.Expect(drain(recorder)).To(Equal([]string{"Normal R \uFFFD is True"}), "a run of invalid bytes is one U+FFFD, as in JSON")
+}
