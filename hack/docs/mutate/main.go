@@ -423,6 +423,10 @@ func read(path string, eqs []equivalent) (row, error) {
 		case "LIVED":
 			r.uncoveredLived++
 			lived = append(lived, m.name())
+		case "TIMED OUT":
+			r.timedOut++
+		case "NOT VIABLE":
+			r.notViable++
 		}
 	}
 	var missing []string

@@ -26,6 +26,7 @@ import (
 	"go/token"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -92,8 +93,11 @@ func runUncovered(reportPath, root, pkg string, coefficient int) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	// Interrupted, it stops the runs it started (each in its own process group) before it exits.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	start := time.Now()
-	if status, err := runTests(root, pkg, "", time.Hour); err != nil || status != "LIVED" {
+	if status, err := runTests(ctx, root, pkg, "", time.Hour); err != nil || status != "LIVED" {
 		return fmt.Errorf("the tests of %s do not pass unchanged (%s): %w", pkg, status, err)
 	}
 	timeout := time.Duration(coefficient)*time.Since(start) + 30*time.Second
@@ -117,7 +121,7 @@ func runUncovered(reportPath, root, pkg string, coefficient int) error {
 		wg.Go(func() {
 			for i := range next {
 				r := &ran[i]
-				r.Status, errs[i] = runMutant(root, pkg, filepath.Join(root, pkg, r.File), *r, dir, timeout)
+				r.Status, errs[i] = runMutant(ctx, root, pkg, filepath.Join(root, pkg, r.File), *r, dir, timeout)
 				if errs[i] != nil {
 					errs[i] = fmt.Errorf("%s/%s: %w", pkg, r.name(), errs[i])
 					continue
@@ -143,7 +147,7 @@ func runUncovered(reportPath, root, pkg string, coefficient int) error {
 
 // runMutant writes src with m applied into dir, runs pkg's tests with it in place of src and
 // returns the mutant's status.
-func runMutant(root, pkg, src string, m ranMutant, dir string, timeout time.Duration) (string, error) {
+func runMutant(ctx context.Context, root, pkg, src string, m ranMutant, dir string, timeout time.Duration) (string, error) {
 	code, err := os.ReadFile(src)
 	if err != nil {
 		return "", err
@@ -168,14 +172,23 @@ func runMutant(root, pkg, src string, m ranMutant, dir string, timeout time.Dura
 	if err := os.WriteFile(overlayFile, overlay, 0o644); err != nil {
 		return "", err
 	}
-	return runTests(root, pkg, overlayFile, timeout)
+	status, err := runTests(ctx, root, pkg, overlayFile, timeout)
+	if status == "FAILED" {
+		// Failed without a test failing (a control plane that did not start, a flake): once
+		// more. Failing so again, the mutant breaks what the tests need to run: killed.
+		if status, err = runTests(ctx, root, pkg, overlayFile, timeout); status == "FAILED" {
+			status = "KILLED"
+		}
+	}
+	return status, err
 }
 
 // runTests runs pkg's tests, with the build overlay in overlayFile when it is not "", and
-// returns what happened as a mutant's status: LIVED when they pass, KILLED when they fail,
-// TIMED OUT, or NOT VIABLE when the package does not compile.
-func runTests(root, pkg, overlayFile string, timeout time.Duration) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+// returns what happened as a mutant's status: LIVED when they pass, KILLED when a test fails or
+// panics, FAILED when go test fails without either, TIMED OUT, or NOT VIABLE when the package
+// does not compile.
+func runTests(ctx context.Context, root, pkg, overlayFile string, timeout time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	args := []string{"test", "-count=1"}
 	if overlayFile != "" {
@@ -185,22 +198,29 @@ func runTests(root, pkg, overlayFile string, timeout time.Duration) (string, err
 	cmd.Dir = root
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output
-	// Its own process group, so that a timeout stops the test binary and envtest's processes too.
+	// Its own process group, so that a timeout or an interrupt stops the test binary with it;
+	// testenv stops its control plane when the test binary goes.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
 	err := cmd.Run()
 	var exit *exec.ExitError
+	out := output.String()
 	switch {
-	case ctx.Err() != nil:
+	case ctx.Err() != nil && context.Cause(ctx) == context.DeadlineExceeded:
 		return "TIMED OUT", nil
+	case ctx.Err() != nil:
+		return "", fmt.Errorf("interrupted: %w", ctx.Err())
 	case err == nil:
 		return "LIVED", nil
-	case strings.Contains(output.String(), "[build failed]") || strings.Contains(output.String(), "[setup failed]"):
+	case strings.Contains(out, "[build failed]") || strings.Contains(out, "[setup failed]"):
 		return "NOT VIABLE", nil
-	case errors.As(err, &exit):
+	case errors.As(err, &exit) && (strings.Contains(out, "--- FAIL") || strings.Contains(out, "panic:")):
 		return "KILLED", nil
+	case errors.As(err, &exit):
+		return "FAILED", nil
 	}
-	return "", fmt.Errorf("go test: %w\n%s", err, output.String())
+	return "", fmt.Errorf("go test: %w\n%s", err, out)
 }
 
 // apply returns code with the operator at m's line and column replaced as m's type replaces it.
