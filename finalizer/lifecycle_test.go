@@ -563,6 +563,9 @@ func TestAStepsLongMessageIsCutOnARuneBoundaryToTheLineLimit(t *testing.T) {
 		{"one byte over, cut to the limit", strings.Repeat("a", limit-len(prefix)+1), prefix + strings.Repeat("a", limit-len(prefix)-3) + "…"},
 		// 1,021 bytes would end inside an "é": the cut moves back to the rune before it.
 		{"inside a rune, cut before it", "a" + strings.Repeat("é", 600), prefix + "a" + strings.Repeat("é", (limit-3-len(prefix)-1)/2) + "…"},
+		// Each invalid byte becomes a U+FFFD of 3 bytes, as the condition's message has it: the
+		// limit holds for what is written.
+		{"invalid UTF-8, made valid, then cut", strings.Repeat("\x80a", 600), prefix + strings.Repeat("\uFFFDa", (limit-3-len(prefix))/4) + "…"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)

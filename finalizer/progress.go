@@ -133,8 +133,10 @@ func failedStep(line string) bool {
 	return ok && strings.HasPrefix(head, "step ") && strings.HasSuffix(head, " failed")
 }
 
-// truncate cuts s to at most n bytes, on a rune boundary, marking the cut.
+// truncate makes s valid UTF-8 (invalid bytes replaced by U+FFFD, as the condition's message
+// will have them) and cuts it to at most n bytes, on a rune boundary, marking the cut.
 func truncate(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
 	if len(s) <= n {
 		return s
 	}
