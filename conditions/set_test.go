@@ -244,6 +244,14 @@ func TestSetUsesTheObjectsOrder(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 	}
 	g.Expect(types(o.Status.Conditions)).To(Equal([]string{"Ready", "Available", "Progressing", "Alpha", "Zeta"}))
+
+	// Set in the order's own order, after the first of it: each goes after those before it.
+	o = &ordered{}
+	for _, ct := range []conditions.Type{conditions.Ready, "Progressing", "Available", "Alpha"} {
+		_, err := conditions.MarkTrue(o, ct, conditions.ReasonSucceeded, "")
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	g.Expect(types(o.Status.Conditions)).To(Equal([]string{"Ready", "Available", "Progressing", "Alpha"}))
 }
 
 func TestSetCopiesTheListItChanges(t *testing.T) {
