@@ -28,8 +28,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
-
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -46,6 +44,7 @@ import (
 
 	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/ownership"
+	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
 )
 
 // Applier writes objects with server-side apply under one field manager, and skips every

@@ -21,11 +21,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+
+	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
 )
 
 // upToDate reports whether an apply of desired by manager would change nothing on live. declared

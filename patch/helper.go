@@ -28,9 +28,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
-	"github.com/tenon-dev/tenon/patch/internal/threeway"
-
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,6 +40,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
+	"github.com/tenon-dev/tenon/patch/internal/threeway"
 )
 
 // Helper writes the changes a reconcile makes to an object, and only those. Create it with

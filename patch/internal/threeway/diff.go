@@ -20,9 +20,8 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
-
 	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
 )
 
 // Request is the JSON Patch of one request, computed against base, before it is sent.

@@ -24,14 +24,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
-
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
 )
 
 // FuzzMergeAndDiff checks the three-way merge and the JSON Patch computed from it. From a random

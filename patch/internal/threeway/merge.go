@@ -21,9 +21,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
-
 	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
 )
 
 // Merger carries the changes a reconcile made, from before to after, over to the latest object:
