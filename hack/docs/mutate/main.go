@@ -100,6 +100,7 @@ func (r row) efficacyOfAll() string {
 	return percent(killed, killed+r.lived+r.uncoveredLived-r.equivalent)
 }
 
+// percent returns n ÷ of as a percentage with one decimal, or "–" when of is 0.
 func percent(n, of int) string {
 	if of <= 0 {
 		return "–"
@@ -111,10 +112,6 @@ func percent(n, of int) string {
 // the not-covered mutants the tests killed when run counted as covered: a mutant a test kills
 // is one the tests run.
 func (r row) coverage(withKilled bool) string {
-	all := r.killed + r.lived + r.notCovered
-	if all == 0 {
-		return "–"
-	}
 	covered := r.killed + r.lived
 	if withKilled {
 		if r.ranUncovered < r.notCovered {
@@ -122,7 +119,7 @@ func (r row) coverage(withKilled bool) string {
 		}
 		covered += r.uncoveredKilled
 	}
-	return fmt.Sprintf("%.1f%%", 100*float64(covered)/float64(all))
+	return percent(covered, r.killed+r.lived+r.notCovered)
 }
 
 // equivalent is an entry of the -equivalent file.
