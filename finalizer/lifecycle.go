@@ -145,7 +145,8 @@ type Lifecycle[T client.Object] struct {
 	// and when the finalizer is removed or released.
 	Recorder events.EventRecorder
 
-	// Timeout is the longest cleanup may take, counted from the deletionTimestamp. After it the
+	// Timeout is the longest cleanup may take, counted from the deletionTimestamp (which the API
+	// server keeps to the second, so the deadline can pass up to a second early). After it the
 	// object is marked Stalled with reason CleanupTimedOut; a failing step is then retried only
 	// every StalledRetryInterval, without returning errors, rather than failing noisily forever,
 	// while a step in progress keeps its own pace. Zero means no deadline.
@@ -346,13 +347,14 @@ func (l *Lifecycle[T]) notDone(ctx context.Context, obj T, h *patch.Helper, stat
 		after = l.stalledRetryInterval()
 	case stepErr != nil:
 		after = 0
-	case after == 0:
-		// In progress without a delay (the zero Progress): checked again at the next event, and
+	}
+	l.progressed(state, step, stepErr != nil, timedOut, after)
+	if after == 0 && stepErr == nil {
+		// In progress without a delay (the zero Progress): it runs again at the next event, and
 		// at the stalled retry interval at the latest, so that the Lifecycle never goes silent
 		// on an object it holds, nor forgets what it saw of it.
 		after = l.stalledRetryInterval()
 	}
-	l.progressed(state, step, stepErr != nil, timedOut, after)
 	if timedOut {
 		if l.once(&state.timedOut) {
 			l.event(obj, corev1.EventTypeWarning, ReasonCleanupTimedOut, "Cleanup",

@@ -681,3 +681,28 @@ func TestAStepInProgressWithoutADelayIsCheckedAgainAtTheStalledRetryInterval(t *
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(gone(ctx, w)).To(BeTrue())
 }
+
+func TestAStepInProgressWithoutADelayRunsAgainAtTheNextEvent(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	var runs atomic.Int32
+	l := &finalizer.Lifecycle[*testtypes.Widget]{
+		Finalizer: ours, Client: env.Client(),
+		Steps: []finalizer.Step[*testtypes.Widget]{{Name: "children", Run: func(context.Context, *testtypes.Widget) (finalizer.Progress, error) {
+			if runs.Add(1) == 1 {
+				return finalizer.Progress{}, nil // waiting for the children's delete events
+			}
+			return finalizer.Finished(), nil
+		}}},
+	}
+	w := deleted(t, g, l)
+	_, _, err := l.Reconcile(ctx, w)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), w)).To(Succeed())
+
+	_, _, err = l.Reconcile(ctx, w) // the next event, long before the stalled retry interval
+
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(runs.Load()).To(BeEquivalentTo(2), "the event runs the step again")
+	g.Expect(gone(ctx, w)).To(BeTrue())
+}

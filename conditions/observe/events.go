@@ -114,8 +114,8 @@ func withMessage(note, message string) string {
 	return note + ": " + message
 }
 
-// truncateNote keeps an event note under the events API's 1 kB limit, valid UTF-8 (invalid
-// bytes replaced by U+FFFD, as JSON would replace them) and cut at a rune boundary.
+// truncateNote keeps an event note under the events API's 1 kB limit, valid UTF-8 (each run of
+// invalid bytes replaced by U+FFFD) and cut at a rune boundary.
 func truncateNote(s string) string {
 	const maxNote = 1000
 	s = strings.ToValidUTF8(s, "\uFFFD")

@@ -169,5 +169,5 @@ func TestRecordEventsMakesANoteOfInvalidUTF8Valid(t *testing.T) {
 
 	observe.RecordEvents(recorder, widget(), nil, []metav1.Condition{{Type: string(typ), Status: "True", Reason: "R"}}, typ)
 
-	g.Expect(drain(recorder)).To(Equal([]string{"Normal R \uFFFD is True"}), "a run of invalid bytes is one U+FFFD, as in JSON")
+	g.Expect(drain(recorder)).To(Equal([]string{"Normal R \uFFFD is True"}), "a run of invalid bytes is one U+FFFD")
 }
