@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -800,7 +801,12 @@ func (a *Applier) provenUpToDate(desired map[string]any, gvk schema.GroupVersion
 func (a *Applier) send(ctx context.Context, desired map[string]any, gvk schema.GroupVersionKind,
 	live client.Object, subresource string, force bool, pre precondition, key applyKey, hash [32]byte,
 ) (result client.Object, changed bool, err error) {
-	u := &unstructured.Unstructured{Object: jsonvalue.DeepCopyMap(desired)}
+	// The client replaces u's content with the response as a whole, so desired's values can be
+	// shared; only the metadata, where the precondition goes, is copied.
+	u := &unstructured.Unstructured{Object: maps.Clone(desired)}
+	if meta, ok := desired["metadata"].(map[string]any); ok {
+		u.Object["metadata"] = maps.Clone(meta)
+	}
 	// The precondition goes in the request only, after the hash: it is not what is declared.
 	if pre.uid != "" {
 		u.SetUID(pre.uid)
@@ -978,9 +984,11 @@ func setFromUnstructured(obj client.Object, u *unstructured.Unstructured) error 
 	return nil
 }
 
-// hashOf returns the hash of an apply request: its body and whether it forces ownership.
+// hashOf returns the hash of an apply request: its body and whether it forces ownership. Two
+// bodies that are the same JSON value have the same hash, whatever the Go types of their
+// numbers (see jsonvalue.AppendCanonical).
 func hashOf(desired map[string]any, force bool) ([32]byte, error) {
-	data, err := json.Marshal(desired) // encoding/json sorts map keys: the same body, the same bytes
+	data, err := jsonvalue.AppendCanonical(make([]byte, 0, 1024), desired)
 	if err != nil {
 		return [32]byte{}, fmt.Errorf("failed to encode the apply request: %w", err)
 	}

@@ -236,13 +236,12 @@ func (p proof) unchanged(owned map[string]any, d, l any, others []map[string]any
 		if !ok || len(lv) != len(dv) || len(dv) != children(owned) {
 			return false
 		}
-		used := make(map[string]bool, len(dv))
+		sels := selectorsOf(owned)
 		for i, de := range dv {
-			k := selector(owned, used, i, de)
+			k := sels.take(i, de)
 			if k == "" {
 				return false
 			}
-			used[k] = true
 			sub, _ := owned[k].(map[string]any)
 			if !p.unchanged(sub, de, lv[i], below(others, k), false) {
 				return false
@@ -298,45 +297,90 @@ func below(sets []map[string]any, k string) []map[string]any {
 	return out
 }
 
-// selector returns the key of owned that selects the element e at index i of a list, or "".
-func selector(owned map[string]any, used map[string]bool, i int, e any) string {
-	for k := range owned {
-		if used[k] || len(k) < 2 || k[1] != ':' {
+// elementSelector is a key of a field set that selects a list element ("i:<n>", "v:<json>",
+// "k:<json>"), read once.
+type elementSelector struct {
+	key   string
+	kind  byte
+	index string
+	value any
+	keyOf map[string]any
+	used  bool
+}
+
+// selectors are the element selectors of one field set, in the order of their keys.
+type selectors []elementSelector
+
+// selectorsOf returns the element selectors among owned's keys, each read once (a selector that
+// is not valid JSON selects nothing).
+func selectorsOf(owned map[string]any) selectors {
+	var out selectors
+	for _, k := range jsonvalue.SortedKeys(owned) {
+		if len(k) < 2 || k[1] != ':' {
 			continue
 		}
+		s := elementSelector{key: k, kind: k[0]}
 		raw := k[2:]
-		switch k[0] {
+		switch s.kind {
 		case 'i':
-			if raw == strconv.Itoa(i) {
-				return k
-			}
+			s.index = raw
 		case 'v':
-			var val any
-			if json.Unmarshal([]byte(raw), &val) == nil && jsonvalue.Equal(val, e) {
-				return k
+			if json.Unmarshal([]byte(raw), &s.value) != nil {
+				continue
 			}
 		case 'k':
-			var key map[string]any
-			if json.Unmarshal([]byte(raw), &key) != nil {
+			if json.Unmarshal([]byte(raw), &s.keyOf) != nil {
 				continue
 			}
-			em, ok := e.(map[string]any)
-			if !ok {
-				continue
-			}
-			match := true
-			for kk, kv := range key {
-				if ev, ok := em[kk]; !ok || !jsonvalue.Equal(ev, kv) {
-					match = false
-					break
-				}
-			}
-			if match {
-				return k
-			}
+		default:
+			continue
 		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// take returns the key of the first selector not taken yet that selects the element e at index
+// i of a list, and marks it taken; "" when none does.
+func (ss selectors) take(i int, e any) string {
+	for j := range ss {
+		s := &ss[j]
+		if s.used || !s.selects(i, e) {
+			continue
+		}
+		s.used = true
+		return s.key
 	}
 	return ""
+}
+
+// mark marks the selector k taken.
+func (ss selectors) mark(k string) {
+	for j := range ss {
+		if ss[j].key == k {
+			ss[j].used = true
+		}
+	}
+}
+
+// selects reports whether s selects the element e at index i.
+func (s *elementSelector) selects(i int, e any) bool {
+	switch s.kind {
+	case 'i':
+		return s.index == strconv.Itoa(i)
+	case 'v':
+		return jsonvalue.Equal(s.value, e)
+	}
+	em, ok := e.(map[string]any)
+	if !ok {
+		return false
+	}
+	for kk, kv := range s.keyOf {
+		if ev, ok := em[kk]; !ok || !jsonvalue.Equal(ev, kv) {
+			return false
+		}
+	}
+	return true
 }
 
 // fixedPoint reports whether obj, the API server's answer to an apply of desired by manager to
@@ -499,11 +543,13 @@ func ownsOnly(owned map[string]any, d, l any, others []map[string]any) bool {
 		}
 		lv, _ := l.([]any)
 		used := make(map[string]bool, len(dv))
+		sels := selectorsOf(owned)
 		last := -1
 		for i, de := range dv {
-			k := selector(owned, used, i, de)
+			k := sels.take(i, de)
 			if k == "" {
 				k = defaultedSelector(owned, used, de)
+				sels.mark(k)
 			}
 			if k == "" {
 				return false

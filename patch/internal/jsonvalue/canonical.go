@@ -1,0 +1,87 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package jsonvalue
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// AppendCanonical appends to buf an encoding of the JSON value v in which two values have the
+// same bytes exactly when [Equal] finds them equal, and returns the extended buffer: object
+// members in the order of their keys, numbers by value whatever their Go type (1 as an int64
+// and 1.0 as a float64 are one number), and every string, object and list prefixed by its
+// length, so no two values run together. It is what a hash of a request body is taken over,
+// without the reflection, the escaping and the allocations of encoding/json. A value of a type
+// JSON has no place for is encoded with encoding/json, and an error is returned when that
+// fails.
+func AppendCanonical(buf []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case map[string]any:
+		buf = binary.AppendUvarint(append(buf, 'o'), uint64(len(x)))
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			buf = appendString(buf, k)
+			var err error
+			if buf, err = AppendCanonical(buf, x[k]); err != nil {
+				return buf, err
+			}
+		}
+		return buf, nil
+	case []any:
+		buf = binary.AppendUvarint(append(buf, 'a'), uint64(len(x)))
+		for _, e := range x {
+			var err error
+			if buf, err = AppendCanonical(buf, e); err != nil {
+				return buf, err
+			}
+		}
+		return buf, nil
+	case string:
+		return appendString(append(buf, 's'), x), nil
+	case bool:
+		if x {
+			return append(buf, 't'), nil
+		}
+		return append(buf, 'f'), nil
+	case nil:
+		return append(buf, 'n'), nil
+	}
+	if i, ok := integer(v); ok {
+		return binary.BigEndian.AppendUint64(append(buf, 'i'), uint64(i)), nil
+	}
+	if f, ok := number(v); ok {
+		return binary.BigEndian.AppendUint64(append(buf, 'd'), math.Float64bits(f)), nil
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return buf, fmt.Errorf("cannot encode a %T: %w", v, err)
+	}
+	return appendString(append(buf, 'j'), string(data)), nil
+}
+
+// appendString appends s, prefixed by its length.
+func appendString(buf []byte, s string) []byte {
+	return append(binary.AppendUvarint(buf, uint64(len(s))), s...)
+}
