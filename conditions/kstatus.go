@@ -23,6 +23,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/tenon-dev/tenon/internal/objects"
 )
 
 // MarkReconciling sets Reconciling to True and removes Stalled: the controller is working
@@ -269,6 +271,8 @@ func kstatusConditions(u *unstructured.Unstructured) ([]kstatusCondition, error)
 	return out.Status.Conditions, nil
 }
 
+// toUnstructured returns obj as an unstructured object: itself, the one it wraps, or its
+// conversion, named by its Go type when it has no kind.
 func toUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
 	switch o := obj.(type) {
 	case *unstructured.Unstructured:
@@ -276,9 +280,9 @@ func toUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
 	case *Unstructured:
 		return o.Unstructured, nil
 	}
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	m, err := objects.ToMap(obj)
 	if err != nil {
-		return nil, fmt.Errorf("failed to convert %T to unstructured: %w", obj, err)
+		return nil, err
 	}
 	u := &unstructured.Unstructured{Object: m}
 	if u.GetKind() == "" {

@@ -17,40 +17,25 @@ limitations under the License.
 package conditions
 
 import (
-	"slices"
-	"strings"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tenon-dev/tenon/internal/conditionrules"
 )
 
-// defaultOrder puts Ready first; every other type follows alphabetically.
-var defaultOrder = []Type{Ready}
-
-// orderOf returns the types obj wants first.
+// orderOf returns the types obj wants first: nil, for Ready first, when it names none.
 func orderOf(obj any) []Type {
 	if o, ok := obj.(Orderer); ok {
 		return o.ConditionOrder()
 	}
-	return defaultOrder
+	return nil
 }
 
-// compare orders condition types: the types in first come first, in that order; all others
-// follow in byte-wise alphabetical order. With first nil it is the default order, Ready first.
-// It returns a negative number when a sorts before b, a positive number when after, 0 when equal.
+// compare orders condition types as [Orderer] says: the types in first come first, in that
+// order; all others follow in byte-wise alphabetical order. With first nil, Ready comes first.
+// It returns a negative number when a sorts before b, a positive number when after, 0 when
+// they are equal.
 func compare(first []Type, a, b string) int {
-	if first == nil {
-		first = defaultOrder
-	}
-	ia, ib := slices.Index(first, Type(a)), slices.Index(first, Type(b))
-	switch {
-	case ia >= 0 && ib >= 0:
-		return ia - ib
-	case ia >= 0:
-		return -1
-	case ib >= 0:
-		return 1
-	}
-	return strings.Compare(a, b)
+	return conditionrules.Compare(first, Type(a), Type(b))
 }
 
 // insert returns a copy of list with c inserted before the first condition that sorts after it.

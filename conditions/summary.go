@@ -22,6 +22,8 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tenon-dev/tenon/internal/conditionrules"
 )
 
 // Option configures [Summary], [Aggregate] and [Mirror]: [NegativePolarity], [IgnoreIfMissing],
@@ -76,7 +78,7 @@ func newOptions(opts []Option) options {
 }
 
 func (o *options) negative(t Type) bool {
-	return slices.Contains(negativePolarity, t) || slices.Contains(o.negativePolarity, t)
+	return conditionrules.NegativePolarity(t) || slices.Contains(o.negativePolarity, t)
 }
 
 // status returns the status of a summary of type t whose worst dependent is h: the polarity of

@@ -118,6 +118,3 @@ const (
 	// or it was computed for an older generation than the current one.
 	ReasonNotObserved Reason = "NotObserved"
 )
-
-// negativePolarity lists the standard types for which True is the unhealthy state.
-var negativePolarity = []Type{Reconciling, Stalled, Deleting, Degraded}

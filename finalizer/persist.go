@@ -19,13 +19,12 @@ package finalizer
 import (
 	"context"
 	"fmt"
-	"reflect"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/tenon-dev/tenon/internal/objects"
 	"github.com/tenon-dev/tenon/patch"
 )
 
@@ -81,7 +80,7 @@ func Ensure(ctx context.Context, c client.Client, obj client.Object, name string
 		}
 		return false, fmt.Errorf("failed to add finalizer %s: %w", name, err)
 	}
-	copyInto(obj, work)
+	_ = objects.CopyInto(obj, work) // work is obj's own deep copy: the same type
 	return true, nil
 }
 
@@ -117,17 +116,6 @@ func Remove(ctx context.Context, c client.Client, obj client.Object, name string
 		}
 		return false, fmt.Errorf("failed to remove finalizer %s: %w", name, err)
 	}
-	copyInto(obj, work)
+	_ = objects.CopyInto(obj, work) // work is obj's own deep copy: the same type
 	return true, nil
-}
-
-// copyInto makes dst, an object of the same type, a shallow copy of src.
-func copyInto(dst, src client.Object) {
-	if d, ok := dst.(*unstructured.Unstructured); ok {
-		if s, ok := src.(*unstructured.Unstructured); ok {
-			d.Object = s.Object
-		}
-		return
-	}
-	reflect.ValueOf(dst).Elem().Set(reflect.ValueOf(src).Elem())
 }

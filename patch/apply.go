@@ -44,6 +44,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/internal/objects"
 	"github.com/tenon-dev/tenon/ownership"
 	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
 )
@@ -552,7 +553,7 @@ func (a *Applier) applyStatus(ctx context.Context, m map[string]any, gvk schema.
 		return nil, false, fmt.Errorf("failed to apply %s: %w", describeBody(m, gvk, "status"),
 			apierrors.NewNotFound(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, like.GetName()))
 	}
-	liveMap, err := toMap(live)
+	liveMap, err := objects.ToMap(live)
 	if err != nil {
 		return nil, false, err
 	}
@@ -756,7 +757,7 @@ func (a *Applier) apply(ctx context.Context, desired map[string]any, gvk schema.
 			if upToDate {
 				r := applyRecord{hash: hash, resourceVersion: live.GetResourceVersion(), owner: ownerMarked(desired), fixed: true}
 				if subresource == "status" {
-					liveMap, err := toMap(live)
+					liveMap, err := objects.ToMap(live)
 					if err != nil {
 						return nil, false, err
 					}
@@ -784,7 +785,7 @@ func appliedBy(live client.Object, manager, subresource string) bool {
 // provenUpToDate reports whether live, with its managedFields, proves that applying desired
 // would change nothing (see [Applier.Apply]).
 func (a *Applier) provenUpToDate(desired map[string]any, gvk schema.GroupVersionKind, live client.Object, subresource string) (bool, error) {
-	liveMap, err := toMap(live)
+	liveMap, err := objects.ToMap(live)
 	if err != nil {
 		return false, err
 	}
@@ -866,7 +867,7 @@ func (a *Applier) send(ctx context.Context, desired map[string]any, gvk schema.G
 // object again under a new resourceVersion (it does for an apply of `finalizers: []` to a custom
 // resource, which it stores without them), and applying again leaves it as it is.
 func sameApplied(live client.Object, u *unstructured.Unstructured) bool {
-	before, err := toMap(live)
+	before, err := objects.ToMap(live)
 	if err != nil {
 		return false
 	}
@@ -923,17 +924,13 @@ func fill(obj, result client.Object) error {
 	if u, ok := result.(*unstructured.Unstructured); ok {
 		return setFromUnstructured(obj, u)
 	}
-	if reflect.TypeOf(obj) != reflect.TypeOf(result) {
-		return fmt.Errorf("failed to copy %T into %T", result, obj)
-	}
-	copyInto(obj, result)
-	return nil
+	return objects.CopyInto(obj, result)
 }
 
 // fillConfiguration makes ac hold result, as client.Client's Apply leaves an apply configuration
 // holding the server's response, with nothing left of what ac held before.
 func fillConfiguration(ac runtime.ApplyConfiguration, result client.Object) error {
-	content, err := toMap(result)
+	content, err := objects.ToMap(result)
 	if err != nil {
 		return err
 	}
@@ -980,8 +977,7 @@ func setFromUnstructured(obj client.Object, u *unstructured.Unstructured) error 
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, fresh); err != nil {
 		return err
 	}
-	copyInto(obj, fresh)
-	return nil
+	return objects.CopyInto(obj, fresh)
 }
 
 // hashOf returns the hash of an apply request: its body and whether it forces ownership. Two
@@ -1155,7 +1151,7 @@ func transitionTimes(obj map[string]any) []any {
 // requestMap returns obj as a JSON value to build a request from, as [toMap] does, but for a
 // typed object without its empty struct fields (see [omitZeroStructs]).
 func requestMap(obj client.Object) (map[string]any, error) {
-	m, err := toMap(obj)
+	m, err := objects.ToMap(obj)
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/tenon-dev/tenon/internal/objects"
 	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
 )
 
@@ -566,7 +567,7 @@ func TestEntriesOfReadsWhatDecodingEachEntryReads(t *testing.T) {
 		{Manager: "empty", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1"},
 	}
 	typed := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", ManagedFields: entries}}
-	m, err := toMap(typed)
+	m, err := objects.ToMap(typed)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,6 +39,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/internal/objects"
+	"github.com/tenon-dev/tenon/internal/pause"
 	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
 	"github.com/tenon-dev/tenon/patch/internal/threeway"
 )
@@ -180,11 +181,11 @@ func (h *Helper) Patch(ctx context.Context, obj client.Object, opts ...Option) e
 	if equality.Semantic.DeepEqual(h.before, obj) {
 		return nil
 	}
-	before, err := toMap(h.before)
+	before, err := objects.ToMap(h.before)
 	if err != nil {
 		return err
 	}
-	after, err := toMap(obj)
+	after, err := objects.ToMap(obj)
 	if err != nil {
 		return err
 	}
@@ -232,7 +233,7 @@ func (p *patcher) run(ctx context.Context) error {
 	if p.recorded != nil {
 		// The controller's own last write is newer than the snapshot: merge onto it, as onto an
 		// object read after a conflict.
-		m, err := toMap(p.recorded)
+		m, err := objects.ToMap(p.recorded)
 		if err != nil {
 			return err
 		}
@@ -295,7 +296,7 @@ func (p *patcher) run(ctx context.Context) error {
 		case err == nil:
 			p.opts.history.record(resp)
 			latest = resp
-			if base, err = toMap(resp); err != nil {
+			if base, err = objects.ToMap(resp); err != nil {
 				return err
 			}
 			if req.Status || isGone(resp) {
@@ -333,7 +334,7 @@ func (p *patcher) run(ctx context.Context) error {
 			if !mainWritten {
 				p.h.previous = deepCopyObject(fresh)
 			}
-			if base, err = toMap(fresh); err != nil {
+			if base, err = objects.ToMap(fresh); err != nil {
 				return err
 			}
 
@@ -349,7 +350,7 @@ func (p *patcher) run(ctx context.Context) error {
 			}
 			delay := backoff.Step()
 			logger.V(1).Info("Patch conflicted, retrying with the latest object", "object", p.h.describe(p.obj), "attempt", conflicts, "delay", delay)
-			if err := pause(ctx, delay); err != nil {
+			if err := pause.For(ctx, delay); err != nil {
 				return p.fail(fmt.Errorf("failed to patch %s: %w", p.h.describe(p.obj), err), mainWritten)
 			}
 			fresh, getErr := p.get(ctx)
@@ -359,7 +360,7 @@ func (p *patcher) run(ctx context.Context) error {
 			if getErr != nil {
 				return p.fail(fmt.Errorf("failed to read %s after a conflict: %w", p.h.describe(p.obj), getErr), mainWritten)
 			}
-			m, convErr := toMap(fresh)
+			m, convErr := objects.ToMap(fresh)
 			if convErr != nil {
 				return convErr
 			}
@@ -553,7 +554,8 @@ func (p *patcher) finish(latest client.Object) {
 		return
 	}
 	p.h.before = deepCopyObject(latest)
-	copyInto(p.obj, latest)
+	// latest was read or decoded into an object of obj's type (see newLike): the copy cannot fail.
+	_ = objects.CopyInto(p.obj, latest)
 }
 
 // resource names the object's resource in the errors the helper makes itself.
@@ -641,18 +643,6 @@ func touchesStatus(ops []threeway.Op) bool {
 // left: the server removes it at once.
 func isGone(obj client.Object) bool {
 	return obj.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0
-}
-
-// pause waits for d or until ctx is done.
-func pause(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // describe names obj for errors and logs: its kind and its key.

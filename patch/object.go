@@ -17,62 +17,30 @@ limitations under the License.
 package patch
 
 import (
-	"fmt"
 	"reflect"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tenon-dev/tenon/internal/objects"
 )
 
-// toMap returns obj as a JSON value. For an unstructured object it is the object's own map, which
-// callers must not modify.
-func toMap(obj client.Object) (map[string]any, error) {
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		return u.Object, nil
-	}
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return nil, fmt.Errorf("failed to convert %T to unstructured: %w", obj, err)
-	}
-	return m, nil
-}
-
 // newLike returns an empty object of obj's type with obj's name and namespace (and, for an
-// unstructured object, its kind): something to decode a response or a read into, without stale
+// unstructured object, kind gvk): something to decode a response or a read into, without stale
 // fields surviving from a previous state.
 func newLike(obj client.Object, gvk schema.GroupVersionKind) (client.Object, error) {
-	var fresh client.Object
-	if _, ok := obj.(*unstructured.Unstructured); ok {
-		u := &unstructured.Unstructured{}
+	fresh, err := objects.Empty(obj)
+	if err != nil {
+		return nil, err
+	}
+	if u, ok := fresh.(*unstructured.Unstructured); ok && !gvk.Empty() {
 		u.SetGroupVersionKind(gvk)
-		fresh = u
-	} else {
-		t := reflect.TypeOf(obj)
-		if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
-			return nil, fmt.Errorf("%T is not a pointer to a struct", obj)
-		}
-		o, ok := reflect.New(t.Elem()).Interface().(client.Object)
-		if !ok {
-			return nil, fmt.Errorf("%T is not a client.Object", obj)
-		}
-		fresh = o
 	}
 	fresh.SetName(obj.GetName())
 	fresh.SetNamespace(obj.GetNamespace())
 	return fresh, nil
-}
-
-// copyInto makes dst a shallow copy of src, an object of the same type.
-func copyInto(dst, src client.Object) {
-	if d, ok := dst.(*unstructured.Unstructured); ok {
-		if s, ok := src.(*unstructured.Unstructured); ok {
-			d.Object = s.Object
-		}
-		return
-	}
-	reflect.ValueOf(dst).Elem().Set(reflect.ValueOf(src).Elem())
 }
 
 // deepCopyObject returns a deep copy of obj.
@@ -84,7 +52,7 @@ func deepCopyObject(obj client.Object) client.Object {
 // withStatusOf returns a copy of obj with the status of m, an object the server returned, or obj
 // itself when the copy cannot be made.
 func withStatusOf(obj client.Object, m map[string]any) client.Object {
-	u, err := toMap(deepCopyObject(obj))
+	u, err := objects.ToMap(deepCopyObject(obj))
 	if err != nil {
 		return obj
 	}

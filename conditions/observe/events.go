@@ -18,7 +18,6 @@ package observe
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,10 +26,8 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/internal/conditionrules"
 )
-
-// negative lists the standard types for which True is the unhealthy status.
-var negative = []conditions.Type{conditions.Reconciling, conditions.Stalled, conditions.Deleting, conditions.Degraded}
 
 // RecordEvents records a Kubernetes Event on obj for each condition, of the given types, whose
 // status changed from before to after (a new condition and a removed one count): Normal when it
@@ -77,14 +74,14 @@ func RecordEvents(recorder events.EventRecorder, obj runtime.Object, before, aft
 		switch {
 		case b == nil:
 			note, reason = fmt.Sprintf("%s is %s", t, a.Status), a.Reason
-			healthy = a.Status != metav1.ConditionUnknown && (a.Status == metav1.ConditionTrue) != slices.Contains(negative, t)
+			healthy = a.Status != metav1.ConditionUnknown && (a.Status == metav1.ConditionTrue) != conditionrules.NegativePolarity(t)
 			note = withMessage(note, a.Message)
 		case a == nil:
 			note, reason = fmt.Sprintf("%s was removed (was %s)", t, b.Status), b.Reason
-			healthy = slices.Contains(negative, t)
+			healthy = conditionrules.NegativePolarity(t)
 		default:
 			note, reason = fmt.Sprintf("%s changed from %s to %s", t, b.Status, a.Status), a.Reason
-			healthy = a.Status != metav1.ConditionUnknown && (a.Status == metav1.ConditionTrue) != slices.Contains(negative, t)
+			healthy = a.Status != metav1.ConditionUnknown && (a.Status == metav1.ConditionTrue) != conditionrules.NegativePolarity(t)
 			note = withMessage(note, a.Message)
 		}
 		eventType := corev1.EventTypeNormal

@@ -28,7 +28,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -38,6 +37,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/tenon-dev/tenon/internal/pause"
 )
 
 // withWatch is embedded under an unexported name, so that Client's methods are promoted without
@@ -211,7 +212,7 @@ func (c *Client) do(ctx context.Context, call Call, forward func() error, succee
 		lost = r.LostResponse
 	}
 	if call.Latency > 0 {
-		if err := sleep(ctx, call.Latency); err != nil {
+		if err := pause.For(ctx, call.Latency); err != nil {
 			call.Outcome, call.Err, call.Rule = Failed, fmt.Errorf("failed to %s: %w", call.describe(), err), -1
 			c.finish(call, false)
 			return call.Err
@@ -339,18 +340,6 @@ func seedFor(seed int64) (int64, error) {
 		seed = rand.Int64() //nolint:gosec // test randomness, not security
 	}
 	return seed, nil
-}
-
-// sleep waits for d, or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // describe names what the call acts on, for errors: "get Widget default/w".

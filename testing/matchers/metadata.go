@@ -19,7 +19,6 @@ package matchers
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -27,10 +26,10 @@ import (
 	"github.com/onsi/gomega/types"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tenon-dev/tenon/internal/objects"
 	"github.com/tenon-dev/tenon/ownership"
 )
 
@@ -186,10 +185,13 @@ func BeGone(reader client.Reader) types.GomegaMatcher {
 			if !ok {
 				return false, "", fmt.Errorf("%s is not a client.Object", s.desc)
 			}
-			latest := newLike(obj)
+			latest, err := objects.Empty(obj)
+			if err != nil {
+				return false, "", err
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), GoneTimeout)
 			defer cancel()
-			err := reader.Get(ctx, client.ObjectKeyFromObject(obj), latest)
+			err = reader.Get(ctx, client.ObjectKeyFromObject(obj), latest)
 			switch {
 			case apierrors.IsNotFound(err):
 				return true, "", nil
@@ -202,19 +204,4 @@ func BeGone(reader client.Reader) types.GomegaMatcher {
 			return false, "it exists and is not being deleted", nil
 		},
 	}
-}
-
-// newLike returns an empty object of obj's type to read into.
-func newLike(obj client.Object) client.Object {
-	switch o := obj.(type) {
-	case *unstructured.Unstructured:
-		fresh := &unstructured.Unstructured{}
-		fresh.SetGroupVersionKind(o.GroupVersionKind())
-		return fresh
-	case *metav1.PartialObjectMetadata:
-		return &metav1.PartialObjectMetadata{TypeMeta: o.TypeMeta}
-	}
-	// A *T that is a client.Object has its methods on the pointer, so a new *T is one too.
-	fresh, _ := reflect.New(reflect.TypeOf(obj).Elem()).Interface().(client.Object)
-	return fresh
 }

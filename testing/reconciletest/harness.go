@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"reflect"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -28,7 +27,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -37,6 +35,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/tenon-dev/tenon/internal/objects"
+	"github.com/tenon-dev/tenon/internal/pause"
 	"github.com/tenon-dev/tenon/testing/faults"
 )
 
@@ -240,7 +240,7 @@ func (h *Harness) until(t TB, req reconcile.Request, goal string, done func(Step
 			return n, false
 		}
 		if d, waits := step.wait(); waits && n < limit {
-			if err := sleep(t.Context(), d); err != nil {
+			if err := pause.For(t.Context(), d); err != nil {
 				t.Fatalf("reconciletest: %s did not %s: the test ended while the harness waited %v for the requeue of reconcile %d:\n%s",
 					req, goal, d, n, stepLog(h.steps[first:]))
 				return n, false
@@ -250,18 +250,6 @@ func (h *Harness) until(t TB, req reconcile.Request, goal string, done func(Step
 	t.Fatalf("reconciletest: %s did not %s in %d reconciles%s:\n%s",
 		req, goal, limit, h.seedNote(), stepLog(h.steps[first:]))
 	return limit, false
-}
-
-// sleep waits for d, or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // AssertIdempotent reconciles req until a reconcile finishes (returns no error and no requeue
@@ -327,7 +315,7 @@ const clockFormat = "15:04:05.000"
 // and moves Clock forward to its next whole minute, by less than the finished step's
 // RequeueAfter. It returns how far it moved Clock.
 func (h *Harness) moveOn(ctx context.Context, finished Step) (time.Duration, error) {
-	if err := sleep(ctx, time.Until(finished.end.Truncate(time.Second).Add(time.Second))); err != nil {
+	if err := pause.For(ctx, time.Until(finished.end.Truncate(time.Second).Add(time.Second))); err != nil {
 		return 0, err
 	}
 	if h.Clock == nil {
@@ -441,7 +429,9 @@ func (h *Harness) waitForCache(ctx context.Context, step Step) error {
 // with: the type of its gets, else the scheme's type, else unstructured.
 func (h *Harness) prototype(gvk schema.GroupVersionKind) client.Object {
 	if p := h.read[gvk.GroupKind()]; p != nil {
-		return newLike(p)
+		if fresh, err := objects.Empty(p); err == nil {
+			return fresh
+		}
 	}
 	if obj, err := h.Client.Scheme().New(gvk); err == nil {
 		if o, ok := obj.(client.Object); ok {
@@ -451,21 +441,6 @@ func (h *Harness) prototype(gvk schema.GroupVersionKind) client.Object {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gvk)
 	return u
-}
-
-// newLike returns an empty object of obj's type, keeping the kind of unstructured and
-// metadata-only objects.
-func newLike(obj client.Object) client.Object {
-	switch o := obj.(type) {
-	case *unstructured.Unstructured:
-		fresh := &unstructured.Unstructured{}
-		fresh.SetGroupVersionKind(o.GroupVersionKind())
-		return fresh
-	case *metav1.PartialObjectMetadata:
-		return &metav1.PartialObjectMetadata{TypeMeta: o.TypeMeta}
-	}
-	fresh, _ := reflect.New(reflect.TypeOf(obj).Elem()).Interface().(client.Object)
-	return fresh
 }
 
 // atLeast reports whether resourceVersion got is the same as or newer than want. Versions are

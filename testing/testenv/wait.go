@@ -25,6 +25,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tenon-dev/tenon/internal/objects"
 )
 
 // pollInterval is how often the wait helpers look at a cache. Informer caches on envtest see a
@@ -50,7 +52,7 @@ func (e *Environment) CreateAndWait(ctx context.Context, obj client.Object, read
 func (e *Environment) WaitUntilSeen(ctx context.Context, reader client.Reader, obj client.Object) error {
 	key := client.ObjectKeyFromObject(obj)
 	want := obj.GetResourceVersion()
-	latest, err := newLike(e, obj)
+	latest, err := objects.Empty(obj)
 	if err != nil {
 		return err
 	}
@@ -87,7 +89,7 @@ func (e *Environment) DeleteAndWait(ctx context.Context, obj client.Object, read
 	}
 	key := client.ObjectKeyFromObject(obj)
 	want := obj.GetResourceVersion()
-	latest, err := newLike(e, obj)
+	latest, err := objects.Empty(obj)
 	if err != nil {
 		return err
 	}
@@ -102,7 +104,7 @@ func (e *Environment) DeleteAndWait(ctx context.Context, obj client.Object, read
 		last = fmt.Sprintf("present with finalizers %v at resourceVersion %s", latest.GetFinalizers(), latest.GetResourceVersion())
 		if latest.GetDeletionTimestamp() != nil && len(latest.GetFinalizers()) > 0 &&
 			(want == "" || atLeast(latest.GetResourceVersion(), want)) {
-			return true, copyInto(latest, obj)
+			return true, objects.CopyInto(obj, latest)
 		}
 		return false, nil
 	})

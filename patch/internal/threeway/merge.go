@@ -19,9 +19,9 @@ package threeway
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/internal/conditionrules"
 	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
 )
 
@@ -232,7 +232,7 @@ func (m *Merger) conditions(rs, bs, as map[string]any) {
 		default:
 			at := len(lc)
 			for j := range lc {
-				if compareTypes(m.Order, t, jsonvalue.ConditionType(lc[j])) < 0 {
+				if conditionrules.Compare(m.Order, conditions.Type(t), conditions.Type(jsonvalue.ConditionType(lc[j]))) < 0 {
 					at = j
 					break
 				}
@@ -248,25 +248,6 @@ func (m *Merger) conditions(rs, bs, as map[string]any) {
 		return
 	}
 	rs["conditions"] = lc
-}
-
-// compareTypes orders condition types as conditions.Set inserts them (see conditions.Orderer):
-// the types in first come first, in that order, Ready when first is nil; the others follow
-// alphabetically.
-func compareTypes(first []conditions.Type, a, b string) int {
-	if first == nil {
-		first = []conditions.Type{conditions.Ready}
-	}
-	ia, ib := slices.Index(first, conditions.Type(a)), slices.Index(first, conditions.Type(b))
-	switch {
-	case ia >= 0 && ib >= 0:
-		return ia - ib
-	case ia >= 0:
-		return -1
-	case ib >= 0:
-		return 1
-	}
-	return strings.Compare(a, b)
 }
 
 // sameCondition reports whether a and b (either may be nil, for a missing condition) agree on
