@@ -27,7 +27,8 @@ import (
 // AppendCanonical appends to buf an encoding of the JSON value v in which two values have the
 // same bytes exactly when [Equal] finds them equal, and returns the extended buffer: object
 // members in the order of their keys, numbers by value whatever their Go type (1 as an int64
-// and 1.0 as a float64 are one number), and every string, object and list prefixed by its
+// and 1.0 as a float64 are one number; a float32 is the number encoding/json writes for it),
+// and every string, object and list prefixed by its
 // length, so no two values run together. It is what a hash of a request body is taken over,
 // without the reflection, the escaping and the allocations of encoding/json. A value of a type
 // JSON has no place for is encoded with encoding/json, and an error is returned when that
@@ -72,6 +73,9 @@ func AppendCanonical(buf []byte, v any) ([]byte, error) {
 		return binary.BigEndian.AppendUint64(append(buf, 'i'), uint64(i)), nil
 	}
 	if f, ok := number(v); ok {
+		if f == math.Trunc(f) && math.Abs(f) < 1<<63 {
+			return binary.BigEndian.AppendUint64(append(buf, 'i'), uint64(int64(f))), nil
+		}
 		return binary.BigEndian.AppendUint64(append(buf, 'd'), math.Float64bits(f)), nil
 	}
 	data, err := json.Marshal(v)

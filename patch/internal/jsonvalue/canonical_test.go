@@ -22,6 +22,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -52,6 +53,8 @@ func TestAppendCanonicalSeparatesWhatRunsTogether(t *testing.T) {
 		{int64(1), "1"},
 		{true, "t"},
 		{0.5, int64(0)},
+		{float32(0.1), float64(float32(0.1))}, // sent as 0.1 and as 0.10000000149011612
+		{json.Number("0.10000000149011612"), float32(0.1)},
 	} {
 		if bytes.Equal(canonical(t, pair[0]), canonical(t, pair[1])) {
 			t.Errorf("%#v and %#v have the same encoding", pair[0], pair[1])
@@ -117,7 +120,7 @@ func randomValue(r *rand.Rand, depth int) any {
 	case 2:
 		return int64(r.IntN(5) - 2)
 	case 3:
-		return float64(r.IntN(5)) / 2
+		return []float64{0, 0.5, 1.5, 0.1, 0.3, 1e-7, 3.4e38, float64(float32(0.1))}[r.IntN(8)]
 	case 4:
 		return []string{"", "a", "b", "ab"}[r.IntN(4)]
 	case 5, 6:
@@ -156,7 +159,13 @@ func retype(r *rand.Rand, v any) any {
 		if x == float64(int64(x)) {
 			return []any{x, int64(x), json.Number(fmt.Sprint(int64(x)))}[r.IntN(3)]
 		}
-		return []any{x, float32(x), json.Number(fmt.Sprint(x))}[r.IntN(3)]
+		// A float32 is sent as the shortest decimal that reads back as it: the same number only
+		// where that decimal is x.
+		same := []any{x, json.Number(strconv.FormatFloat(x, 'g', -1, 64))}
+		if f32 := float32(x); strconv.FormatFloat(float64(f32), 'g', -1, 32) == strconv.FormatFloat(x, 'g', -1, 64) {
+			same = append(same, f32)
+		}
+		return same[r.IntN(len(same))]
 	}
 	return v
 }

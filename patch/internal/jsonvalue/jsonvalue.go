@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -30,27 +31,10 @@ func Equal(a, b any) bool {
 	switch av := a.(type) {
 	case map[string]any:
 		bv, ok := b.(map[string]any)
-		if !ok || len(av) != len(bv) {
-			return false
-		}
-		for k, x := range av {
-			y, ok := bv[k]
-			if !ok || !Equal(x, y) {
-				return false
-			}
-		}
-		return true
+		return ok && equalObjects(av, bv)
 	case []any:
 		bv, ok := b.([]any)
-		if !ok || len(av) != len(bv) {
-			return false
-		}
-		for i := range av {
-			if !Equal(av[i], bv[i]) {
-				return false
-			}
-		}
-		return true
+		return ok && slices.EqualFunc(av, bv, Equal)
 	case string:
 		bv, ok := b.(string)
 		return ok && av == bv
@@ -60,6 +44,25 @@ func Equal(a, b any) bool {
 	case nil:
 		return b == nil
 	}
+	return equalScalars(a, b)
+}
+
+// equalObjects is Equal for two objects.
+func equalObjects(a, b map[string]any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, x := range a {
+		y, ok := b[k]
+		if !ok || !Equal(x, y) {
+			return false
+		}
+	}
+	return true
+}
+
+// equalScalars is Equal for a, a number or a value of another Go type, and b.
+func equalScalars(a, b any) bool {
 	if x, ok := integer(a); ok {
 		if y, ok := integer(b); ok {
 			return x == y
@@ -99,7 +102,10 @@ func number(v any) (float64, bool) {
 	case float64:
 		return n, true
 	case float32:
-		return float64(n), true
+		// The number encoding/json writes for it, which is what a request carries: the shortest
+		// decimal that reads back as the float32 (0.1, not its float64 widening 0.10000000149011612).
+		f, err := strconv.ParseFloat(strconv.FormatFloat(float64(n), 'g', -1, 32), 64)
+		return f, err == nil
 	case json.Number:
 		f, err := n.Float64()
 		return f, err == nil
