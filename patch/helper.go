@@ -33,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -206,7 +207,14 @@ func (h *Helper) Patch(ctx context.Context, obj client.Object, opts ...Option) e
 	return p.run(ctx)
 }
 
-// patcher is the state of one Patch call.
+// patcher is the state of one Patch call. The object goes by these names:
+//
+//   - before: the snapshot the Helper took (h.before), as JSON; after: obj, the desired object,
+//     as JSON. Patch writes what changed from before to after.
+//   - base: the object the next request is computed against and guarded by, as JSON: before at
+//     first, then each newer version (the History's, a response, a read after a conflict).
+//   - latest: the newest object the server returned or Patch read (base's typed form); nil
+//     while base is the snapshot.
 type patcher struct {
 	h             *Helper
 	obj           client.Object
@@ -217,186 +225,261 @@ type patcher struct {
 	deleting      bool
 	// recorded is the History's object, newer than the snapshot, to merge onto; nil without one.
 	recorded client.Object
+
+	base   map[string]any
+	latest client.Object
+	// statusInMain is set when the status goes with the rest of the object: the kind has no
+	// status subresource.
+	statusInMain bool
+	// mainDone is set when nothing is left to write outside the status; mainWritten when a
+	// request for it succeeded.
+	mainDone, mainWritten bool
+	// lock is set when requests are guarded by base's resourceVersion instead of value tests.
+	lock bool
+	// lastRefused is the last request the server refused because a guard failed.
+	lastRefused         []threeway.Op
+	conflicts, requests int
+	// backoff spaces the retries after conflicts; retries is how many there may be (Step counts
+	// backoff.Steps down).
+	backoff wait.Backoff
+	retries int
 }
 
 // maxRequests bounds the requests of one Patch besides conflict retries: the main request, the
 // status request, and both once more to find out about the status subresource.
 const maxRequests = 4
 
+// run sends the requests of one Patch: the main request (metadata, spec and any other field
+// outside the status), then the status request, each computed by a three-way merge of before,
+// after and base, until nothing is left to write. A conflict reads the latest object and merges
+// again (reread); a status request answered 404 finds out whether the kind has a status
+// subresource (withoutStatusSubresource).
 func (p *patcher) run(ctx context.Context) error {
-	logger := log.FromContext(ctx)
-	backoff := retryBackoff()
-	retries := backoff.Steps
-	base := p.before
-	statusInMain := p.statusInMain()
-	var latest client.Object // the newest object the server returned
-	if p.recorded != nil {
-		// The controller's own last write is newer than the snapshot: merge onto it, as onto an
-		// object read after a conflict.
-		m, err := objects.ToMap(p.recorded)
-		if err != nil {
+	if err := p.start(); err != nil {
+		return err
+	}
+	for {
+		req, done, err := p.next()
+		if err != nil || done {
 			return err
 		}
-		latest, base = p.recorded, m
-		p.h.previous = deepCopyObject(p.recorded)
-	}
-	var mainDone, mainWritten, lock bool
-	var refused []threeway.Op // the last request the server refused because a guard failed
-	conflicts, requests := 0, 0
-	for {
-		m := &threeway.Merger{Owned: p.opts.ownedConditions, Order: p.order}
-		d := &threeway.Differ{Exact: p.exact, Guarded: threeway.OwnedGuard(p.opts.ownedConditions), Written: written(base)}
-		var req threeway.Request
-		if !mainDone {
-			result := m.MergeMain(p.before, p.after, base, statusInMain)
-			if len(m.Conflicts) > 0 {
-				return p.fail(newConflictError(p.h.describe(p.obj), m.Conflicts, 0, nil), mainWritten)
-			}
-			req = d.DiffMain(base, result, statusInMain)
-			mainDone = req.Empty()
+		p.requests++
+		if p.requests > maxRequests+p.retries {
+			return p.fail(fmt.Errorf("failed to patch %s: the server does not keep the changes", p.h.describe(p.obj)), p.mainWritten)
 		}
-		if mainDone {
-			if statusInMain {
-				p.finish(latest)
-				return nil
-			}
-			result := m.MergeStatus(p.before, p.after, base)
-			if len(m.Conflicts) > 0 {
-				return p.fail(newConflictError(p.h.describe(p.obj), m.Conflicts, 0, nil), mainWritten)
-			}
-			req = d.DiffStatus(base, result)
-			if req.Empty() {
-				p.finish(latest)
-				return nil
-			}
-		}
-		requests++
-		if requests > maxRequests+retries {
-			return p.fail(fmt.Errorf("failed to patch %s: the server does not keep the changes", p.h.describe(p.obj)), mainWritten)
-		}
-
-		ops := req.Finish(base, lock)
-		if !lock && slices.EqualFunc(ops, refused, func(a, b threeway.Op) bool {
-			return a.Kind == b.Kind && a.Path == b.Path && jsonvalue.Equal(a.Value, b.Value)
-		}) {
-			// The very request the server just refused: what the object as read shows cannot be
-			// what the server holds. Only the resourceVersion can guard it.
-			lock = true
-			ops = req.Finish(base, lock)
-		}
-		var resp client.Object
-		var err error
-		if rv, _ := jsonvalue.Nested(base, "metadata", "resourceVersion"); (lock || req.Lock) && (rv == nil || rv == "") {
-			// Nothing to lock on: read the object first.
-			err = apierrors.NewConflict(p.resource(), p.obj.GetName(), errors.New("the object has no resourceVersion"))
-		} else {
-			resp, err = p.send(ctx, ops, req.Status)
-		}
-		switch {
-		case err == nil:
-			p.opts.history.record(resp)
-			latest = resp
-			if base, err = objects.ToMap(resp); err != nil {
+		ops := p.guarded(req)
+		resp, err := p.write(ctx, req, ops)
+		if err != nil {
+			if stop, err := p.refused(ctx, err, req.Status, ops); stop {
 				return err
 			}
-			if req.Status || isGone(resp) {
-				p.finish(latest)
-				return nil
-			}
-			if !mainWritten && !statusInMain {
-				// The status is merged onto what this write returned: the server's status
-				// before this Patch wrote any of it, newer than the snapshot's when the cache
-				// lagged. Previous says so, for the transitions the status write makes.
-				p.h.previous = withStatusOf(p.h.previous, base)
-			}
-			mainDone, mainWritten = true, true
-			if statusInMain && p.h.statusSubresource == nil && touchesStatus(ops) {
-				// The status went with the rest of the object: whether the server kept what was
-				// sent of it says whether the kind has a status subresource. (Not whether the
-				// status now holds every change: another writer may have changed it since the
-				// object the request was computed on.)
-				kept := keptStatus(base, ops)
-				p.h.statusSubresource = ptr.To(!kept)
-				statusInMain = kept
-			}
-
-		case apierrors.IsNotFound(err) && req.Status:
-			// The object is gone, or its kind has no status subresource: the object tells.
-			fresh, getErr := p.get(ctx)
-			if getErr != nil || !p.sameObject(fresh) {
-				return p.fail(p.notFound(err), mainWritten)
-			}
-			// The object is there and its status subresource is not: the kind has none. Send the
-			// status with the rest of the object. (What the server keeps of it says nothing more:
-			// it prunes fields the schema does not know, with or without a status subresource.)
-			latest, statusInMain, mainDone = fresh, true, false
-			p.h.statusSubresource = ptr.To(false)
-			if !mainWritten {
-				p.h.previous = deepCopyObject(fresh)
-			}
-			if base, err = objects.ToMap(fresh); err != nil {
-				return err
-			}
-
-		case apierrors.IsNotFound(err):
-			return p.fail(p.notFound(err), mainWritten)
-
-		case apierrors.IsConflict(err) || isGuardFailure(err):
-			// Another writer changed what a guard tests: wait, read the latest object and merge
-			// again.
-			conflicts++
-			if conflicts > retries {
-				return p.fail(newConflictError(p.h.describe(p.obj), nil, conflicts, err), mainWritten)
-			}
-			delay := backoff.Step()
-			logger.V(1).Info("Patch conflicted, retrying with the latest object", "object", p.h.describe(p.obj), "attempt", conflicts, "delay", delay)
-			if err := pause.For(ctx, delay); err != nil {
-				return p.fail(fmt.Errorf("failed to patch %s: %w", p.h.describe(p.obj), err), mainWritten)
-			}
-			fresh, getErr := p.get(ctx)
-			if apierrors.IsNotFound(getErr) || (getErr == nil && !p.sameObject(fresh)) {
-				return p.fail(p.notFound(err), mainWritten)
-			}
-			if getErr != nil {
-				return p.fail(fmt.Errorf("failed to read %s after a conflict: %w", p.h.describe(p.obj), getErr), mainWritten)
-			}
-			m, convErr := objects.ToMap(fresh)
-			if convErr != nil {
-				return convErr
-			}
-			if isGuardFailure(err) {
-				refused = ops
-			}
-			if isGuardFailure(err) && threeway.Applies(m, ops) {
-				// The server refused what the object as read says it would accept: it holds a
-				// value the object cannot show exactly (a field its Go type lacks, an empty map
-				// a typed object drops), or another writer changed it and changed it back. Read
-				// it as JSON, which shows every field: when the guards fail on that, the type
-				// hid a field, so merge onto the JSON (the field is kept, or a change to its list
-				// is a conflict). Otherwise no value explains the refusal: lock on the
-				// resourceVersion instead of testing values from now on.
-				if raw, rawErr := p.getRaw(ctx); rawErr == nil && p.sameObject(raw) && !threeway.Applies(raw.Object, ops) {
-					m = raw.Object
-				} else {
-					lock = true
-				}
-			}
-			latest, base = fresh, m
-			if !mainWritten {
-				p.h.previous = deepCopyObject(fresh)
-			}
-
-		case !req.Status && refusesNewFinalizers(err) && addsFinalizers(p.before, p.after):
-			// The object was deleted after it was read: a race, not an invalid request. The
-			// next reconcile reads the deletion and runs the cleanup instead.
-			e := newConflictError(p.h.describe(p.obj), []string{"/metadata/finalizers"}, 0, err)
-			e.why = "it is being deleted, so no finalizer can be added"
-			return p.fail(e, mainWritten)
-
-		default:
-			return p.fail(fmt.Errorf("failed to patch %s: %w", p.h.describe(p.obj), err), mainWritten)
+			continue
+		}
+		if done, err := p.accepted(resp, req.Status, ops); err != nil || done {
+			return err
 		}
 	}
+}
+
+// refused handles err, the failure of a request (ops, to the status subresource when status is
+// set). stop is set when Patch returns, with err (nil when the object is gone as its deletion
+// meant); Patch goes on with the next request otherwise.
+func (p *patcher) refused(ctx context.Context, err error, status bool, ops []threeway.Op) (stop bool, _ error) {
+	switch {
+	case apierrors.IsNotFound(err) && status:
+		return p.withoutStatusSubresource(ctx, err)
+	case apierrors.IsNotFound(err):
+		return true, p.fail(p.notFound(err), p.mainWritten)
+	case apierrors.IsConflict(err) || isGuardFailure(err):
+		return p.reread(ctx, err, ops)
+	case !status && refusesNewFinalizers(err) && addsFinalizers(p.before, p.after):
+		// The object was deleted after it was read: a race, not an invalid request. The next
+		// reconcile reads the deletion and runs the cleanup instead.
+		e := newConflictError(p.h.describe(p.obj), []string{"/metadata/finalizers"}, 0, err)
+		e.why = "it is being deleted, so no finalizer can be added"
+		return true, p.fail(e, p.mainWritten)
+	default:
+		return true, p.fail(fmt.Errorf("failed to patch %s: %w", p.h.describe(p.obj), err), p.mainWritten)
+	}
+}
+
+// start sets the loop's state up: base is the snapshot, or the History's newer object.
+func (p *patcher) start() error {
+	p.backoff = retryBackoff()
+	p.retries = p.backoff.Steps
+	p.base = p.before
+	p.statusInMain = p.snapshotShowsStatusInMain()
+	if p.recorded == nil {
+		return nil
+	}
+	// The controller's own last write is newer than the snapshot: merge onto it, as onto an
+	// object read after a conflict.
+	m, err := objects.ToMap(p.recorded)
+	if err != nil {
+		return err
+	}
+	p.latest, p.base = p.recorded, m
+	p.h.previous = deepCopyObject(p.recorded)
+	return nil
+}
+
+// next computes the next request against base: the main request while one is left, then the
+// status request. done is set, and obj updated, when nothing is left to write.
+func (p *patcher) next() (req threeway.Request, done bool, err error) {
+	m := &threeway.Merger{Owned: p.opts.ownedConditions, Order: p.order}
+	d := &threeway.Differ{Exact: p.exact, Guarded: threeway.OwnedGuard(p.opts.ownedConditions), Written: written(p.base)}
+	if !p.mainDone {
+		result := m.MergeMain(p.before, p.after, p.base, p.statusInMain)
+		if len(m.Conflicts) > 0 {
+			return req, false, p.fail(newConflictError(p.h.describe(p.obj), m.Conflicts, 0, nil), p.mainWritten)
+		}
+		req = d.DiffMain(p.base, result, p.statusInMain)
+		p.mainDone = req.Empty()
+		if !p.mainDone {
+			return req, false, nil
+		}
+	}
+	if p.statusInMain {
+		p.finish(p.latest)
+		return req, true, nil
+	}
+	result := m.MergeStatus(p.before, p.after, p.base)
+	if len(m.Conflicts) > 0 {
+		return req, false, p.fail(newConflictError(p.h.describe(p.obj), m.Conflicts, 0, nil), p.mainWritten)
+	}
+	req = d.DiffStatus(p.base, result)
+	if req.Empty() {
+		p.finish(p.latest)
+		return req, true, nil
+	}
+	return req, false, nil
+}
+
+// guarded returns req's operations with their guards. The very request the server just refused
+// is locked on base's resourceVersion instead: what the object as read shows cannot be what the
+// server holds, and only the resourceVersion can guard it.
+func (p *patcher) guarded(req threeway.Request) []threeway.Op {
+	ops := req.Finish(p.base, p.lock)
+	if !p.lock && slices.EqualFunc(ops, p.lastRefused, func(a, b threeway.Op) bool {
+		return a.Kind == b.Kind && a.Path == b.Path && jsonvalue.Equal(a.Value, b.Value)
+	}) {
+		p.lock = true
+		ops = req.Finish(p.base, p.lock)
+	}
+	return ops
+}
+
+// write sends ops, unless they must be locked on a resourceVersion base does not have: that is
+// a conflict, so that the object is read first.
+func (p *patcher) write(ctx context.Context, req threeway.Request, ops []threeway.Op) (client.Object, error) {
+	if rv, _ := jsonvalue.Nested(p.base, "metadata", "resourceVersion"); (p.lock || req.Lock) && (rv == nil || rv == "") {
+		return nil, apierrors.NewConflict(p.resource(), p.obj.GetName(), errors.New("the object has no resourceVersion"))
+	}
+	return p.send(ctx, ops, req.Status)
+}
+
+// accepted takes resp, the server's answer to a request that succeeded, as the latest object.
+// done is set, and obj updated, when it was the last request: the status request, or one that
+// left the object gone.
+func (p *patcher) accepted(resp client.Object, status bool, ops []threeway.Op) (done bool, err error) {
+	p.opts.history.record(resp)
+	p.latest = resp
+	if p.base, err = objects.ToMap(resp); err != nil {
+		return false, err
+	}
+	if status || isGone(resp) {
+		p.finish(p.latest)
+		return true, nil
+	}
+	if !p.mainWritten && !p.statusInMain {
+		// The status is merged onto what this write returned: the server's status before this
+		// Patch wrote any of it, newer than the snapshot's when the cache lagged. Previous says
+		// so, for the transitions the status write makes.
+		p.h.previous = withStatusOf(p.h.previous, p.base)
+	}
+	p.mainDone, p.mainWritten = true, true
+	if p.statusInMain && p.h.statusSubresource == nil && touchesStatus(ops) {
+		// The status went with the rest of the object: whether the server kept what was sent of
+		// it says whether the kind has a status subresource. (Not whether the status now holds
+		// every change: another writer may have changed it since the object the request was
+		// computed on.)
+		kept := keptStatus(p.base, ops)
+		p.h.statusSubresource = ptr.To(!kept)
+		p.statusInMain = kept
+	}
+	return false, nil
+}
+
+// withoutStatusSubresource handles err, a status request answered 404: the object is gone, or
+// its kind has no status subresource, and the object tells which. Without one, the status is
+// sent with the rest of the object from then on. (What the server keeps of it says nothing
+// more: it prunes fields the schema does not know, with or without a status subresource.)
+func (p *patcher) withoutStatusSubresource(ctx context.Context, err error) (stop bool, _ error) {
+	fresh, getErr := p.get(ctx)
+	if getErr != nil || !p.sameObject(fresh) {
+		return true, p.fail(p.notFound(err), p.mainWritten)
+	}
+	p.latest, p.statusInMain, p.mainDone = fresh, true, false
+	p.h.statusSubresource = ptr.To(false)
+	if !p.mainWritten {
+		p.h.previous = deepCopyObject(fresh)
+	}
+	if p.base, err = objects.ToMap(fresh); err != nil {
+		return true, err
+	}
+	return false, nil
+}
+
+// reread handles err, a request (ops) refused because another writer changed what a guard
+// tests: it waits, reads the latest object and makes it base, so that the next request is
+// merged again onto it.
+func (p *patcher) reread(ctx context.Context, err error, ops []threeway.Op) (stop bool, _ error) {
+	p.conflicts++
+	if p.conflicts > p.retries {
+		return true, p.fail(newConflictError(p.h.describe(p.obj), nil, p.conflicts, err), p.mainWritten)
+	}
+	delay := p.backoff.Step()
+	log.FromContext(ctx).V(1).Info("Patch conflicted, retrying with the latest object", "object", p.h.describe(p.obj), "attempt", p.conflicts, "delay", delay)
+	if err := pause.For(ctx, delay); err != nil {
+		return true, p.fail(fmt.Errorf("failed to patch %s: %w", p.h.describe(p.obj), err), p.mainWritten)
+	}
+	fresh, getErr := p.get(ctx)
+	if apierrors.IsNotFound(getErr) || (getErr == nil && !p.sameObject(fresh)) {
+		return true, p.fail(p.notFound(err), p.mainWritten)
+	}
+	if getErr != nil {
+		return true, p.fail(fmt.Errorf("failed to read %s after a conflict: %w", p.h.describe(p.obj), getErr), p.mainWritten)
+	}
+	m, convErr := objects.ToMap(fresh)
+	if convErr != nil {
+		return true, convErr
+	}
+	if isGuardFailure(err) {
+		p.lastRefused = ops
+		if threeway.Applies(m, ops) {
+			m = p.explainRefusal(ctx, m, ops)
+		}
+	}
+	p.latest, p.base = fresh, m
+	if !p.mainWritten {
+		p.h.previous = deepCopyObject(fresh)
+	}
+	return false, nil
+}
+
+// explainRefusal is called when the server refused ops although m, the object as read, says it
+// would accept them: it holds a value the object cannot show exactly (a field its Go type lacks,
+// an empty map a typed object drops), or another writer changed it and changed it back. It
+// reads the object as JSON, which shows every field: when the guards fail on that, the type hid
+// a field, so the JSON is returned to merge onto (the field is kept, or a change to its list is
+// a conflict). Otherwise no value explains the refusal: requests are locked on the
+// resourceVersion from now on, and m is returned.
+func (p *patcher) explainRefusal(ctx context.Context, m map[string]any, ops []threeway.Op) map[string]any {
+	if raw, rawErr := p.getRaw(ctx); rawErr == nil && p.sameObject(raw) && !threeway.Applies(raw.Object, ops) {
+		return raw.Object
+	}
+	p.lock = true
+	return m
 }
 
 // refusesNewFinalizers reports whether err is the API server's refusal to add a finalizer to an
@@ -422,10 +505,10 @@ func addsFinalizers(before, after map[string]any) bool {
 	return slices.ContainsFunc(jsonvalue.StringList(av), func(f string) bool { return !slices.Contains(b, f) })
 }
 
-// statusInMain reports whether the status should go with the rest of the object: when the
+// snapshotShowsStatusInMain reports whether the status should go with the rest of the object: when the
 // Helper learned that the kind has no status subresource, or when the snapshot's managedFields
 // show status fields written through the main resource and none through the status subresource.
-func (p *patcher) statusInMain() bool {
+func (p *patcher) snapshotShowsStatusInMain() bool {
 	if s := p.h.statusSubresource; s != nil {
 		return !*s
 	}
