@@ -735,40 +735,55 @@ func (a *Applier) apply(ctx context.Context, desired map[string]any, gvk schema.
 		return nil, false, err
 	}
 	if live != nil {
-		r, applied := a.cache.get(key)
-		if !applied && appliedBy(live, a.manager, subresource) {
-			a.cache.missedApplied()
+		skip, err := a.unchanged(desired, gvk, live, subresource, key, hash)
+		if err != nil {
+			return nil, false, err
 		}
-		lagging := applied && olderThan(live.GetResourceVersion(), r.resourceVersion)
-		if applied && r.fixed && r.hash == hash && (r.resourceVersion == live.GetResourceVersion() || lagging) {
-			// The same apply as last time, and the object has not changed since; or the reader
-			// (a cache) has not caught up with that apply yet, and will bring any later change
-			// to the object in a new event.
+		if skip {
 			return live, false, nil
-		}
-		// A reader that has not caught up with the Applier's last apply, which was another,
-		// holds an object that is no longer so and proves nothing: applying A, then B, then A
-		// again must send A.
-		if !lagging {
-			upToDate, err := a.provenUpToDate(desired, gvk, live, subresource)
-			if err != nil {
-				return nil, false, err
-			}
-			if upToDate {
-				r := applyRecord{hash: hash, resourceVersion: live.GetResourceVersion(), owner: ownerMarked(desired), fixed: true}
-				if subresource == "status" {
-					liveMap, err := objects.ToMap(live)
-					if err != nil {
-						return nil, false, err
-					}
-					r.conditions = transitionTimes(liveMap)
-				}
-				a.cache.put(key, r)
-				return live, false, nil
-			}
 		}
 	}
 	return a.send(ctx, desired, gvk, live, subresource, force, pre, key, hash)
+}
+
+// unchanged reports whether the apply of desired (its hash) to live can be skipped: the
+// Applier's record under key shows the same apply already reached a fixed point at live's
+// version, or one live has not caught up with; or live, with its managedFields, proves that
+// the apply would change nothing, which is then recorded.
+func (a *Applier) unchanged(desired map[string]any, gvk schema.GroupVersionKind, live client.Object,
+	subresource string, key applyKey, hash [32]byte,
+) (bool, error) {
+	r, applied := a.cache.get(key)
+	if !applied && appliedBy(live, a.manager, subresource) {
+		a.cache.missedApplied()
+	}
+	lagging := applied && olderThan(live.GetResourceVersion(), r.resourceVersion)
+	if applied && r.fixed && r.hash == hash && (r.resourceVersion == live.GetResourceVersion() || lagging) {
+		// The same apply as last time, and the object has not changed since; or the reader (a
+		// cache) has not caught up with that apply yet, and will bring any later change to the
+		// object in a new event.
+		return true, nil
+	}
+	if lagging {
+		// A reader that has not caught up with the Applier's last apply, which was another,
+		// holds an object that is no longer so and proves nothing: applying A, then B, then A
+		// again must send A.
+		return false, nil
+	}
+	upToDate, err := a.provenUpToDate(desired, gvk, live, subresource)
+	if err != nil || !upToDate {
+		return false, err
+	}
+	proven := applyRecord{hash: hash, resourceVersion: live.GetResourceVersion(), owner: ownerMarked(desired), fixed: true}
+	if subresource == "status" {
+		liveMap, err := objects.ToMap(live)
+		if err != nil {
+			return false, err
+		}
+		proven.conditions = transitionTimes(liveMap)
+	}
+	a.cache.put(key, proven)
+	return true, nil
 }
 
 // appliedBy reports whether live has an apply entry of manager for subresource in its
@@ -802,6 +817,31 @@ func (a *Applier) provenUpToDate(desired map[string]any, gvk schema.GroupVersion
 func (a *Applier) send(ctx context.Context, desired map[string]any, gvk schema.GroupVersionKind,
 	live client.Object, subresource string, force bool, pre precondition, key applyKey, hash [32]byte,
 ) (result client.Object, changed bool, err error) {
+	u, err := a.request(ctx, desired, subresource, force, pre)
+	what := describeBody(desired, gvk, subresource)
+	if err != nil {
+		return nil, false, fmt.Errorf("failed to apply %s: %w", what, err)
+	}
+	previous := a.previousVersion(live, key, hash)
+	// An apply that wrote nothing left the object as applying it again leaves it; otherwise the
+	// answer must show it (see fixedPoint), or the next apply is sent and proves it then.
+	fixed := previous != "" && previous == u.GetResourceVersion() || fixedPoint(desired, u, a.manager, subresource) ||
+		live != nil && sameApplied(live, u)
+	record := applyRecord{hash: hash, resourceVersion: u.GetResourceVersion(), owner: ownerMarked(desired), fixed: fixed}
+	if subresource == "status" {
+		record.conditions = transitionTimes(u.Object)
+	}
+	a.cache.put(key, record)
+	changed = previous == "" || u.GetResourceVersion() != previous
+	if changed {
+		log.FromContext(ctx).V(1).Info("Applied", "object", what, "fieldManager", a.manager, "resourceVersion", u.GetResourceVersion())
+	}
+	return u, changed, nil
+}
+
+// request sends the apply request of desired, to subresource, under pre, and returns the
+// server's answer.
+func (a *Applier) request(ctx context.Context, desired map[string]any, subresource string, force bool, pre precondition) (*unstructured.Unstructured, error) {
 	// The client replaces u's content with the response as a whole, so desired's values can be
 	// shared; only the metadata, where the precondition goes, is copied.
 	u := &unstructured.Unstructured{Object: maps.Clone(desired)}
@@ -825,40 +865,26 @@ func (a *Applier) send(ctx context.Context, desired map[string]any, gvk schema.G
 		if force {
 			opts = append(opts, client.ForceOwnership)
 		}
-		err = a.client.Status().Apply(ctx, ac, opts...)
-	} else {
-		opts := []client.ApplyOption{client.FieldOwner(a.manager), client.DisableReadYourWritesConsistency}
-		if force {
-			opts = append(opts, client.ForceOwnership)
-		}
-		err = a.client.Apply(ctx, ac, opts...)
+		return u, a.client.Status().Apply(ctx, ac, opts...)
 	}
-	what := describeBody(desired, gvk, subresource)
-	if err != nil {
-		return nil, false, fmt.Errorf("failed to apply %s: %w", what, err)
+	opts := []client.ApplyOption{client.FieldOwner(a.manager), client.DisableReadYourWritesConsistency}
+	if force {
+		opts = append(opts, client.ForceOwnership)
 	}
-	// What the object was before: the live object, or, when the reader has not seen it yet (a
-	// cache right after this Applier created it), what this Applier left it at.
-	previous := ""
+	return u, a.client.Apply(ctx, ac, opts...)
+}
+
+// previousVersion returns the resourceVersion the object had before an apply (of hash, under
+// key): the live object's, or, when the reader has not seen it yet (a cache right after this
+// Applier created it), the one this Applier left it at; "" for none.
+func (a *Applier) previousVersion(live client.Object, key applyKey, hash [32]byte) string {
 	if live != nil {
-		previous = live.GetResourceVersion()
-	} else if r, ok := a.cache.get(key); ok && r.hash == hash {
-		previous = r.resourceVersion
+		return live.GetResourceVersion()
 	}
-	// An apply that wrote nothing left the object as applying it again leaves it; otherwise the
-	// answer must show it (see fixedPoint), or the next apply is sent and proves it then.
-	fixed := previous != "" && previous == u.GetResourceVersion() || fixedPoint(desired, u, a.manager, subresource) ||
-		live != nil && sameApplied(live, u)
-	record := applyRecord{hash: hash, resourceVersion: u.GetResourceVersion(), owner: ownerMarked(desired), fixed: fixed}
-	if subresource == "status" {
-		record.conditions = transitionTimes(u.Object)
+	if r, ok := a.cache.get(key); ok && r.hash == hash {
+		return r.resourceVersion
 	}
-	a.cache.put(key, record)
-	changed = previous == "" || u.GetResourceVersion() != previous
-	if changed {
-		log.FromContext(ctx).V(1).Info("Applied", "object", what, "fieldManager", a.manager, "resourceVersion", u.GetResourceVersion())
-	}
-	return u, changed, nil
+	return ""
 }
 
 // sameApplied reports whether u, the API server's answer to an apply, holds what live, the object
@@ -1057,27 +1083,36 @@ func statusBody(m map[string]any, gvk schema.GroupVersionKind, live client.Objec
 		return body // not a list of conditions keyed by type: applied as it is
 	}
 	stamp = stamp && !slices.ContainsFunc(current, func(e any) bool { return !hasTime(jsonvalue.Map(e)) })
+	if out := conditionsToApply(desired, current, owned, stamp, carry); len(out) > 0 {
+		status["conditions"] = out
+	} else {
+		delete(status, "conditions")
+	}
+	return body
+}
+
+// conditionsToApply returns the conditions of desired that the status apply declares (those of
+// the owned types, or all of them when owned is nil), each with its lastTransitionTime: the
+// current condition's when its status did not change and stamp or carry says so, now when it
+// has none and stamp is set, its own otherwise. desired's conditions are modified.
+func conditionsToApply(desired, current []any, owned []conditions.Type, stamp bool, carry func(conditionType string) bool) []any {
 	out := make([]any, 0, len(desired))
 	for _, e := range desired {
 		c := jsonvalue.Map(e)
-		if owned != nil && !slices.Contains(owned, conditions.Type(jsonvalue.ConditionType(c))) {
+		t := jsonvalue.ConditionType(c)
+		if owned != nil && !slices.Contains(owned, conditions.Type(t)) {
 			continue
 		}
-		l := jsonvalue.FindCondition(current, jsonvalue.ConditionType(c))
+		l := jsonvalue.FindCondition(current, t)
 		switch {
-		case l != nil && hasTime(l) && jsonvalue.SameStatus(l, c) && (stamp || carry(jsonvalue.ConditionType(c))):
+		case l != nil && hasTime(l) && jsonvalue.SameStatus(l, c) && (stamp || carry(t)):
 			c["lastTransitionTime"] = jsonvalue.DeepCopy(l["lastTransitionTime"])
 		case !hasTime(c) && stamp:
 			c["lastTransitionTime"] = time.Now().UTC().Truncate(time.Second).Format(time.RFC3339)
 		}
 		out = append(out, c)
 	}
-	if len(out) == 0 {
-		delete(status, "conditions")
-		return body
-	}
-	status["conditions"] = out
-	return body
+	return out
 }
 
 // timesApplied returns the types of the conditions whose lastTransitionTime manager's status apply
@@ -1178,38 +1213,42 @@ func omitZeroStructs(v reflect.Value, m any) {
 	}
 	switch v.Kind() {
 	case reflect.Struct:
-		fields, ok := m.(map[string]any)
-		if !ok {
-			return
-		}
-		for _, f := range planOf(v.Type()).fields {
-			switch {
-			case f.name == "":
-				omitZeroStructs(v.Field(f.index), fields) // inlined: its fields are this struct's
-			case f.omitZeroStruct && v.Field(f.index).IsZero():
-				delete(fields, f.name)
-			case f.walk:
-				if sub, ok := fields[f.name]; ok {
-					omitZeroStructs(v.Field(f.index), sub)
-				}
-			}
+		if fields, ok := m.(map[string]any); ok {
+			omitZeroFields(v, fields)
 		}
 	case reflect.Slice, reflect.Array:
-		list, ok := m.([]any)
-		if !ok || len(list) != v.Len() || !mayOmit(v.Type().Elem()) {
-			return
-		}
-		for i := range list {
-			omitZeroStructs(v.Index(i), list[i])
+		if list, ok := m.([]any); ok && len(list) == v.Len() && mayOmit(v.Type().Elem()) {
+			for i := range list {
+				omitZeroStructs(v.Index(i), list[i])
+			}
 		}
 	case reflect.Map:
-		entries, ok := m.(map[string]any)
-		if !ok || v.Type().Key().Kind() != reflect.String || !mayOmit(v.Type().Elem()) {
-			return
+		if entries, ok := m.(map[string]any); ok && v.Type().Key().Kind() == reflect.String && mayOmit(v.Type().Elem()) {
+			omitZeroEntries(v, entries)
 		}
-		for it := v.MapRange(); it.Next(); {
-			if sub, ok := entries[it.Key().String()]; ok {
-				omitZeroStructs(it.Value(), sub)
+	}
+}
+
+// omitZeroEntries is omitZeroStructs for v, a map with string keys, and entries, its JSON object.
+func omitZeroEntries(v reflect.Value, entries map[string]any) {
+	for it := v.MapRange(); it.Next(); {
+		if sub, ok := entries[it.Key().String()]; ok {
+			omitZeroStructs(it.Value(), sub)
+		}
+	}
+}
+
+// omitZeroFields is omitZeroStructs for v, a struct, and fields, its JSON object.
+func omitZeroFields(v reflect.Value, fields map[string]any) {
+	for _, f := range planOf(v.Type()).fields {
+		switch {
+		case f.name == "":
+			omitZeroStructs(v.Field(f.index), fields) // inlined: its fields are this struct's
+		case f.omitZeroStruct && v.Field(f.index).IsZero():
+			delete(fields, f.name)
+		case f.walk:
+			if sub, ok := fields[f.name]; ok {
+				omitZeroStructs(v.Field(f.index), sub)
 			}
 		}
 	}

@@ -64,21 +64,7 @@ import (
 // filled in inside a value owned as a whole (a fieldRef's apiVersion) make it return false, and
 // the caller applies; never the other way round.
 func upToDate(desired, live map[string]any, managed []fieldsEntry, manager, subresource string, declared, declaredMeta map[string]any) bool {
-	var entry *fieldsEntry
-	var others []map[string]any
-	for i := range managed {
-		e := &managed[i]
-		if e.manager != manager || e.operation != metav1.ManagedFieldsOperationApply || e.subresource != subresource {
-			if e.ok {
-				others = append(others, e.set)
-			}
-			continue
-		}
-		if entry != nil {
-			return false // server-side apply keeps one entry per manager: a state not understood
-		}
-		entry = e
-	}
+	entry, others := applyEntry(managed, manager, subresource)
 	if entry == nil || entry.apiVersion != desired["apiVersion"] {
 		return false
 	}
@@ -98,6 +84,26 @@ func upToDate(desired, live map[string]any, managed []fieldsEntry, manager, subr
 		p.metadata = true
 	}
 	return p.unchanged(owned, desiredFields(desired), live, others, true)
+}
+
+// applyEntry returns manager's entry for the apply operation on subresource among managed, and
+// the field sets of the other entries; nil for the entry when there is none, or more than one
+// (server-side apply keeps one entry per manager: a state not understood).
+func applyEntry(managed []fieldsEntry, manager, subresource string) (entry *fieldsEntry, others []map[string]any) {
+	for i := range managed {
+		e := &managed[i]
+		if e.manager != manager || e.operation != metav1.ManagedFieldsOperationApply || e.subresource != subresource {
+			if e.ok {
+				others = append(others, e.set)
+			}
+			continue
+		}
+		if entry != nil {
+			return nil, nil
+		}
+		entry = e
+	}
+	return entry, others
 }
 
 // fieldSet returns the field set of a managedFields entry.
@@ -213,44 +219,54 @@ func (p proof) unchanged(owned map[string]any, d, l any, others []map[string]any
 	switch dv := d.(type) {
 	case map[string]any:
 		lv, ok := l.(map[string]any)
-		if !ok || len(dv) != children(owned) {
-			return false
-		}
-		for k, de := range dv {
-			sub, ok := owned["f:"+k].(map[string]any)
-			if !ok {
-				return false
-			}
-			q := p
-			if root && k == "metadata" && p.metadata {
-				q.schema = true
-			}
-			le, ok := lv[k]
-			if !ok || !q.unchanged(sub, de, le, below(others, "f:"+k), false) {
-				return false
-			}
-		}
-		return true
+		return ok && p.unchangedFields(owned, dv, lv, others, root)
 	case []any:
 		lv, ok := l.([]any)
-		if !ok || len(lv) != len(dv) || len(dv) != children(owned) {
-			return false
-		}
-		sels := selectorsOf(owned)
-		for i, de := range dv {
-			k := sels.take(i, de)
-			if k == "" {
-				return false
-			}
-			sub, _ := owned[k].(map[string]any)
-			if !p.unchanged(sub, de, lv[i], below(others, k), false) {
-				return false
-			}
-		}
-		return true
+		return ok && p.unchangedElements(owned, dv, lv, others)
 	}
 	// A scalar with owned fields below it: not the same shape.
 	return false
+}
+
+// unchangedFields is unchanged for the fields of a map or struct, d, live l.
+func (p proof) unchangedFields(owned, d, l map[string]any, others []map[string]any, root bool) bool {
+	if len(d) != children(owned) {
+		return false
+	}
+	for k, de := range d {
+		sub, ok := owned["f:"+k].(map[string]any)
+		if !ok {
+			return false
+		}
+		q := p
+		if root && k == "metadata" && p.metadata {
+			q.schema = true
+		}
+		le, ok := l[k]
+		if !ok || !q.unchanged(sub, de, le, below(others, "f:"+k), false) {
+			return false
+		}
+	}
+	return true
+}
+
+// unchangedElements is unchanged for the elements of a list, d, live l.
+func (p proof) unchangedElements(owned map[string]any, d, l []any, others []map[string]any) bool {
+	if len(l) != len(d) || len(d) != children(owned) {
+		return false
+	}
+	sels := selectorsOf(owned)
+	for i, de := range d {
+		k := sels.take(i, de)
+		if k == "" {
+			return false
+		}
+		sub, _ := owned[k].(map[string]any)
+		if !p.unchanged(sub, de, l[i], below(others, k), false) {
+			return false
+		}
+	}
+	return true
 }
 
 // atomic reports whether the value d, owned as a whole, can be taken for an atomic value or an
@@ -500,76 +516,91 @@ func typedEntries(managed []metav1.ManagedFieldsEntry) []fieldsEntry {
 // atomic one's are (a Node's not-ready taint, which admission adds to an apply of `taints: []`).
 func ownsOnly(owned map[string]any, d, l any, others []map[string]any) bool {
 	if children(owned) == 0 {
-		dl, isList := d.([]any)
-		ll, _ := l.([]any)
-		dm, isMap := d.(map[string]any)
-		lm, _ := l.(map[string]any)
-		switch {
-		case isMap && len(dm) == 0 && len(lm) > 0:
-			// An empty map applied: a granular map's keys are their managers', an atomic map's
-			// are this manager's (admission filled it) and applying again removes them.
-			return ownedByOthers(others)
-		case !isList || len(ll) == len(dl):
-			// The value as applied, exactly: admission may have changed it as it was applied
-			// (on a creation only, say), and applying again would set it back.
-			return jsonvalue.Equal(d, l) || isMap && len(dm) == 0
-		}
-		if len(dl) > 0 {
-			return false
-		}
-		return ownedByOthers(others)
+		return ownsWhole(d, l, others)
 	}
 	switch dv := d.(type) {
 	case map[string]any:
 		lv, _ := l.(map[string]any)
-		for k, sub := range owned {
-			if k == "." {
-				continue
-			}
-			name, ok := strings.CutPrefix(k, "f:")
-			if !ok {
-				return false
-			}
-			de, ok := dv[name]
-			sm, _ := sub.(map[string]any)
-			if !ok || !ownsOnly(sm, de, lv[name], below(others, k)) {
-				return false
-			}
-		}
-		return true
+		return ownsOnlyFields(owned, dv, lv, others)
 	case []any:
-		if children(owned) != len(dv) {
-			return false
-		}
 		lv, _ := l.([]any)
-		used := make(map[string]bool, len(dv))
-		sels := selectorsOf(owned)
-		last := -1
-		for i, de := range dv {
-			k := sels.take(i, de)
-			if k == "" {
-				k = defaultedSelector(owned, used, de)
-				sels.mark(k)
-			}
-			if k == "" {
-				return false
-			}
-			used[k] = true
-			// Applying again puts the manager's elements in desired's order and keeps one of
-			// each: admission may have reordered them, or added a second of a key or value.
-			at, n := liveIndex(k, lv)
-			if n != 1 || at <= last {
-				return false
-			}
-			last = at
-			sm, _ := owned[k].(map[string]any)
-			if !ownsOnly(sm, de, lv[at], below(others, k)) {
-				return false
-			}
-		}
-		return true
+		return ownsOnlyElements(owned, dv, lv, others)
 	}
 	return false
+}
+
+// ownsWhole is ownsOnly for a value the manager owns as a whole.
+func ownsWhole(d, l any, others []map[string]any) bool {
+	dl, isList := d.([]any)
+	ll, _ := l.([]any)
+	dm, isMap := d.(map[string]any)
+	lm, _ := l.(map[string]any)
+	switch {
+	case isMap && len(dm) == 0 && len(lm) > 0:
+		// An empty map applied: a granular map's keys are their managers', an atomic map's are
+		// this manager's (admission filled it) and applying again removes them.
+		return ownedByOthers(others)
+	case !isList || len(ll) == len(dl):
+		// The value as applied, exactly: admission may have changed it as it was applied (on a
+		// creation only, say), and applying again would set it back.
+		return jsonvalue.Equal(d, l) || isMap && len(dm) == 0
+	}
+	if len(dl) > 0 {
+		return false
+	}
+	return ownedByOthers(others)
+}
+
+// ownsOnlyFields is ownsOnly for the fields of a map or struct, d, live l.
+func ownsOnlyFields(owned, d, l map[string]any, others []map[string]any) bool {
+	for k, sub := range owned {
+		if k == "." {
+			continue
+		}
+		name, ok := strings.CutPrefix(k, "f:")
+		if !ok {
+			return false
+		}
+		de, ok := d[name]
+		sm, _ := sub.(map[string]any)
+		if !ok || !ownsOnly(sm, de, l[name], below(others, k)) {
+			return false
+		}
+	}
+	return true
+}
+
+// ownsOnlyElements is ownsOnly for the elements of a list, d, live l.
+func ownsOnlyElements(owned map[string]any, d, l []any, others []map[string]any) bool {
+	if children(owned) != len(d) {
+		return false
+	}
+	used := make(map[string]bool, len(d))
+	sels := selectorsOf(owned)
+	last := -1
+	for i, de := range d {
+		k := sels.take(i, de)
+		if k == "" {
+			k = defaultedSelector(owned, used, de)
+			sels.mark(k)
+		}
+		if k == "" {
+			return false
+		}
+		used[k] = true
+		// Applying again puts the manager's elements in desired's order and keeps one of each:
+		// admission may have reordered them, or added a second of a key or value.
+		at, n := liveIndex(k, l)
+		if n != 1 || at <= last {
+			return false
+		}
+		last = at
+		sm, _ := owned[k].(map[string]any)
+		if !ownsOnly(sm, de, l[at], below(others, k)) {
+			return false
+		}
+	}
+	return true
 }
 
 // liveIndex returns the index in l of the element that the field set key k (a "k:" key, a "v:"
