@@ -146,10 +146,60 @@ func (d *Differ) value(path []string, b, r any, hasB, hasR, exact bool) {
 	}
 	bm, bIsMap := b.(map[string]any)
 	rm, rIsMap := r.(map[string]any)
+	switch {
+	case bIsMap && rIsMap && len(bm) > 0:
+		d.object(path, bm, rm, exact)
+	case rIsMap:
+		d.toObject(path, b, rm, hasB, exact)
+	default:
+		d.replace(path, b, r, hasB, hasR)
+	}
+}
+
+// toObject adds the operations that turn b into r, an object, at path, when b is not an object
+// with keys.
+func (d *Differ) toObject(path []string, b any, r map[string]any, hasB, exact bool) {
+	_, bIsMap := b.(map[string]any)
+	_, bIsList := b.([]any)
+	switch {
+	case bIsList:
+		// An empty list that becomes an object is a list replaced: it is there, and a test that
+		// it is missing would fail.
+		d.list(path, b, r, true)
+	case hasB && !bIsMap:
+		d.add(path, r)
+	case len(r) > 0 || !hasB:
+		// An object base does not have, or has empty: written whole, which is safe only while it
+		// is still missing or empty on the server. (An empty one is written too: for a field such
+		// as a volume's emptyDir, being there is what counts.)
+		d.newObject(path, r, hasB, exact)
+	}
+}
+
+// replace adds the operations that turn b into r at path, when r is not an object: a list
+// replaced whole, an object removed whole, each after a test that it is still b; a scalar set
+// or removed.
+func (d *Differ) replace(path []string, b, r any, hasB, hasR bool) {
+	_, bIsMap := b.(map[string]any)
 	_, bIsList := b.([]any)
 	_, rIsList := r.([]any)
 	switch {
-	case bIsMap && rIsMap && len(bm) > 0 && (hasEmptyKey(bm) || hasEmptyKey(rm)):
+	case bIsMap && !hasR:
+		d.test(path, b)
+		d.remove(path)
+	case bIsList || rIsList:
+		d.list(path, b, r, hasR)
+	case hasR:
+		d.add(path, r)
+	default:
+		d.remove(path)
+	}
+}
+
+// object adds the operations that turn b into r, two objects at path, b not empty: key by key,
+// or whole when either has an empty key.
+func (d *Differ) object(path []string, b, r map[string]any, exact bool) {
+	if hasEmptyKey(b) || hasEmptyKey(r) {
 		// A JSON Pointer to a member with an empty key ("/a//b") is valid, but JSON Patch
 		// implementations disagree on it: the object is written whole, guarded by the
 		// resourceVersion.
@@ -157,54 +207,48 @@ func (d *Differ) value(path []string, b, r any, hasB, hasR, exact bool) {
 			d.req.Lock = true
 			d.add(path, r)
 		}
-	case bIsMap && rIsMap && len(bm) > 0:
-		for _, k := range jsonvalue.SortedKeys(bm, rm) {
-			bv, hasBV := jsonvalue.Member(bm, k)
-			rv, hasRV := jsonvalue.Member(rm, k)
-			d.value(append(slices.Clip(path), k), bv, rv, hasBV, hasRV, exact)
-		}
-	case rIsMap && (!hasB || bIsMap) && !bIsList:
-		// An object base does not have, or has empty: written whole, which is safe only while it
-		// is still missing or empty on the server. (An empty one is written too: for a field such
-		// as a volume's emptyDir, being there is what counts.) An empty list that becomes an
-		// object is a list replaced, below: it is there, and a test that it is missing would fail.
-		if len(rm) == 0 && hasB {
-			return
-		}
-		switch {
-		case exact && hasB:
-			d.test(path, map[string]any{})
-		case exact:
-			d.test(path, nil)
-		case d.Written == nil:
-			// A typed object cannot tell an empty object from a missing one, and there are no
-			// managedFields to tell: only the resourceVersion can guard the write.
-			d.req.Lock = true
-		case d.Written(path):
-			// The server has it, and a typed object shows it empty: most likely empty. A wrong
-			// guess fails the test, and the retry locks instead.
-			d.test(path, map[string]any{})
-		default:
-			d.test(path, nil)
-		}
-		d.add(path, r)
-	case bIsMap && !hasR:
-		d.test(path, b)
-		d.remove(path)
-	case bIsList || rIsList:
-		if b != nil {
-			d.test(path, b) // also an empty list, which counts as missing but is there
-		} else {
-			d.test(path, nil)
-		}
-		if hasR {
-			d.add(path, r)
-		} else {
-			d.remove(path)
-		}
-	case hasR:
-		d.add(path, r)
+		return
+	}
+	for _, k := range jsonvalue.SortedKeys(b, r) {
+		bv, hasBV := jsonvalue.Member(b, k)
+		rv, hasRV := jsonvalue.Member(r, k)
+		d.value(append(slices.Clip(path), k), bv, rv, hasBV, hasRV, exact)
+	}
+}
+
+// newObject adds r, an object base does not have at path, or has empty (hasB), guarded by a
+// test that it is still missing or empty on the server.
+func (d *Differ) newObject(path []string, r map[string]any, hasB, exact bool) {
+	switch {
+	case exact && hasB:
+		d.test(path, map[string]any{})
+	case exact:
+		d.test(path, nil)
+	case d.Written == nil:
+		// A typed object cannot tell an empty object from a missing one, and there are no
+		// managedFields to tell: only the resourceVersion can guard the write.
+		d.req.Lock = true
+	case d.Written(path):
+		// The server has it, and a typed object shows it empty: most likely empty. A wrong guess
+		// fails the test, and the retry locks instead.
+		d.test(path, map[string]any{})
 	default:
+		d.test(path, nil)
+	}
+	d.add(path, r)
+}
+
+// list replaces the list b at path with r (removes it when r is not there: hasR), guarded by a
+// test that it is still b.
+func (d *Differ) list(path []string, b, r any, hasR bool) {
+	if b != nil {
+		d.test(path, b) // also an empty list, which counts as missing but is there
+	} else {
+		d.test(path, nil)
+	}
+	if hasR {
+		d.add(path, r)
+	} else {
 		d.remove(path)
 	}
 }

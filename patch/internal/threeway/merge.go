@@ -141,30 +141,52 @@ func (m *Merger) key(path []string, l map[string]any, k string, b, a map[string]
 	_, aIsList := av.([]any)
 	switch {
 	case (bIsMap || !hasB) && (aIsMap || !hasA):
-		// Objects, one of which may be missing: key by key.
-		lm, _ := lv.(map[string]any)
-		if lm == nil {
-			lm = map[string]any{}
-		}
-		for _, kk := range jsonvalue.SortedKeys(bm, am) {
-			m.key(at, lm, kk, bm, am)
-		}
-		if len(lm) > 0 || (hasA && (hasL || !hasB)) {
-			l[k] = lm // kept, even empty, while this reconcile has it and created it or latest has it
-		} else {
-			delete(l, k)
-		}
+		m.object(at, l, k, bm, am, member{lv, hasL}, hasB, hasA)
 	case bIsList || aIsList:
-		switch {
-		case hasL == hasA && (!hasA || jsonvalue.Equal(lv, av)):
-			// Already this reconcile's list.
-		case hasL == hasB && (!hasB || jsonvalue.Equal(lv, bv)):
-			set(l, k, av, hasA)
-		default:
-			m.Conflicts = append(m.Conflicts, jsonvalue.Pointer(at...))
-		}
+		m.list(at, l, k, member{bv, hasB}, member{av, hasA}, member{lv, hasL})
 	default:
 		set(l, k, av, hasA)
+	}
+}
+
+// object carries the change of the object at key k (at path at) from b to a (either may be
+// missing: hasB, hasA) over to l, which holds latest's value: key by key.
+func (m *Merger) object(at []string, l map[string]any, k string, b, a map[string]any, latest member, hasB, hasA bool) {
+	lm, _ := latest.v.(map[string]any)
+	if lm == nil {
+		lm = map[string]any{}
+	}
+	for _, kk := range jsonvalue.SortedKeys(b, a) {
+		m.key(at, lm, kk, b, a)
+	}
+	if len(lm) > 0 || (hasA && (latest.has || !hasB)) {
+		l[k] = lm // kept, even empty, while this reconcile has it and created it or latest has it
+	} else {
+		delete(l, k)
+	}
+}
+
+// member is the value of an object's key, and whether the key is there.
+type member struct {
+	v   any
+	has bool
+}
+
+// same reports whether x and y are the same value, or both missing.
+func (x member) same(y member) bool {
+	return x.has == y.has && (!x.has || jsonvalue.Equal(x.v, y.v))
+}
+
+// list carries the change of the list at key k (at path at) from b to a over to l, which holds
+// latest's value: a list is written whole, so it is a conflict when latest changed it too.
+func (m *Merger) list(at []string, l map[string]any, k string, b, a, latest member) {
+	switch {
+	case latest.same(a):
+		// Already this reconcile's list.
+	case latest.same(b):
+		set(l, k, a.v, a.has)
+	default:
+		m.Conflicts = append(m.Conflicts, jsonvalue.Pointer(at...))
 	}
 }
 
@@ -195,9 +217,23 @@ func (m *Merger) conditions(rs, bs, as map[string]any) {
 		m.key([]string{"status"}, rs, "conditions", bs, as)
 		return
 	}
-	owned := func(t string) bool { return slices.Contains(m.Owned, conditions.Type(t)) }
-	// The conditions this reconcile removed first, then those it changed or added: a condition
-	// added goes before the first of latest's that sorts after it, once the removed are gone.
+	for _, t := range changedTypes(bc, ac) {
+		lc = m.condition(lc, t, jsonvalue.FindCondition(bc, t), jsonvalue.FindCondition(ac, t))
+	}
+	if len(m.Conflicts) > 0 {
+		return
+	}
+	if len(lc) == 0 {
+		delete(rs, "conditions")
+		return
+	}
+	rs["conditions"] = lc
+}
+
+// changedTypes returns the types of the conditions this reconcile changed from bc to ac: those
+// it removed first, then those it changed or added, so that a condition added goes before the
+// first of latest's that sorts after it once the removed are gone.
+func changedTypes(bc, ac []any) []string {
 	var types []string
 	for _, c := range bc {
 		if t := jsonvalue.ConditionType(c); jsonvalue.FindCondition(ac, t) == nil {
@@ -209,45 +245,43 @@ func (m *Merger) conditions(rs, bs, as map[string]any) {
 			types = append(types, t)
 		}
 	}
-	for _, t := range types {
-		b, a, l := jsonvalue.FindCondition(bc, t), jsonvalue.FindCondition(ac, t), jsonvalue.FindCondition(lc, t)
-		switch {
-		case sameCondition(l, a):
-			// Already as this reconcile wants it.
-		case !sameCondition(l, b) && !owned(t):
-			m.Conflicts = append(m.Conflicts, fmt.Sprintf("/status/conditions[%s]", t))
-		case a == nil:
-			lc = slices.DeleteFunc(lc, func(c any) bool { return jsonvalue.ConditionType(c) == t })
-		case l != nil:
-			c := jsonvalue.DeepCopyMap(a)
-			if jsonvalue.SameStatus(l, c) {
-				// The status did not change: the transition time is latest's.
-				if ltt, ok := l["lastTransitionTime"]; ok {
-					c["lastTransitionTime"] = jsonvalue.DeepCopy(ltt)
-				} else {
-					delete(c, "lastTransitionTime")
-				}
+	return types
+}
+
+// condition merges the change of the condition of type t from b to a (nil for none) into lc,
+// latest's conditions, and returns them; a change latest made too is a conflict, unless t is
+// owned.
+func (m *Merger) condition(lc []any, t string, b, a map[string]any) []any {
+	l := jsonvalue.FindCondition(lc, t)
+	switch {
+	case sameCondition(l, a):
+		// Already as this reconcile wants it.
+	case !sameCondition(l, b) && !slices.Contains(m.Owned, conditions.Type(t)):
+		m.Conflicts = append(m.Conflicts, fmt.Sprintf("/status/conditions[%s]", t))
+	case a == nil:
+		lc = slices.DeleteFunc(lc, func(c any) bool { return jsonvalue.ConditionType(c) == t })
+	case l != nil:
+		c := jsonvalue.DeepCopyMap(a)
+		if jsonvalue.SameStatus(l, c) {
+			// The status did not change: the transition time is latest's.
+			if ltt, ok := l["lastTransitionTime"]; ok {
+				c["lastTransitionTime"] = jsonvalue.DeepCopy(ltt)
+			} else {
+				delete(c, "lastTransitionTime")
 			}
-			lc[slices.IndexFunc(lc, func(e any) bool { return jsonvalue.ConditionType(e) == t })] = c
-		default:
-			at := len(lc)
-			for j := range lc {
-				if conditionrules.Compare(m.Order, conditions.Type(t), conditions.Type(jsonvalue.ConditionType(lc[j]))) < 0 {
-					at = j
-					break
-				}
-			}
-			lc = slices.Insert(lc, at, any(jsonvalue.DeepCopyMap(a)))
 		}
+		lc[slices.IndexFunc(lc, func(e any) bool { return jsonvalue.ConditionType(e) == t })] = c
+	default:
+		at := len(lc)
+		for j := range lc {
+			if conditionrules.Compare(m.Order, conditions.Type(t), conditions.Type(jsonvalue.ConditionType(lc[j]))) < 0 {
+				at = j
+				break
+			}
+		}
+		lc = slices.Insert(lc, at, any(jsonvalue.DeepCopyMap(a)))
 	}
-	if len(m.Conflicts) > 0 {
-		return
-	}
-	if len(lc) == 0 {
-		delete(rs, "conditions")
-		return
-	}
-	rs["conditions"] = lc
+	return lc
 }
 
 // sameCondition reports whether a and b (either may be nil, for a missing condition) agree on
