@@ -142,14 +142,7 @@ func (b *backoff) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Re
 	}
 	res, err := b.inner.Reconcile(ctx, req)
 	class := Classify(err)
-	if class != ClassConflict && class != ClassAlreadyExists && class != ClassGone {
-		b.opts.ConflictLimiter.Forget(req)
-	}
-	if class != ClassRetry && class != ClassFenced && class != ClassOther && class != ClassTransient && class != ClassAuth &&
-		class != ClassNotFound && class != ClassFieldConflict {
-		// Done, a requeue, a conflict or a terminal error: no longer retrying.
-		b.opts.RetryLimiter.Forget(req)
-	}
+	b.forget(req, class)
 	name := b.opts.Name
 	switch class {
 	case ClassNone:
@@ -161,20 +154,10 @@ func (b *backoff) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Re
 		b.metrics.requeues.WithLabelValues(name, class.String()).Inc()
 		return ctrl.Result{RequeueAfter: b.opts.RetryLimiter.When(req), Priority: res.Priority}, nil
 	case ClassConflict, ClassAlreadyExists, ClassGone:
-		inARow := b.opts.ConflictLimiter.NumRequeues(req)
-		if b.opts.MaxQuietConflicts >= 0 && inARow >= b.opts.MaxQuietConflicts {
-			return ctrl.Result{Priority: res.Priority}, fmt.Errorf("failed to reconcile without a conflict after %d quiet requeues: %w", inARow, err)
-		}
-		b.metrics.quietConflicts.WithLabelValues(name, class.String()).Inc()
-		b.metrics.requeues.WithLabelValues(name, class.String()).Inc()
-		return ctrl.Result{RequeueAfter: wait.Jitter(b.opts.ConflictLimiter.When(req), 1), Priority: res.Priority}, nil
+		return b.conflicted(req, res, err, class)
 	case ClassThrottled:
 		b.metrics.requeues.WithLabelValues(name, class.String()).Inc()
-		delay := time.Second
-		if seconds, ok := apierrors.SuggestsClientDelay(err); ok && seconds > 0 {
-			delay = time.Duration(seconds) * time.Second
-		}
-		return ctrl.Result{RequeueAfter: delay, Priority: res.Priority}, nil
+		return ctrl.Result{RequeueAfter: throttledFor(err), Priority: res.Priority}, nil
 	case ClassInvalid:
 		b.metrics.terminalErrors.WithLabelValues(name).Inc()
 		return ctrl.Result{Priority: res.Priority}, reconcile.TerminalError(err)
@@ -182,4 +165,42 @@ func (b *backoff) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Re
 		b.metrics.terminalErrors.WithLabelValues(name).Inc()
 	}
 	return ctrl.Result{Priority: res.Priority}, err
+}
+
+// forget resets the limiters whose run of requeues a reconcile of class ends: the conflict
+// limiter unless it conflicted again, the retry limiter when it is done, requeued, conflicted or
+// failed for good (not when it is retrying).
+func (b *backoff) forget(req reconcile.Request, class Class) {
+	switch class {
+	case ClassConflict, ClassAlreadyExists, ClassGone:
+	default:
+		b.opts.ConflictLimiter.Forget(req)
+	}
+	switch class {
+	case ClassRetry, ClassFenced, ClassOther, ClassTransient, ClassAuth, ClassNotFound, ClassFieldConflict:
+	default:
+		b.opts.RetryLimiter.Forget(req)
+	}
+}
+
+// conflicted returns the result of a reconcile that lost a race (err, of class): a quiet
+// requeue after the conflict limiter's delay, or err once MaxQuietConflicts requeues in a row
+// did not get past it.
+func (b *backoff) conflicted(req reconcile.Request, res ctrl.Result, err error, class Class) (ctrl.Result, error) {
+	inARow := b.opts.ConflictLimiter.NumRequeues(req)
+	if b.opts.MaxQuietConflicts >= 0 && inARow >= b.opts.MaxQuietConflicts {
+		return ctrl.Result{Priority: res.Priority}, fmt.Errorf("failed to reconcile without a conflict after %d quiet requeues: %w", inARow, err)
+	}
+	b.metrics.quietConflicts.WithLabelValues(b.opts.Name, class.String()).Inc()
+	b.metrics.requeues.WithLabelValues(b.opts.Name, class.String()).Inc()
+	return ctrl.Result{RequeueAfter: wait.Jitter(b.opts.ConflictLimiter.When(req), 1), Priority: res.Priority}, nil
+}
+
+// throttledFor returns how long to wait after err, a throttling error: the delay the server
+// suggests, a second when it suggests none.
+func throttledFor(err error) time.Duration {
+	if seconds, ok := apierrors.SuggestsClientDelay(err); ok && seconds > 0 {
+		return time.Duration(seconds) * time.Second
+	}
+	return time.Second
 }

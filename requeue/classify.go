@@ -121,32 +121,10 @@ func (c Class) String() string {
 // [Retry]) decides: a conflict must not hide a 403, or a field conflict, it was joined with.
 func Classify(err error) Class {
 	if r := (*retryableError)(nil); errors.As(err, &r) {
-		// Joined errors of which some are not terminal: those decide, since they are retried.
-		var retried []error
-		if joined, ok := r.err.(interface{ Unwrap() []error }); ok {
-			for _, e := range joined.Unwrap() {
-				if !isTerminal(e) {
-					retried = append(retried, e)
-				}
-			}
-		}
-		if c := Classify(errors.Join(retried...)); c != ClassNone {
-			return c
-		}
-		return ClassOther
+		return classifyRetryable(r)
 	}
 	if joined, ok := err.(interface{ Unwrap() []error }); ok {
-		first := ClassNone
-		for _, e := range joined.Unwrap() {
-			c := Classify(e)
-			if c != ClassNone && !c.quiet() {
-				return c
-			}
-			if first == ClassNone {
-				first = c
-			}
-		}
-		return first
+		return classifyJoined(joined.Unwrap())
 	}
 	var retry *retryError
 	switch {
@@ -160,6 +138,47 @@ func Classify(err error) Class {
 		return ClassFenced
 	case isFieldConflict(err):
 		return ClassFieldConflict
+	}
+	return classifyStatus(err)
+}
+
+// classifyRetryable returns the class of r, errors that are retried although some may be
+// terminal: of joined errors, those that are not terminal decide, since they are retried.
+func classifyRetryable(r *retryableError) Class {
+	var retried []error
+	if joined, ok := r.err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			if !isTerminal(e) {
+				retried = append(retried, e)
+			}
+		}
+	}
+	if c := Classify(errors.Join(retried...)); c != ClassNone {
+		return c
+	}
+	return ClassOther
+}
+
+// classifyJoined returns the class of errors joined: the first that is not quiet decides, else
+// the first.
+func classifyJoined(errs []error) Class {
+	first := ClassNone
+	for _, e := range errs {
+		c := Classify(e)
+		if c != ClassNone && !c.quiet() {
+			return c
+		}
+		if first == ClassNone {
+			first = c
+		}
+	}
+	return first
+}
+
+// classifyStatus returns the class of err by the API server's status it carries, or by what
+// failed before a request reached one.
+func classifyStatus(err error) Class {
+	switch {
 	case apierrors.IsConflict(err):
 		return ClassConflict
 	case apierrors.IsAlreadyExists(err):
