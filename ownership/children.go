@@ -79,6 +79,49 @@ func ListChildren(ctx context.Context, c client.Reader, owner client.Object, lis
 	return setItems(list, items)
 }
 
+// childQueries returns the list queries that find owner's children, or only those it tracks:
+// through the index of controllers when it is registered, otherwise by the tracking label and,
+// for children it controls, in its namespace.
+func childQueries(owner client.Object, o *childrenOptions, trackedOnly bool) [][]client.ListOption {
+	uid := string(owner.GetUID())
+	var narrow []client.ListOption
+	if len(o.matchingLabels) > 0 {
+		narrow = append(narrow, client.MatchingLabels(o.matchingLabels))
+	}
+	if o.useIndex {
+		return [][]client.ListOption{append([]client.ListOption{client.MatchingFields{IndexField: uid}}, narrow...)}
+	}
+	queries := [][]client.ListOption{{client.MatchingLabels(withLabels(o.matchingLabels, LabelOwnerUID, uid))}}
+	if !trackedOnly {
+		queries = append(queries, append([]client.ListOption{client.InNamespace(owner.GetNamespace())}, narrow...))
+	}
+	return queries
+}
+
+// listOnce lists the objects of list's kind that query q finds, into a copy of list.
+func listOnce(ctx context.Context, c client.Reader, list client.ObjectList, q []client.ListOption) ([]client.Object, error) {
+	found, ok := list.DeepCopyObject().(client.ObjectList)
+	if !ok {
+		return nil, fmt.Errorf("%T does not copy to a list", list)
+	}
+	if err := meta.SetList(found, nil); err != nil {
+		return nil, err
+	}
+	if err := c.List(ctx, found, q...); err != nil {
+		return nil, err
+	}
+	var out []client.Object
+	err := meta.EachListItem(found, func(item runtime.Object) error {
+		obj, ok := item.(client.Object)
+		if !ok {
+			return fmt.Errorf("%T is not a client.Object", item)
+		}
+		out = append(out, obj)
+		return nil
+	})
+	return out, err
+}
+
 // listChildren lists the objects of list's kind that owner controls, or only those it tracks.
 func listChildren(ctx context.Context, c client.Reader, owner client.Object, list client.ObjectList, o *childrenOptions, trackedOnly bool) ([]client.Object, error) {
 	if isNil(owner) || isNil(list) {
@@ -93,46 +136,18 @@ func listChildren(ctx context.Context, c client.Reader, owner client.Object, lis
 	if trackedOnly {
 		match = tracks
 	}
-	var narrow []client.ListOption
-	if len(o.matchingLabels) > 0 {
-		narrow = append(narrow, client.MatchingLabels(o.matchingLabels))
-	}
-	var queries [][]client.ListOption
-	if o.useIndex {
-		queries = append(queries, append([]client.ListOption{client.MatchingFields{IndexField: string(uid)}}, narrow...))
-	} else {
-		queries = append(queries, []client.ListOption{client.MatchingLabels(withLabels(o.matchingLabels, LabelOwnerUID, string(uid)))})
-		if !trackedOnly {
-			queries = append(queries, append([]client.ListOption{client.InNamespace(owner.GetNamespace())}, narrow...))
-		}
-	}
-
 	seen := make(map[client.ObjectKey]bool)
 	var items []client.Object
-	for _, q := range queries {
-		found, ok := list.DeepCopyObject().(client.ObjectList)
-		if !ok {
-			return nil, fmt.Errorf("failed to list the children of %s: %T does not copy to a list", name, list)
-		}
-		if err := meta.SetList(found, nil); err != nil {
+	for _, q := range childQueries(owner, o, trackedOnly) {
+		found, err := listOnce(ctx, c, list, q)
+		if err != nil {
 			return nil, fmt.Errorf("failed to list the children of %s: %w", name, err)
 		}
-		if err := c.List(ctx, found, q...); err != nil {
-			return nil, fmt.Errorf("failed to list the children of %s: %w", name, err)
-		}
-		err := meta.EachListItem(found, func(item runtime.Object) error {
-			obj, ok := item.(client.Object)
-			if !ok {
-				return fmt.Errorf("%T is not a client.Object", item)
-			}
+		for _, obj := range found {
 			if key := client.ObjectKeyFromObject(obj); match(uid, obj) && !seen[key] {
 				seen[key] = true
 				items = append(items, obj)
 			}
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("failed to list the children of %s: %w", name, err)
 		}
 	}
 	slices.SortFunc(items, func(a, b client.Object) int {

@@ -222,6 +222,16 @@ func isIncarnation(current Owner, owner reference, childNamespace string) bool {
 	return current.Namespace == owner.Namespace
 }
 
+// dropped reports whether r, a reference of a child in namespace childNamespace other than the
+// one to owner's controller reference it keeps, goes: owner's controller reference when owner
+// tracks the child instead, or one left by a deleted incarnation of owner.
+func dropped(r metav1.OwnerReference, owner reference, childNamespace string) bool {
+	if r.Controller == nil || !*r.Controller {
+		return false
+	}
+	return r.UID == owner.UID || isIncarnation(ownerFrom(r, childNamespace), owner, childNamespace)
+}
+
 // setOwnerReferences makes child's owner references agree with the mechanism: want as the
 // controller reference (replacing any reference to owner's UID) when reference is true, no
 // controller reference to owner otherwise. Controller references of previous incarnations of
@@ -231,17 +241,13 @@ func setOwnerReferences(child client.Object, owner reference, want metav1.OwnerR
 	next := make([]metav1.OwnerReference, 0, len(current)+1)
 	placed := false
 	for _, r := range current {
-		isController := r.Controller != nil && *r.Controller
 		switch {
 		case r.UID == owner.UID && reference:
 			if !placed {
 				next = append(next, want)
 				placed = true
 			}
-		case r.UID == owner.UID && isController:
-			// The owner now tracks the child instead.
-		case isController && isIncarnation(ownerFrom(r, child.GetNamespace()), owner, child.GetNamespace()):
-			// Left by a deleted incarnation of the owner.
+		case dropped(r, owner, child.GetNamespace()):
 		default:
 			next = append(next, r)
 		}
