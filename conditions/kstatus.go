@@ -210,30 +210,46 @@ func Compute(obj runtime.Object) (status Status, message string, err error) {
 		return StatusTerminating, "Resource scheduled for deletion", nil
 	}
 
-	gen, hasGen, err := unstructured.NestedInt64(u.Object, "metadata", "generation")
-	if err != nil {
-		return "", "", fmt.Errorf("failed to read metadata.generation of %s %s: %w", u.GetKind(), u.GetName(), err)
+	if status, message, err := generationStatus(u); status != "" || err != nil {
+		return status, message, err
 	}
-	if hasGen {
-		observed, found, err := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
-		if err != nil {
-			return "", "", fmt.Errorf("failed to read status.observedGeneration of %s %s: %w", u.GetKind(), u.GetName(), err)
-		}
-		if found && observed != gen {
-			return StatusInProgress, fmt.Sprintf("%s generation is %d, but latest observed generation is %d", u.GetKind(), gen, observed), nil
-		}
-	}
-
 	list, err := kstatusConditions(u)
 	if err != nil {
 		return "", "", err
 	}
+	status, message = conditionStatus(list)
+	return status, message, nil
+}
+
+// generationStatus returns InProgress when u's status.observedGeneration is set and is not its
+// metadata.generation (rule 2), and no status otherwise.
+func generationStatus(u *unstructured.Unstructured) (Status, string, error) {
+	gen, hasGen, err := unstructured.NestedInt64(u.Object, "metadata", "generation")
+	if err != nil {
+		return "", "", fmt.Errorf("failed to read metadata.generation of %s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	if !hasGen {
+		return "", "", nil
+	}
+	observed, found, err := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+	if err != nil {
+		return "", "", fmt.Errorf("failed to read status.observedGeneration of %s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	if found && observed != gen {
+		return StatusInProgress, fmt.Sprintf("%s generation is %d, but latest observed generation is %d", u.GetKind(), gen, observed), nil
+	}
+	return "", "", nil
+}
+
+// conditionStatus applies rules 3 to 5 to the conditions kstatus reads: Reconciling or Stalled
+// True, whichever comes first, then Ready, then Current.
+func conditionStatus(list []kstatusCondition) (Status, string) {
 	for _, c := range list {
 		switch {
 		case c.Type == string(Reconciling) && c.Status == metav1.ConditionTrue:
-			return StatusInProgress, c.Message, nil
+			return StatusInProgress, c.Message
 		case c.Type == string(Stalled) && c.Status == metav1.ConditionTrue:
-			return StatusFailed, c.Message, nil
+			return StatusFailed, c.Message
 		}
 	}
 	for _, c := range list {
@@ -242,12 +258,12 @@ func Compute(obj runtime.Object) (status Status, message string, err error) {
 		}
 		switch c.Status {
 		case metav1.ConditionTrue:
-			return StatusCurrent, "Resource is Ready", nil
+			return StatusCurrent, "Resource is Ready"
 		case metav1.ConditionFalse, metav1.ConditionUnknown:
-			return StatusInProgress, c.Message, nil
+			return StatusInProgress, c.Message
 		}
 	}
-	return StatusCurrent, "Resource is current", nil
+	return StatusCurrent, "Resource is current"
 }
 
 // kstatusCondition holds the fields of a condition kstatus reads.

@@ -62,37 +62,41 @@ func RecordEvents(recorder events.EventRecorder, obj runtime.Object, before, aft
 		types = []conditions.Type{conditions.Ready, conditions.Stalled}
 	}
 	for _, t := range types {
-		b, a := find(before, t), find(after, t)
-		switch {
-		case a == nil && b == nil, a != nil && b != nil && a.Status == b.Status:
+		note, reason, healthy, ok := transition(t, find(before, t), find(after, t))
+		if !ok {
 			continue
-		case b == nil && t == conditions.Ready && a.Status != metav1.ConditionTrue:
-			continue // not ready yet: in progress, not a transition
-		}
-		var note, reason string
-		var healthy bool
-		switch {
-		case b == nil:
-			note, reason = fmt.Sprintf("%s is %s", t, a.Status), a.Reason
-			healthy = a.Status != metav1.ConditionUnknown && (a.Status == metav1.ConditionTrue) != conditionrules.NegativePolarity(t)
-			note = withMessage(note, a.Message)
-		case a == nil:
-			note, reason = fmt.Sprintf("%s was removed (was %s)", t, b.Status), b.Reason
-			healthy = conditionrules.NegativePolarity(t)
-		default:
-			note, reason = fmt.Sprintf("%s changed from %s to %s", t, b.Status, a.Status), a.Reason
-			healthy = a.Status != metav1.ConditionUnknown && (a.Status == metav1.ConditionTrue) != conditionrules.NegativePolarity(t)
-			note = withMessage(note, a.Message)
 		}
 		eventType := corev1.EventTypeNormal
 		if !healthy {
 			eventType = corev1.EventTypeWarning
 		}
-		if reason == "" {
-			reason = string(t)
-		}
 		recorder.Eventf(obj, nil, eventType, reason, "ConditionChanged", "%s", truncateNote(note))
 	}
+}
+
+// transition describes the change of condition t from b to a (either nil when absent): the
+// event's note and reason, and whether the condition's new state is healthy. ok is false when
+// there is no transition to record: no change of status, or a condition that is not Ready yet.
+func transition(t conditions.Type, b, a *metav1.Condition) (note, reason string, healthy, ok bool) {
+	switch {
+	case a == nil && b == nil, a != nil && b != nil && a.Status == b.Status:
+		return "", "", false, false
+	case b == nil && t == conditions.Ready && a.Status != metav1.ConditionTrue:
+		return "", "", false, false // not ready yet: in progress, not a transition
+	case a == nil:
+		note, reason = fmt.Sprintf("%s was removed (was %s)", t, b.Status), b.Reason
+		healthy = conditionrules.NegativePolarity(t)
+	case b == nil:
+		note, reason = withMessage(fmt.Sprintf("%s is %s", t, a.Status), a.Message), a.Reason
+		healthy = a.Status != metav1.ConditionUnknown && (a.Status == metav1.ConditionTrue) != conditionrules.NegativePolarity(t)
+	default:
+		note, reason = withMessage(fmt.Sprintf("%s changed from %s to %s", t, b.Status, a.Status), a.Message), a.Reason
+		healthy = a.Status != metav1.ConditionUnknown && (a.Status == metav1.ConditionTrue) != conditionrules.NegativePolarity(t)
+	}
+	if reason == "" {
+		reason = string(t)
+	}
+	return note, reason, healthy, true
 }
 
 func find(list []metav1.Condition, t conditions.Type) *metav1.Condition {

@@ -36,29 +36,9 @@ import (
 func AppendCanonical(buf []byte, v any) ([]byte, error) {
 	switch x := v.(type) {
 	case map[string]any:
-		buf = binary.AppendUvarint(append(buf, 'o'), uint64(len(x)))
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			buf = appendString(buf, k)
-			var err error
-			if buf, err = AppendCanonical(buf, x[k]); err != nil {
-				return buf, err
-			}
-		}
-		return buf, nil
+		return appendObject(buf, x)
 	case []any:
-		buf = binary.AppendUvarint(append(buf, 'a'), uint64(len(x)))
-		for _, e := range x {
-			var err error
-			if buf, err = AppendCanonical(buf, e); err != nil {
-				return buf, err
-			}
-		}
-		return buf, nil
+		return appendList(buf, x)
 	case string:
 		return appendString(append(buf, 's'), x), nil
 	case bool:
@@ -69,6 +49,43 @@ func AppendCanonical(buf []byte, v any) ([]byte, error) {
 	case nil:
 		return append(buf, 'n'), nil
 	}
+	return appendNumber(buf, v)
+}
+
+// appendObject appends the members of object o in the order of their keys, after their count.
+func appendObject(buf []byte, o map[string]any) ([]byte, error) {
+	buf = binary.AppendUvarint(append(buf, 'o'), uint64(len(o)))
+	keys := make([]string, 0, len(o))
+	for k := range o {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		buf = appendString(buf, k)
+		var err error
+		if buf, err = AppendCanonical(buf, o[k]); err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
+}
+
+// appendList appends the elements of list l, after their count.
+func appendList(buf []byte, l []any) ([]byte, error) {
+	buf = binary.AppendUvarint(append(buf, 'a'), uint64(len(l)))
+	for _, e := range l {
+		var err error
+		if buf, err = AppendCanonical(buf, e); err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
+}
+
+// appendNumber appends v, a number of any Go type, by its value: an integral one as an integer,
+// any other as its float64 bits. A value that is not a number is appended as encoding/json
+// encodes it.
+func appendNumber(buf []byte, v any) ([]byte, error) {
 	if i, ok := integer(v); ok {
 		return binary.BigEndian.AppendUint64(append(buf, 'i'), uint64(i)), nil
 	}
