@@ -71,9 +71,9 @@ vet: ## Run go vet on the library.
 	go vet ./...
 
 .PHONY: lint
-lint: golangci-lint ## Run golangci-lint (config: .golangci.yml) on the library and the examples.
+lint: golangci-lint ## Run golangci-lint (config: .golangci.yml) on the library, the examples and hack/.
 	$(GOLANGCI_LINT) run ./...
-	@for m in $(EXAMPLE_MODULES); do echo "golangci-lint in $$(dirname $$m)"; \
+	@for m in $(EXAMPLE_MODULES) $(TOOL_MODULES); do echo "golangci-lint in $$(dirname $$m)"; \
 		(cd $$(dirname $$m) && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...) || exit 1; done
 
 .PHONY: verify

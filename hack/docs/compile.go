@@ -273,7 +273,7 @@ func compileAll(root string) error {
 		}
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("Go blocks that do not compile outside tenon:\n%s", strings.Join(problems, "\n"))
+		return fmt.Errorf("the Go blocks below do not compile outside tenon:\n%s", strings.Join(problems, "\n"))
 	}
 	fmt.Printf("docs: compiled %d Go blocks alone and %d declarations in their packages, outside tenon (%d not compiled, %d duplicates)\n",
 		standalone, declarations, skipped, duplicates)
@@ -599,7 +599,7 @@ func receivers(decl string) ([]string, bool) {
 func exportedNames(dir, path string) (map[string]bool, error) {
 	out, err := goCmd(dir, "list", "-f", "{{.Dir}}", path)
 	if err != nil {
-		return nil, fmt.Errorf("failed to find package %s: %v: %s", path, err, out)
+		return nil, fmt.Errorf("failed to find package %s: %w: %s", path, err, out)
 	}
 	pkgDir := strings.TrimSpace(out)
 	names := map[string]bool{}
@@ -753,7 +753,7 @@ func importIndex(root string) (map[string]string, error) {
 func importName(path string) string {
 	parts := strings.Split(path, "/")
 	name := parts[len(parts)-1]
-	if len(parts) > 1 && regexp.MustCompile(`^v[0-9]+$`).MatchString(name) {
+	if len(parts) > 1 && regexp.MustCompile(`^v\d+$`).MatchString(name) {
 		name = parts[len(parts)-2]
 	}
 	return strings.ReplaceAll(name, "-", "")

@@ -27,6 +27,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -142,7 +143,11 @@ func download(module, version string) (string, error) {
 	err := cmd.Run()
 	var info struct{ Dir, Error string }
 	if jerr := json.Unmarshal(stdout.Bytes(), &info); jerr != nil || info.Error != "" || err != nil {
-		return "", fmt.Errorf("failed to download %s@%s: %v %s %s", module, version, err, info.Error, stderr.String())
+		cause := errors.Join(err, jerr)
+		if info.Error != "" {
+			cause = errors.Join(errors.New(info.Error), cause)
+		}
+		return "", fmt.Errorf("failed to download %s@%s: %w %s", module, version, cause, stderr.String())
 	}
 	return info.Dir, nil
 }

@@ -54,7 +54,7 @@ func TestClassify(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			req := httptest.NewRequest(tc.method, tc.url, nil)
+			req := httptest.NewRequest(tc.method, tc.url, http.NoBody)
 			if tc.contentType != "" {
 				req.Header.Set("Content-Type", tc.contentType)
 			}

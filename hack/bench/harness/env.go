@@ -102,7 +102,7 @@ func (e *Env) config() *rest.Config {
 func loadCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	files, err := fs.Glob(benchv1.CRDs, "crd/*.yaml")
 	if err != nil || len(files) == 0 {
-		return nil, fmt.Errorf("failed to find the embedded CRD manifests: %v", err)
+		return nil, fmt.Errorf("failed to find the embedded CRD manifests (%d found): %w", len(files), err)
 	}
 	var crds []*apiextensionsv1.CustomResourceDefinition
 	for _, f := range files {

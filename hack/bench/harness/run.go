@@ -462,11 +462,11 @@ func (s *runState) forceDelete(ctx context.Context) error {
 		if len(w.Finalizers) > 0 {
 			base := w.DeepCopy()
 			w.Finalizers = nil
-			if err := s.env.direct.Patch(ctx, w, client.MergeFrom(base)); client.IgnoreNotFound(err) != nil {
+			if err := client.IgnoreNotFound(s.env.direct.Patch(ctx, w, client.MergeFrom(base))); err != nil {
 				return fmt.Errorf("failed to remove finalizers of %s: %w", w.Name, err)
 			}
 		}
-		if err := s.env.direct.Delete(ctx, w); client.IgnoreNotFound(err) != nil {
+		if err := client.IgnoreNotFound(s.env.direct.Delete(ctx, w)); err != nil {
 			return fmt.Errorf("failed to delete %s: %w", w.Name, err)
 		}
 	}

@@ -81,7 +81,7 @@ func tenonRevision() string {
 		return "unknown (not a git checkout)"
 	}
 	out := "commit " + strings.TrimSpace(string(rev))
-	if status, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(strings.TrimSpace(string(status))) > 0 {
+	if status, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && strings.TrimSpace(string(status)) != "" {
 		out += " with uncommitted changes"
 	}
 	return out

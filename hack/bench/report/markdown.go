@@ -354,12 +354,12 @@ func (r *Report) writeMicro(b *strings.Builder) {
 			b.WriteString("Where tenon takes longer than another library (median more than 10% above theirs; " +
 				"*clearly* when the ranges do not overlap):\n\n")
 			for _, f := range findings {
-				clear := "within the noise"
+				overlap := "within the noise"
 				if f.clear {
-					clear = "clearly"
+					overlap = "clearly"
 				}
 				fmt.Fprintf(b, "- **%s/op=%s**: tenon %s against %s (%s).", f.bench, f.op, fmtDuration(f.tenon.Median),
-					strings.Join(f.ahead, ", "), clear)
+					strings.Join(f.ahead, ", "), overlap)
 				if c, ok := microCauses[f.bench+"/"+f.op]; ok {
 					fmt.Fprintf(b, " %s", c)
 				} else {

@@ -102,6 +102,7 @@ func pkgPath(dir string) string {
 // list returns the listing lines of the package in dir.
 func list(dir, path string) ([]string, error) {
 	fset := token.NewFileSet()
+	//nolint:staticcheck // ParseDir ignores build tags, which the listing does not need: tenon has none.
 	pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool {
 		return !strings.HasSuffix(fi.Name(), "_test.go")
 	}, 0)
@@ -223,7 +224,8 @@ func exprString(e ast.Expr) string {
 func baseType(t string) string {
 	t = regexp.MustCompile(`\[.*\]$`).ReplaceAllString(t, "")
 	if i := strings.LastIndex(t, "."); i >= 0 {
-		return strings.TrimLeft(t[:strings.Index(t, ".")], "*") + t[i:]
+		pkg, _, _ := strings.Cut(t, ".")
+		return strings.TrimLeft(pkg, "*") + t[i:]
 	}
 	return t
 }
@@ -313,7 +315,7 @@ func checkChangelog(root, dir string, lines []string) error {
 }
 
 func symmetricDifference(a, b []string) []string {
-	in := func(l []string, s string) bool { return slices.Contains(l, s) }
+	in := slices.Contains[[]string]
 	var out []string
 	for _, s := range a {
 		if !in(b, s) {

@@ -207,7 +207,7 @@ func runTests(ctx context.Context, root, pkg, overlayFile string, timeout time.D
 	var exit *exec.ExitError
 	out := output.String()
 	switch {
-	case ctx.Err() != nil && context.Cause(ctx) == context.DeadlineExceeded:
+	case ctx.Err() != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded):
 		return "TIMED OUT", nil
 	case ctx.Err() != nil:
 		return "", fmt.Errorf("interrupted: %w", ctx.Err())
