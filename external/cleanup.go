@@ -97,57 +97,81 @@ func (r *Resource[T]) cleanup(ctx context.Context, obj T) (finalizer.Progress, e
 	return finalizer.Progress{}, r.conflict(obj)
 }
 
-// cleanupPass is one pass of cleanup, from the state rec.
+// cleanupPass is one pass of cleanup, from the state rec: it settles the operation in flight, if
+// any, then deletes the resource unless it is gone.
 func (r *Resource[T]) cleanupPass(ctx context.Context, obj T, rec record) (finalizer.Progress, error) {
-	st := rec.state
-	if st.Operation != "" {
-		ops, ok := r.Provider.(Operations[T])
-		if !ok {
-			return finalizer.Progress{}, fmt.Errorf("%T returned operation %s but does not implement external.Operations to poll it", r.Provider, st.Operation)
-		}
-		done, opErr := ops.OperationDone(ctx, obj, st.Operation)
-		switch {
-		case !done && opErr != nil:
-			return finalizer.Progress{}, fmt.Errorf("failed to poll operation %s of %s %s: %w", st.Operation, r.Name, st.Name, opErr)
-		case !done && st.OperationKind == kindDelete:
-			return finalizer.Waiting(r.pollInterval(), fmt.Sprintf("deleting %s %s: operation %s", r.Name, st.Name, st.Operation)), nil
-		case !done:
-			return finalizer.Waiting(r.pollInterval(), fmt.Sprintf("waiting for operation %s (%s) of %s %s before deleting it",
-				st.Operation, st.OperationKind, r.Name, st.Name)), nil
-		}
-		after := st
-		after.Operation, after.OperationKind = "", ""
-		if st.OperationKind == kindCreate {
-			after.Phase = phaseCreated
-			if opErr != nil {
-				after.Phase = phaseFailed
-			}
-		}
-		var err error
-		if rec, err = r.write(ctx, obj, rec, after, false); err != nil {
-			return finalizer.Progress{}, err
-		}
-		if opErr != nil && st.OperationKind == kindDelete {
-			return finalizer.Progress{}, fmt.Errorf("operation %s deleting %s %s failed: %w", st.Operation, r.Name, st.Name, opErr)
+	if rec.state.Operation != "" {
+		var (
+			progress finalizer.Progress
+			pending  bool
+			err      error
+		)
+		if rec, progress, pending, err = r.settleOperation(ctx, obj, rec); pending || err != nil {
+			return progress, err
 		}
 	}
-	obs, err := r.Provider.Observe(ctx, obj, st.Name)
+	return r.deleteRemote(ctx, obj, rec)
+}
+
+// settleOperation polls the operation in flight in rec. While it runs, pending is true and progress
+// says what cleanup waits for. Once it is done, it is cleared from the recorded state (a create's
+// outcome recorded as its phase) and the new record is returned; a failed delete operation is an
+// error.
+func (r *Resource[T]) settleOperation(ctx context.Context, obj T, rec record) (_ record, progress finalizer.Progress, pending bool, _ error) {
+	st := rec.state
+	ops, ok := r.Provider.(Operations[T])
+	if !ok {
+		return rec, finalizer.Progress{}, false, fmt.Errorf("%T returned operation %s but does not implement external.Operations to poll it", r.Provider, st.Operation)
+	}
+	done, opErr := ops.OperationDone(ctx, obj, st.Operation)
+	switch {
+	case !done && opErr != nil:
+		return rec, finalizer.Progress{}, false, fmt.Errorf("failed to poll operation %s of %s %s: %w", st.Operation, r.Name, st.Name, opErr)
+	case !done && st.OperationKind == kindDelete:
+		return rec, finalizer.Waiting(r.pollInterval(), fmt.Sprintf("deleting %s %s: operation %s", r.Name, st.Name, st.Operation)), true, nil
+	case !done:
+		return rec, finalizer.Waiting(r.pollInterval(), fmt.Sprintf("waiting for operation %s (%s) of %s %s before deleting it",
+			st.Operation, st.OperationKind, r.Name, st.Name)), true, nil
+	}
+	after := st
+	after.Operation, after.OperationKind = "", ""
+	if st.OperationKind == kindCreate {
+		after.Phase = phaseCreated
+		if opErr != nil {
+			after.Phase = phaseFailed
+		}
+	}
+	rec, err := r.write(ctx, obj, rec, after, false)
+	if err != nil {
+		return rec, finalizer.Progress{}, false, err
+	}
+	if opErr != nil && st.OperationKind == kindDelete {
+		return rec, finalizer.Progress{}, false, fmt.Errorf("operation %s deleting %s %s failed: %w", st.Operation, r.Name, st.Name, opErr)
+	}
+	return rec, finalizer.Progress{}, false, nil
+}
+
+// deleteRemote deletes the resource recorded in rec unless the provider observes it gone (or
+// taken by another owner), and records the delete's operation, if it returns one.
+func (r *Resource[T]) deleteRemote(ctx context.Context, obj T, rec record) (finalizer.Progress, error) {
+	name := rec.state.Name
+	obs, err := r.Provider.Observe(ctx, obj, name)
 	switch {
 	case errors.Is(err, ErrNameTaken):
 		return finalizer.Finished(), nil
 	case err != nil:
-		return finalizer.Progress{}, fmt.Errorf("failed to observe %s %s: %w", r.Name, st.Name, err)
+		return finalizer.Progress{}, fmt.Errorf("failed to observe %s %s: %w", r.Name, name, err)
 	case !obs.Exists:
 		return finalizer.Finished(), nil
 	}
 	if err := r.check(); err != nil {
 		return finalizer.Progress{}, err
 	}
-	op, err := r.Provider.Delete(ctx, obj, st.Name)
+	op, err := r.Provider.Delete(ctx, obj, name)
 	if err != nil {
-		return finalizer.Progress{}, fmt.Errorf("failed to delete %s %s: %w", r.Name, st.Name, err)
+		return finalizer.Progress{}, fmt.Errorf("failed to delete %s %s: %w", r.Name, name, err)
 	}
-	message := fmt.Sprintf("deleting %s %s", r.Name, st.Name)
+	message := fmt.Sprintf("deleting %s %s", r.Name, name)
 	if op != "" {
 		next := rec.state
 		next.Operation, next.OperationKind = op, kindDelete

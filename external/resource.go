@@ -247,23 +247,7 @@ func (r *Resource[T]) ensure(ctx context.Context, obj T, rec record) (ctrl.Resul
 	case !obs.Ready:
 		return r.progress(obj, ReasonNotReady, fmt.Sprintf("%s %s is not ready", r.Name, name), obs.Message)
 	case !obs.UpToDate:
-		if err := r.check(); err != nil {
-			return ctrl.Result{}, err
-		}
-		op, err := r.Provider.Update(ctx, obj, name)
-		if err != nil {
-			return r.failed(obj, ReasonUpdateFailed, fmt.Errorf("failed to update %s %s: %w", r.Name, name, err))
-		}
-		message := fmt.Sprintf("updating %s %s", r.Name, name)
-		if op != "" {
-			next := rec.state
-			next.Operation, next.OperationKind = op, kindUpdate
-			if _, err := r.write(ctx, obj, rec, next, false); err != nil && !errors.Is(err, errStale) {
-				return ctrl.Result{}, err
-			}
-			message += ": operation " + string(op)
-		}
-		return r.progress(obj, ReasonUpdating, message, "")
+		return r.update(ctx, obj, rec, name)
 	}
 	if _, err := r.mark(obj, true, ReasonAvailable, orDefault(obs.Message, fmt.Sprintf("%s %s is available", r.Name, name))); err != nil {
 		return ctrl.Result{}, err
@@ -272,6 +256,28 @@ func (r *Resource[T]) ensure(ctx context.Context, obj T, rec record) (ctrl.Resul
 		return requeue.Poll(d)
 	}
 	return requeue.Done()
+}
+
+// update updates the resource name, which Observe found ready but not up to date, and records the
+// update's operation, if it returns one.
+func (r *Resource[T]) update(ctx context.Context, obj T, rec record, name string) (ctrl.Result, error) {
+	if err := r.check(); err != nil {
+		return ctrl.Result{}, err
+	}
+	op, err := r.Provider.Update(ctx, obj, name)
+	if err != nil {
+		return r.failed(obj, ReasonUpdateFailed, fmt.Errorf("failed to update %s %s: %w", r.Name, name, err))
+	}
+	message := fmt.Sprintf("updating %s %s", r.Name, name)
+	if op != "" {
+		next := rec.state
+		next.Operation, next.OperationKind = op, kindUpdate
+		if _, err := r.write(ctx, obj, rec, next, false); err != nil && !errors.Is(err, errStale) {
+			return ctrl.Result{}, err
+		}
+		message += ": operation " + string(op)
+	}
+	return r.progress(obj, ReasonUpdating, message, "")
 }
 
 // operation polls the pending operation of rec. When it has finished, it records that and
@@ -359,16 +365,7 @@ func (r *Resource[T]) absent(ctx context.Context, obj T, rec record, name string
 	}
 	op, err := r.Provider.Create(ctx, obj, name, next.Key)
 	if err != nil {
-		err = fmt.Errorf("failed to create %s %s: %w", r.Name, name, err)
-		if errors.Is(err, reconcile.TerminalError(nil)) {
-			// Refused: nothing was created, and the next attempt gets a new key.
-			failed := next
-			failed.Phase = phaseFailed
-			if _, writeErr := r.write(ctx, obj, rec, failed, false); writeErr != nil && !errors.Is(writeErr, errStale) && !errors.Is(writeErr, errGone) {
-				return ctrl.Result{}, errors.Join(err, writeErr)
-			}
-		}
-		return r.failed(obj, ReasonCreateFailed, err)
+		return r.createFailed(ctx, obj, rec, next, fmt.Errorf("failed to create %s %s: %w", r.Name, name, err))
 	}
 	after := next
 	if op != "" {
@@ -385,6 +382,20 @@ func (r *Resource[T]) absent(ctx context.Context, obj T, rec record, name string
 		message += ": operation " + string(op)
 	}
 	return r.progress(obj, ReasonCreating, message, "")
+}
+
+// createFailed returns err, the error of the create decided in next and recorded in rec. A
+// terminal error means the provider refused it and nothing was created: that is recorded first, so
+// that the next attempt gets a new key.
+func (r *Resource[T]) createFailed(ctx context.Context, obj T, rec record, next state, err error) (ctrl.Result, error) {
+	if errors.Is(err, reconcile.TerminalError(nil)) {
+		failed := next
+		failed.Phase = phaseFailed
+		if _, writeErr := r.write(ctx, obj, rec, failed, false); writeErr != nil && !errors.Is(writeErr, errStale) && !errors.Is(writeErr, errGone) {
+			return ctrl.Result{}, errors.Join(err, writeErr)
+		}
+	}
+	return r.failed(obj, ReasonCreateFailed, err)
 }
 
 // conflict is the error of a call that found the object changed maxStale times in a row: a

@@ -77,50 +77,63 @@ func (s Secrets) GenerateOnce(ctx context.Context, owner client.Object, name, ke
 	if err := controllerutil.SetControllerReference(owner, want, s.Client.Scheme()); err != nil {
 		return nil, fmt.Errorf("failed to generate %s of Secret %s: %w", key, name, err)
 	}
-	secretKey := client.ObjectKeyFromObject(want)
 	for range maxStale {
-		var live corev1.Secret
-		err := reader.Get(ctx, secretKey, &live)
-		if err != nil && !apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("failed to read Secret %s: %w", secretKey, err)
-		}
-		found := err == nil
-		if found {
-			if err := sameOwner(owner, &live); err != nil {
-				return nil, err
-			}
-			if value, ok := live.Data[key]; ok {
-				return value, nil
-			}
-		}
-		value, err := generate()
-		if err != nil {
-			return nil, fmt.Errorf("failed to generate %s of Secret %s: %w", key, secretKey, err)
-		}
-		if !found {
-			create := want.DeepCopy()
-			create.Data = map[string][]byte{key: value}
-			err := s.Client.Create(ctx, create)
-			if err == nil {
-				return value, nil
-			}
-			if !apierrors.IsAlreadyExists(err) {
-				return nil, fmt.Errorf("failed to create Secret %s: %w", secretKey, err)
-			}
-			continue
-		}
-		err = addKey(ctx, s.Client, &live, key, value)
-		if err == nil {
-			return value, nil
-		}
-		// A failed test (another writer added the key first), or an answer that was lost: the
-		// Secret tells which, whatever the error looks like.
-		var latest corev1.Secret
-		if getErr := reader.Get(ctx, secretKey, &latest); getErr == nil && latest.ResourceVersion == live.ResourceVersion {
-			return nil, err
+		value, stored, err := s.tryOnce(ctx, reader, owner, want, key, generate)
+		if stored || err != nil {
+			return value, err
 		}
 	}
-	return nil, apierrors.NewAlreadyExists(corev1.Resource("secrets"), secretKey.String())
+	return nil, apierrors.NewAlreadyExists(corev1.Resource("secrets"), client.ObjectKeyFromObject(want).String())
+}
+
+// tryOnce reads the Secret want through reader and returns the value of key it holds, or stores a
+// value of generate's while the key is still missing: stored is true once the returned value is
+// the one the Secret holds. It is false, with no error, when another writer changed the Secret in
+// between; the caller tries again.
+func (s Secrets) tryOnce(ctx context.Context, reader client.Reader, owner client.Object, want *corev1.Secret, key string,
+	generate func() ([]byte, error)) (value []byte, stored bool, _ error) {
+	secretKey := client.ObjectKeyFromObject(want)
+	var live corev1.Secret
+	err := reader.Get(ctx, secretKey, &live)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, false, fmt.Errorf("failed to read Secret %s: %w", secretKey, err)
+	}
+	found := err == nil
+	if found {
+		if err := sameOwner(owner, &live); err != nil {
+			return nil, false, err
+		}
+		if value, ok := live.Data[key]; ok {
+			return value, true, nil
+		}
+	}
+	value, err = generate()
+	if err != nil {
+		return nil, false, fmt.Errorf("failed to generate %s of Secret %s: %w", key, secretKey, err)
+	}
+	if !found {
+		create := want.DeepCopy()
+		create.Data = map[string][]byte{key: value}
+		err := s.Client.Create(ctx, create)
+		switch {
+		case err == nil:
+			return value, true, nil
+		case apierrors.IsAlreadyExists(err):
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("failed to create Secret %s: %w", secretKey, err)
+	}
+	err = addKey(ctx, s.Client, &live, key, value)
+	if err == nil {
+		return value, true, nil
+	}
+	// A failed test (another writer added the key first), or an answer that was lost: the
+	// Secret tells which, whatever the error looks like.
+	var latest corev1.Secret
+	if getErr := reader.Get(ctx, secretKey, &latest); getErr == nil && latest.ResourceVersion == live.ResourceVersion {
+		return nil, false, err
+	}
+	return nil, false, nil
 }
 
 // addKey adds key with value to live's data, while the key is still missing on the server.
