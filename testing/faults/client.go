@@ -253,29 +253,10 @@ func (c *Client) begin(call *Call) (rule int) {
 	rule = -1
 	id := objectID{gk: call.GVK.GroupKind(), key: call.Key}
 	for i := range c.plan.Rules {
-		r, s := &c.plan.Rules[i], &c.rules[i]
-		if !r.Selects(*call) {
+		if !c.fires(i, id, call) {
 			continue
 		}
-		var n int
-		if r.After != "" {
-			count, armed := s.armed[id]
-			if !armed {
-				continue
-			}
-			n = count + 1
-			s.armed[id] = n
-		} else {
-			s.count++
-			n = s.count
-		}
-		if (r.Nth > 0 && n != r.Nth) || (r.Every > 0 && n%r.Every != 0) || (r.Times > 0 && s.fired >= r.Times) {
-			continue
-		}
-		if r.Probability > 0 && draw(c.seed, i, n) >= r.Probability {
-			continue
-		}
-		s.fired++
+		r := &c.plan.Rules[i]
 		call.Latency += r.Latency
 		if rule < 0 && (r.Fault != "" || r.Err != nil) {
 			rule = i
@@ -283,6 +264,36 @@ func (c *Client) begin(call *Call) (rule int) {
 	}
 	call.Rule = rule
 	return rule
+}
+
+// fires counts call for rule i, when the rule selects it (per object id, for a rule armed by
+// After), and reports whether the rule fires on it: its Nth, Every, Times and Probability allow
+// it. c.mu is held.
+func (c *Client) fires(i int, id objectID, call *Call) bool {
+	r, s := &c.plan.Rules[i], &c.rules[i]
+	if !r.Selects(*call) {
+		return false
+	}
+	var n int
+	if r.After != "" {
+		count, armed := s.armed[id]
+		if !armed {
+			return false
+		}
+		n = count + 1
+		s.armed[id] = n
+	} else {
+		s.count++
+		n = s.count
+	}
+	if (r.Nth > 0 && n != r.Nth) || (r.Every > 0 && n%r.Every != 0) || (r.Times > 0 && s.fired >= r.Times) {
+		return false
+	}
+	if r.Probability > 0 && draw(c.seed, i, n) >= r.Probability {
+		return false
+	}
+	s.fired++
+	return true
 }
 
 // finish records the call and, when it succeeded on the API server, arms the rules that wait
@@ -401,6 +412,13 @@ func applyMeta(ac runtime.ApplyConfiguration) (*unstructured.Unstructured, []byt
 }
 
 func (c *Client) funcs() interceptor.Funcs {
+	f := c.objectFuncs()
+	c.subResourceFuncs(&f)
+	return f
+}
+
+// objectFuncs intercepts the calls on objects.
+func (c *Client) objectFuncs() interceptor.Funcs {
 	return interceptor.Funcs{
 		Get: func(ctx context.Context, wc client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			call := c.newCall(Get, obj, key, "")
@@ -454,31 +472,35 @@ func (c *Client) funcs() interceptor.Funcs {
 			call := c.newCall(DeleteAllOf, obj, types.NamespacedName{Namespace: do.Namespace}, "")
 			return c.do(ctx, call, func() error { return wc.DeleteAllOf(ctx, obj, opts...) }, nil)
 		},
-		SubResourceGet: func(ctx context.Context, wc client.Client, sub string, obj, subObj client.Object, opts ...client.SubResourceGetOption) error {
-			call := c.newCall(Get, obj, client.ObjectKeyFromObject(obj), sub)
-			return c.do(ctx, call, func() error { return wc.SubResource(sub).Get(ctx, obj, subObj, opts...) }, func(call *Call) {
-				call.ResourceVersion, call.Object = subObj.GetResourceVersion(), copyOf(subObj)
-			})
-		},
-		SubResourceCreate: func(ctx context.Context, wc client.Client, sub string, obj, subObj client.Object, opts ...client.SubResourceCreateOption) error {
-			call := c.newCall(Create, obj, client.ObjectKeyFromObject(obj), sub)
-			return c.do(ctx, call, func() error { return wc.SubResource(sub).Create(ctx, obj, subObj, opts...) }, func(call *Call) {
-				call.Object = copyOf(subObj)
-			})
-		},
-		SubResourceUpdate: func(ctx context.Context, wc client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-			call := c.newCall(Update, obj, client.ObjectKeyFromObject(obj), sub)
-			return c.do(ctx, call, func() error { return wc.SubResource(sub).Update(ctx, obj, opts...) }, written(obj))
-		},
-		SubResourcePatch: func(ctx context.Context, wc client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-			call := c.newCall(Patch, obj, client.ObjectKeyFromObject(obj), sub)
-			call.Patch = patchData(patch, obj)
-			return c.do(ctx, call, func() error { return wc.SubResource(sub).Patch(ctx, obj, patch, opts...) }, written(obj))
-		},
-		SubResourceApply: func(ctx context.Context, wc client.Client, sub string, ac runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
-			call := c.applyCall(ac, sub)
-			return c.do(ctx, call, func() error { return wc.SubResource(sub).Apply(ctx, ac, opts...) }, applied(ac))
-		},
+	}
+}
+
+// subResourceFuncs intercepts the calls on subresources, in f.
+func (c *Client) subResourceFuncs(f *interceptor.Funcs) {
+	f.SubResourceGet = func(ctx context.Context, wc client.Client, sub string, obj, subObj client.Object, opts ...client.SubResourceGetOption) error {
+		call := c.newCall(Get, obj, client.ObjectKeyFromObject(obj), sub)
+		return c.do(ctx, call, func() error { return wc.SubResource(sub).Get(ctx, obj, subObj, opts...) }, func(call *Call) {
+			call.ResourceVersion, call.Object = subObj.GetResourceVersion(), copyOf(subObj)
+		})
+	}
+	f.SubResourceCreate = func(ctx context.Context, wc client.Client, sub string, obj, subObj client.Object, opts ...client.SubResourceCreateOption) error {
+		call := c.newCall(Create, obj, client.ObjectKeyFromObject(obj), sub)
+		return c.do(ctx, call, func() error { return wc.SubResource(sub).Create(ctx, obj, subObj, opts...) }, func(call *Call) {
+			call.Object = copyOf(subObj)
+		})
+	}
+	f.SubResourceUpdate = func(ctx context.Context, wc client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+		call := c.newCall(Update, obj, client.ObjectKeyFromObject(obj), sub)
+		return c.do(ctx, call, func() error { return wc.SubResource(sub).Update(ctx, obj, opts...) }, written(obj))
+	}
+	f.SubResourcePatch = func(ctx context.Context, wc client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+		call := c.newCall(Patch, obj, client.ObjectKeyFromObject(obj), sub)
+		call.Patch = patchData(patch, obj)
+		return c.do(ctx, call, func() error { return wc.SubResource(sub).Patch(ctx, obj, patch, opts...) }, written(obj))
+	}
+	f.SubResourceApply = func(ctx context.Context, wc client.Client, sub string, ac runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+		call := c.applyCall(ac, sub)
+		return c.do(ctx, call, func() error { return wc.SubResource(sub).Apply(ctx, ac, opts...) }, applied(ac))
 	}
 }
 

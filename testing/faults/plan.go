@@ -236,27 +236,7 @@ func (p Plan) validate() error {
 }
 
 func (r *Rule) validate() error {
-	var problems []string
-	for _, v := range r.Verbs {
-		if !slices.Contains(allVerbs, v) {
-			problems = append(problems, fmt.Sprintf("unknown verb %q", v))
-		}
-	}
-	if r.After != "" && !slices.Contains(allVerbs, r.After) {
-		problems = append(problems, fmt.Sprintf("unknown verb %q in After", r.After))
-	}
-	if r.Fault != "" && !slices.Contains(allFaults, r.Fault) {
-		problems = append(problems, fmt.Sprintf("unknown fault %q", r.Fault))
-	}
-	if r.Fault != "" && r.Err != nil {
-		problems = append(problems, "both Fault and Err are set")
-	}
-	if r.Fault == "" && r.Err == nil && r.Latency == 0 {
-		problems = append(problems, "no effect: set Fault, Err or Latency")
-	}
-	if r.LostResponse && r.Fault == "" && r.Err == nil {
-		problems = append(problems, "LostResponse needs a Fault or Err to return")
-	}
+	problems := append(r.unknownNames(), r.badEffect()...)
 	if r.Nth < 0 || r.Every < 0 || r.Times < 0 {
 		problems = append(problems, "Nth, Every and Times must not be negative")
 	}
@@ -270,4 +250,36 @@ func (r *Rule) validate() error {
 		return errors.New(strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// unknownNames lists the verbs and the fault of r that are not known.
+func (r *Rule) unknownNames() []string {
+	var problems []string
+	for _, v := range r.Verbs {
+		if !slices.Contains(allVerbs, v) {
+			problems = append(problems, fmt.Sprintf("unknown verb %q", v))
+		}
+	}
+	if r.After != "" && !slices.Contains(allVerbs, r.After) {
+		problems = append(problems, fmt.Sprintf("unknown verb %q in After", r.After))
+	}
+	if r.Fault != "" && !slices.Contains(allFaults, r.Fault) {
+		problems = append(problems, fmt.Sprintf("unknown fault %q", r.Fault))
+	}
+	return problems
+}
+
+// badEffect lists what is wrong with r's effect: none, or two errors at once.
+func (r *Rule) badEffect() []string {
+	var problems []string
+	if r.Fault != "" && r.Err != nil {
+		problems = append(problems, "both Fault and Err are set")
+	}
+	if r.Fault == "" && r.Err == nil && r.Latency == 0 {
+		problems = append(problems, "no effect: set Fault, Err or Latency")
+	}
+	if r.LostResponse && r.Fault == "" && r.Err == nil {
+		problems = append(problems, "LostResponse needs a Fault or Err to return")
+	}
+	return problems
 }

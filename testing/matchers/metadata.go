@@ -84,49 +84,58 @@ func ownerMatcher(owner client.Object, controller bool) types.GomegaMatcher {
 	return &matcher{
 		expectation: verb + ownerDesc,
 		check: func(s *subject) (bool, string, error) {
-			if s.obj == nil {
-				return false, "", fmt.Errorf("%s is not an object: it has no owner references", s.desc)
-			}
-			if trackedBy(s.obj, owner) {
-				return true, "", nil
-			}
-			for _, ref := range s.obj.GetOwnerReferences() {
-				if !refersTo(ref, owner) {
-					continue
-				}
-				if controller && (ref.Controller == nil || !*ref.Controller) {
-					return false, "its reference to the owner is not a controller reference, and it has no tracking label for the owner", nil
-				}
-				return true, "", nil
-			}
-			return false, "it has no reference to that owner, and no tracking label for it", nil
+			return ownedBy(s, owner, controller)
 		},
-		details: func(s *subject) string {
-			var b strings.Builder
-			refs := s.obj.GetOwnerReferences()
-			if len(refs) == 0 {
-				b.WriteString("Owner references: none\n")
-			} else {
-				b.WriteString("Owner references:\n")
-			}
-			for _, ref := range refs {
-				fmt.Fprintf(&b, "  %s %s %s (uid %s", ref.APIVersion, ref.Kind, ref.Name, ref.UID)
-				if ref.Controller != nil && *ref.Controller {
-					b.WriteString(", controller")
-				}
-				b.WriteString(")\n")
-			}
-			if uid, ok := s.obj.GetLabels()[ownership.LabelOwnerUID]; ok {
-				a := s.obj.GetAnnotations()
-				name := a[ownership.AnnotationOwnerName]
-				if ns := a[ownership.AnnotationOwnerNamespace]; ns != "" {
-					name = ns + "/" + name
-				}
-				fmt.Fprintf(&b, "Tracking label: %s %s (uid %s)\n", a[ownership.AnnotationOwnerKind], name, uid)
-			}
-			return b.String()
-		},
+		details: ownerDetails,
 	}
+}
+
+// ownedBy reports whether s has an owner reference to owner (a controller reference, when
+// controller is set) or the tracking label for it, and why not.
+func ownedBy(s *subject, owner client.Object, controller bool) (bool, string, error) {
+	if s.obj == nil {
+		return false, "", fmt.Errorf("%s is not an object: it has no owner references", s.desc)
+	}
+	if trackedBy(s.obj, owner) {
+		return true, "", nil
+	}
+	for _, ref := range s.obj.GetOwnerReferences() {
+		if !refersTo(ref, owner) {
+			continue
+		}
+		if controller && (ref.Controller == nil || !*ref.Controller) {
+			return false, "its reference to the owner is not a controller reference, and it has no tracking label for the owner", nil
+		}
+		return true, "", nil
+	}
+	return false, "it has no reference to that owner, and no tracking label for it", nil
+}
+
+// ownerDetails lists s's owner references and its tracking label, if any.
+func ownerDetails(s *subject) string {
+	var b strings.Builder
+	refs := s.obj.GetOwnerReferences()
+	if len(refs) == 0 {
+		b.WriteString("Owner references: none\n")
+	} else {
+		b.WriteString("Owner references:\n")
+	}
+	for _, ref := range refs {
+		fmt.Fprintf(&b, "  %s %s %s (uid %s", ref.APIVersion, ref.Kind, ref.Name, ref.UID)
+		if ref.Controller != nil && *ref.Controller {
+			b.WriteString(", controller")
+		}
+		b.WriteString(")\n")
+	}
+	if uid, ok := s.obj.GetLabels()[ownership.LabelOwnerUID]; ok {
+		a := s.obj.GetAnnotations()
+		name := a[ownership.AnnotationOwnerName]
+		if ns := a[ownership.AnnotationOwnerNamespace]; ns != "" {
+			name = ns + "/" + name
+		}
+		fmt.Fprintf(&b, "Tracking label: %s %s (uid %s)\n", a[ownership.AnnotationOwnerKind], name, uid)
+	}
+	return b.String()
 }
 
 // refersTo reports whether ref points at owner: by UID when owner has one, else by name and,

@@ -69,28 +69,37 @@ func subjectOf(actual any) (*subject, error) {
 		s.getter = conditions.ForSlice(&list, 0)
 		return s, nil
 	default:
-		if v := reflect.ValueOf(actual); v.Kind() == reflect.Pointer && v.IsNil() {
-			return nil, fmt.Errorf("expected an object, got a nil %T", actual)
+		return subjectOfValue(actual)
+	}
+	s.desc = describe(s.runtime, s.obj)
+	return s, nil
+}
+
+// subjectOfValue understands an actual of any other type: an object, typed or not, a
+// conditions.Getter, or both.
+func subjectOfValue(actual any) (*subject, error) {
+	if v := reflect.ValueOf(actual); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil, fmt.Errorf("expected an object, got a nil %T", actual)
+	}
+	s := &subject{}
+	if o, ok := actual.(metav1.Object); ok {
+		s.obj = o
+	}
+	if o, ok := actual.(runtime.Object); ok {
+		s.runtime = o
+	}
+	if g, ok := actual.(conditions.Getter); ok {
+		s.getter = g
+	} else {
+		s.getErr = fmt.Errorf("%T has no conditions: it needs a GetConditions() []metav1.Condition method (see conditions.Getter)", actual)
+	}
+	if s.obj == nil {
+		if s.getter == nil {
+			return nil, fmt.Errorf("expected an object, got %T", actual)
 		}
-		if o, ok := actual.(metav1.Object); ok {
-			s.obj = o
-		}
-		if o, ok := actual.(runtime.Object); ok {
-			s.runtime = o
-		}
-		if g, ok := actual.(conditions.Getter); ok {
-			s.getter = g
-		} else {
-			s.getErr = fmt.Errorf("%T has no conditions: it needs a GetConditions() []metav1.Condition method (see conditions.Getter)", actual)
-		}
-		if s.obj == nil {
-			if s.getter == nil {
-				return nil, fmt.Errorf("expected an object, got %T", actual)
-			}
-			// A conditions.Getter that is not an object, such as an adapter: conditions only.
-			s.desc = fmt.Sprintf("the %T", actual)
-			return s, nil
-		}
+		// A conditions.Getter that is not an object, such as an adapter: conditions only.
+		s.desc = fmt.Sprintf("the %T", actual)
+		return s, nil
 	}
 	s.desc = describe(s.runtime, s.obj)
 	return s, nil

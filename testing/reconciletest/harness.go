@@ -371,8 +371,27 @@ func (h *Harness) waitForCache(ctx context.Context, step Step) error {
 	if h.Cache == nil {
 		return nil
 	}
-	last := map[objectKey]faults.Call{}
-	var order []objectKey
+	timeout := h.WaitTimeout
+	if timeout <= 0 {
+		timeout = DefaultWaitTimeout
+	}
+	for _, c := range h.lastWrites(step) {
+		want, cond := h.cached(c)
+		if cond == nil {
+			continue // a failed write changed nothing
+		}
+		if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, timeout, true, cond); err != nil {
+			return fmt.Errorf("failed to see %s %s %s in the cache: %w", c.GVK.Kind, c.Key, want, err)
+		}
+	}
+	return nil
+}
+
+// lastWrites returns the last write the step sent to the API server for each object of a kind
+// the reconciler reads, in the order of the objects' first writes.
+func (h *Harness) lastWrites(step Step) []faults.Call {
+	last := map[objectKey]int{}
+	var writes []faults.Call
 	for _, c := range step.Calls {
 		if !c.IsWrite() || c.Key.Name == "" || !c.Forwarded {
 			continue
@@ -381,48 +400,40 @@ func (h *Harness) waitForCache(ctx context.Context, step Step) error {
 		if _, read := h.read[k.gk]; !read {
 			continue
 		}
-		if _, seen := last[k]; !seen {
-			order = append(order, k)
+		if i, seen := last[k]; seen {
+			writes[i] = c
+			continue
 		}
-		last[k] = c
+		last[k] = len(writes)
+		writes = append(writes, c)
 	}
-	timeout := h.WaitTimeout
-	if timeout <= 0 {
-		timeout = DefaultWaitTimeout
-	}
-	for _, k := range order {
-		c := last[k]
-		var cond wait.ConditionWithContextFunc
-		var want string
-		switch {
-		case c.Verb == faults.Delete && c.Outcome == faults.OK:
-			want = "gone or being deleted"
-			cond = func(ctx context.Context) (bool, error) {
-				obj := h.prototype(c.GVK)
-				err := h.Cache.Get(ctx, c.Key, obj)
-				if apierrors.IsNotFound(err) {
-					return true, nil
-				}
-				return err == nil && obj.GetDeletionTimestamp() != nil, client.IgnoreNotFound(err)
+	return writes
+}
+
+// cached returns the condition under which Cache shows write c, and what it waits for; no
+// condition for a write that changed nothing.
+func (h *Harness) cached(c faults.Call) (want string, cond wait.ConditionWithContextFunc) {
+	switch {
+	case c.Verb == faults.Delete && c.Outcome == faults.OK:
+		return "gone or being deleted", func(ctx context.Context) (bool, error) {
+			obj := h.prototype(c.GVK)
+			err := h.Cache.Get(ctx, c.Key, obj)
+			if apierrors.IsNotFound(err) {
+				return true, nil
 			}
-		case c.ResourceVersion != "":
-			want = "at resourceVersion " + c.ResourceVersion + " or later"
-			cond = func(ctx context.Context) (bool, error) {
-				obj := h.prototype(c.GVK)
-				err := h.Cache.Get(ctx, c.Key, obj)
-				if err != nil {
-					return false, client.IgnoreNotFound(err)
-				}
-				return atLeast(obj.GetResourceVersion(), c.ResourceVersion), nil
-			}
-		default:
-			continue // a failed write changed nothing
+			return err == nil && obj.GetDeletionTimestamp() != nil, client.IgnoreNotFound(err)
 		}
-		if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, timeout, true, cond); err != nil {
-			return fmt.Errorf("failed to see %s %s %s in the cache: %w", c.GVK.Kind, c.Key, want, err)
+	case c.ResourceVersion != "":
+		return "at resourceVersion " + c.ResourceVersion + " or later", func(ctx context.Context) (bool, error) {
+			obj := h.prototype(c.GVK)
+			err := h.Cache.Get(ctx, c.Key, obj)
+			if err != nil {
+				return false, client.IgnoreNotFound(err)
+			}
+			return atLeast(obj.GetResourceVersion(), c.ResourceVersion), nil
 		}
 	}
-	return nil
+	return "", nil
 }
 
 // prototype returns an empty object to read gvk into, of the Go type the reconciler reads it

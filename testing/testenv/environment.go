@@ -213,17 +213,8 @@ func isFuzzWorker() bool {
 // control-plane processes do not outlive it: a small watchdog process kills them when the test
 // process exits without calling Stop. On failure, everything started so far is stopped.
 func (e *Environment) Start() (err error) {
-	for _, p := range e.opts.CRDDirectoryPaths {
-		if _, statErr := os.Stat(p); statErr != nil {
-			abs, _ := filepath.Abs(p)
-			return fmt.Errorf("CRD path %q (%s) does not exist: check Options.CRDDirectoryPaths", p, abs)
-		}
-	}
-	for _, p := range e.opts.WebhookDirectoryPaths {
-		if _, statErr := os.Stat(p); statErr != nil {
-			abs, _ := filepath.Abs(p)
-			return fmt.Errorf("webhook path %q (%s) does not exist: check Options.WebhookDirectoryPaths", p, abs)
-		}
+	if err := e.checkPaths(); err != nil {
+		return err
 	}
 	bins, err := findBinaries(e.opts.BinaryAssetsDirectory, e.opts.GarbageCollector)
 	if err != nil {
@@ -243,6 +234,42 @@ func (e *Environment) Start() (err error) {
 	// Without the reaper the environment still works; it only loses its crash guarantee.
 	e.reaper, _ = startReaper(e.workDir)
 
+	if err := e.configure(); err != nil {
+		return err
+	}
+	if err := e.startControlPlane(); err != nil {
+		return err
+	}
+	if e.opts.GarbageCollector {
+		e.collector, err = startControllerManager(e, bins.controllerManager, e.opts.ControlPlaneOutput)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkPaths returns an error naming the first CRD or webhook path of the options that does not
+// exist.
+func (e *Environment) checkPaths() error {
+	for _, p := range e.opts.CRDDirectoryPaths {
+		if _, statErr := os.Stat(p); statErr != nil {
+			abs, _ := filepath.Abs(p)
+			return fmt.Errorf("CRD path %q (%s) does not exist: check Options.CRDDirectoryPaths", p, abs)
+		}
+	}
+	for _, p := range e.opts.WebhookDirectoryPaths {
+		if _, statErr := os.Stat(p); statErr != nil {
+			abs, _ := filepath.Abs(p)
+			return fmt.Errorf("webhook path %q (%s) does not exist: check Options.WebhookDirectoryPaths", p, abs)
+		}
+	}
+	return nil
+}
+
+// configure sets up envtest's environment in the working directory: etcd and kube-apiserver from
+// the binaries found, their output, the audit log, and the directories they need.
+func (e *Environment) configure() error {
 	output := e.opts.ControlPlaneOutput
 	e.env = &envtest.Environment{
 		Scheme:                   e.opts.Scheme,
@@ -258,13 +285,13 @@ func (e *Environment) Start() (err error) {
 		UseExistingCluster: ptr.To(false),
 	}
 	apiServer := e.env.ControlPlane.GetAPIServer()
-	apiServer.Path = bins.apiServer
+	apiServer.Path = e.bins.apiServer
 	apiServer.CertDir = filepath.Join(e.workDir, "apiserver")
 	// envtest's default range is a /24: a test with more than 254 Services fails with "range is
 	// full". A /16 holds 65534, as a small real cluster's does.
 	apiServer.Configure().Set("service-cluster-ip-range", serviceClusterIPRange)
 	e.env.ControlPlane.Etcd = &envtest.Etcd{
-		Path:    bins.etcd,
+		Path:    e.bins.etcd,
 		DataDir: filepath.Join(e.workDir, "etcd"),
 	}
 	if output != nil {
@@ -272,6 +299,7 @@ func (e *Environment) Start() (err error) {
 		e.env.ControlPlane.Etcd.Out, e.env.ControlPlane.Etcd.Err = output, output
 	}
 	if e.opts.AuditLog {
+		var err error
 		e.audit, err = configureAuditLog(filepath.Join(e.workDir, "audit"), func(flag, value string) {
 			apiServer.Configure().Set(flag, value)
 		})
@@ -284,7 +312,13 @@ func (e *Environment) Start() (err error) {
 			return fmt.Errorf("failed to create %s: %w", dir, err)
 		}
 	}
+	return nil
+}
 
+// startControlPlane starts the configured etcd and kube-apiserver, hands their processes to the
+// reaper, and sets up what the environment serves from them: the webhook router, the
+// administrator kubeconfig and the client.
+func (e *Environment) startControlPlane() error {
 	cfg, startErr := e.env.Start()
 	// Hand the processes to the reaper even when the start failed half-way; only this
 	// environment's, since the reaper of an environment that is not released kills what it watches.
@@ -293,12 +327,13 @@ func (e *Environment) Start() (err error) {
 		e.reaper.watch(pid)
 	}
 	if startErr != nil {
-		return fmt.Errorf("failed to start etcd and kube-apiserver from %s: %w", bins.dir, startErr)
+		return fmt.Errorf("failed to start etcd and kube-apiserver from %s: %w", e.bins.dir, startErr)
 	}
 	e.config = cfg
 	// envtest pointed the webhook configurations and conversion webhooks at this address, with
 	// these certificates, before it installed them.
 	hooks := e.env.WebhookInstallOptions
+	var err error
 	if e.webhooks, err = startWebhookRouter(hooks.LocalServingHost, hooks.LocalServingPort, hooks.LocalServingCertDir); err != nil {
 		return err
 	}
@@ -306,20 +341,12 @@ func (e *Environment) Start() (err error) {
 	if err := os.WriteFile(e.kubeconfig, e.env.KubeConfig, 0o600); err != nil {
 		return fmt.Errorf("failed to write the administrator kubeconfig: %w", err)
 	}
-
 	e.client, err = client.New(cfg, client.Options{Scheme: e.opts.Scheme})
 	if err != nil {
 		return fmt.Errorf("failed to create a client: %w", err)
 	}
 	if e.audit != nil {
 		e.audit.client, e.audit.wait = e.client, e.opts.WaitTimeout
-	}
-
-	if e.opts.GarbageCollector {
-		e.collector, err = startControllerManager(e, bins.controllerManager, output)
-		if err != nil {
-			return err
-		}
 	}
 	return nil
 }

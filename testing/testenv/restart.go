@@ -377,27 +377,8 @@ func (e *Environment) terminateAPIServer(ctx context.Context, pgid int, exited <
 	if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("failed to send SIGTERM to process group %d: %w", pgid, err)
 	}
-	timeout := time.NewTimer(controlPlaneStopTimeout)
-	defer timeout.Stop()
-	ticker := time.NewTicker(20 * time.Millisecond)
-	defer ticker.Stop()
-	var drained <-chan time.Time // set once kube-apiserver has stopped listening
-wait:
-	for {
-		select {
-		case <-exited:
-			return nil
-		case <-ctx.Done():
-			break wait
-		case <-timeout.C:
-			break wait
-		case <-drained:
-			break wait
-		case <-ticker.C:
-			if drained == nil && !listening(port) {
-				drained = time.After(apiServerDrainTime)
-			}
-		}
+	if waitForExit(ctx, port, exited) {
+		return nil
 	}
 	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("failed to kill process group %d: %w", pgid, err)
@@ -409,6 +390,32 @@ wait:
 		return nil
 	case <-killTimer.C:
 		return fmt.Errorf("process group %d did not exit %s after SIGKILL", pgid, killWait)
+	}
+}
+
+// waitForExit reports whether exited is closed before kube-apiserver, told to stop, has stopped
+// listening on port for apiServerDrainTime, ctx is done, or controlPlaneStopTimeout has passed.
+func waitForExit(ctx context.Context, port int, exited <-chan struct{}) bool {
+	timeout := time.NewTimer(controlPlaneStopTimeout)
+	defer timeout.Stop()
+	ticker := time.NewTicker(20 * time.Millisecond)
+	defer ticker.Stop()
+	var drained <-chan time.Time // set once kube-apiserver has stopped listening
+	for {
+		select {
+		case <-exited:
+			return true
+		case <-ctx.Done():
+			return false
+		case <-timeout.C:
+			return false
+		case <-drained:
+			return false
+		case <-ticker.C:
+			if drained == nil && !listening(port) {
+				drained = time.After(apiServerDrainTime)
+			}
+		}
 	}
 }
 

@@ -83,25 +83,7 @@ func (b binary) upToDate(ctx context.Context, path, kubernetes string) bool {
 // build compiles bins in the tools module m, in one go build (they share most packages), into
 // out, printing progress to log.
 func build(ctx context.Context, log io.Writer, m module, out, dir string, bins []binary) error {
-	kube := strings.TrimPrefix(m.kubernetes, "v")
-	major, minor, _ := strings.Cut(kube, ".")
-	minor, _, _ = strings.Cut(minor, ".")
-	// What Kubernetes' own build stamps (hack/lib/version.sh), so discovery and --version report
-	// the release rather than v0.0.0-master.
-	var ldflags []string
-	for _, pkg := range []string{"k8s.io/component-base/version", "k8s.io/client-go/pkg/version"} {
-		ldflags = append(ldflags,
-			"-X", pkg+".gitVersion="+m.kubernetes,
-			"-X", pkg+".gitMajor="+major,
-			"-X", pkg+".gitMinor="+minor,
-			"-X", pkg+".gitTreeState=clean",
-			"-X", pkg+".buildDate="+time.Now().UTC().Format(time.RFC3339),
-		)
-	}
-	args := []string{"build", "-v", "-trimpath", "-ldflags", "-s -w " + strings.Join(ldflags, " "), "-o", out + string(filepath.Separator)}
-	for _, b := range bins {
-		args = append(args, b.pkg)
-	}
+	args := buildArgs(m, out, bins)
 
 	fmt.Fprintf(log, "build-envtest: building %s (%s %s, etcd %s) for %s\n",
 		strings.Join(names(bins), ", "), kubernetesModule, m.kubernetes, m.etcd, dir)
@@ -154,6 +136,30 @@ func build(ctx context.Context, log io.Writer, m module, out, dir string, bins [
 	fmt.Fprintf(log, "build-envtest: built %s in %s (%d packages compiled)\n",
 		strings.Join(names(bins), ", "), time.Since(start).Round(time.Second), compiled.Load())
 	return nil
+}
+
+// buildArgs returns the arguments of the go build of bins in m into out, with the version
+// information Kubernetes' own build stamps (hack/lib/version.sh), so that discovery and --version
+// report the release rather than v0.0.0-master.
+func buildArgs(m module, out string, bins []binary) []string {
+	kube := strings.TrimPrefix(m.kubernetes, "v")
+	major, minor, _ := strings.Cut(kube, ".")
+	minor, _, _ = strings.Cut(minor, ".")
+	var ldflags []string
+	for _, pkg := range []string{"k8s.io/component-base/version", "k8s.io/client-go/pkg/version"} {
+		ldflags = append(ldflags,
+			"-X", pkg+".gitVersion="+m.kubernetes,
+			"-X", pkg+".gitMajor="+major,
+			"-X", pkg+".gitMinor="+minor,
+			"-X", pkg+".gitTreeState=clean",
+			"-X", pkg+".buildDate="+time.Now().UTC().Format(time.RFC3339),
+		)
+	}
+	args := []string{"build", "-v", "-trimpath", "-ldflags", "-s -w " + strings.Join(ldflags, " "), "-o", out + string(filepath.Separator)}
+	for _, b := range bins {
+		args = append(args, b.pkg)
+	}
+	return args
 }
 
 // install moves each of bins from out into dir, replacing what is there. A directory that

@@ -82,23 +82,14 @@ func run(ctx context.Context, o options, log io.Writer) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir := o.dir
-	if dir == "" {
-		if dir, err = assetsDir(v.kubernetes); err != nil {
-			return "", err
-		}
-	}
-	if dir, err = filepath.Abs(dir); err != nil {
-		return "", fmt.Errorf("failed to find the absolute path of -dir: %w", err)
-	}
-	if o.printDir {
-		return dir, nil
+	dir, err := assetsDirOf(o, v)
+	if err != nil || o.printDir {
+		return dir, err
 	}
 	wanted, err := selectBinaries(o.binaries)
 	if err != nil {
 		return "", err
 	}
-
 	var missing []binary
 	for _, b := range wanted {
 		if !b.upToDate(ctx, filepath.Join(dir, b.name), v.kubernetes) {
@@ -109,35 +100,60 @@ func run(ctx context.Context, o options, log io.Writer) (string, error) {
 		fmt.Fprintf(log, "build-envtest: %s up to date in %s\n", strings.Join(names(wanted), ", "), dir)
 		return dir, nil
 	}
+	if err := buildInto(ctx, log, v, dir, missing); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
 
+// assetsDirOf returns the absolute path of the directory the binaries go in: -dir, or else the
+// one of version v that testenv looks in.
+func assetsDirOf(o options, v version) (string, error) {
+	dir := o.dir
+	if dir == "" {
+		var err error
+		if dir, err = assetsDir(v.kubernetes); err != nil {
+			return "", err
+		}
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("failed to find the absolute path of -dir: %w", err)
+	}
+	return abs, nil
+}
+
+// buildInto builds the missing binaries of version v in a temporary module and installs them
+// into dir, checking that each reports v once there.
+func buildInto(ctx context.Context, log io.Writer, v version, dir string, missing []binary) error {
 	work, err := os.MkdirTemp("", "build-envtest-")
 	if err != nil {
-		return "", fmt.Errorf("failed to create a working directory: %w", err)
+		return fmt.Errorf("failed to create a working directory: %w", err)
 	}
 	defer func() { _ = os.RemoveAll(work) }()
 	mod, err := writeModule(ctx, work, v)
 	if err != nil {
-		return "", err
+		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("failed to create %s: %w", dir, err)
+		return fmt.Errorf("failed to create %s: %w", dir, err)
 	}
 	out, err := os.MkdirTemp(work, "bin-")
 	if err != nil {
-		return "", fmt.Errorf("failed to create a build directory: %w", err)
+		return fmt.Errorf("failed to create a build directory: %w", err)
 	}
 	if err := build(ctx, log, mod, out, dir, missing); err != nil {
-		return "", err
+		return err
 	}
 	if err := install(out, dir, missing); err != nil {
-		return "", err
+		return err
 	}
 	for _, b := range missing {
 		if !b.upToDate(ctx, filepath.Join(dir, b.name), v.kubernetes) {
-			return "", fmt.Errorf("the %s built into %s does not report version %s", b.name, dir, b.version(mod))
+			return fmt.Errorf("the %s built into %s does not report version %s", b.name, dir, b.version(mod))
 		}
 	}
-	return dir, nil
+	return nil
 }
 
 // version is a Kubernetes version and the matching version of its staging modules.

@@ -90,7 +90,7 @@ func TestToolsGoModMapsEveryStagingModuleToItsPublishedVersion(t *testing.T) {
 			{Path: etcdModule, Version: "v3.7.0"},
 			{Path: "k8s.io/api", Version: "v0.0.0"},
 		},
-		Replace: []struct{ Old, New modVersion }{
+		Replace: []replacement{
 			{Old: modVersion{Path: "k8s.io/api"}, New: modVersion{Path: "./staging/src/k8s.io/api"}},
 			{Old: modVersion{Path: "k8s.io/client-go"}, New: modVersion{Path: "./staging/src/k8s.io/client-go"}},
 			{Old: modVersion{Path: "k8s.io/sample-controller"}, New: modVersion{Path: "./staging/src/k8s.io/sample-controller"}},
@@ -133,7 +133,7 @@ exclude (
 }
 
 func TestToolsGoModRefusesWhatItCannotBuild(t *testing.T) {
-	staging := []struct{ Old, New modVersion }{
+	staging := []replacement{
 		{Old: modVersion{Path: "k8s.io/api"}, New: modVersion{Path: "./staging/src/k8s.io/api"}},
 	}
 	etcd := []modVersion{{Path: etcdModule, Version: "v3.7.0"}}
@@ -146,7 +146,7 @@ func TestToolsGoModRefusesWhatItCannotBuild(t *testing.T) {
 		{name: "no staging module", upstream: goModFile{Require: etcd}, want: "it replaces no staging module"},
 		{
 			name: "a directory that is not a k8s.io module",
-			upstream: goModFile{Require: etcd, Replace: append(staging, struct{ Old, New modVersion }{
+			upstream: goModFile{Require: etcd, Replace: append(staging, replacement{
 				Old: modVersion{Path: "example.com/local"}, New: modVersion{Path: "../local"},
 			})},
 			want: "it replaces example.com/local with the directory ../local",

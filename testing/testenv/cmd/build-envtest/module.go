@@ -55,11 +55,14 @@ type goModFile struct {
 	Go      string
 	GoDebug []struct{ Key, Value string }
 	Require []modVersion
-	Replace []struct{ Old, New modVersion }
+	Replace []replacement
 	Exclude []modVersion
 }
 
 type modVersion struct{ Path, Version string }
+
+// replacement is a replace directive of go.mod.
+type replacement struct{ Old, New modVersion }
 
 // module is the temporary tools module the binaries are built in.
 type module struct {
@@ -138,36 +141,16 @@ func toolsGoMod(upstream goModFile, kube, staging string) ([]byte, string, error
 		b.WriteString("\n")
 	}
 
-	var require, replace bytes.Buffer
-	staged := 0
-	for _, r := range upstream.Replace {
-		local := r.New.Version == "" && (strings.HasPrefix(r.New.Path, "./") || strings.HasPrefix(r.New.Path, "../"))
-		switch {
-		case local && strings.HasPrefix(r.Old.Path, "k8s.io/"):
-			// What upstream requires (at v0.0.0) is required at the published version too: the
-			// build list then names the version the code comes from, in the binaries' build
-			// information and in the Go build cache's keys. Some staging modules that nothing
-			// requires (sample-controller) are not published at every version.
-			if required[r.Old.Path] {
-				fmt.Fprintf(&require, "\t%s %s\n", r.Old.Path, staging)
-			}
-			fmt.Fprintf(&replace, "\t%s => %s %s\n", r.Old.Path, r.Old.Path, staging)
-			staged++
-		case local:
-			return nil, "", fmt.Errorf("it replaces %s with the directory %s, which is not part of the published module", r.Old.Path, r.New.Path)
-		default:
-			fmt.Fprintf(&replace, "\t%s => %s\n", versioned(r.Old), versioned(r.New))
-		}
-	}
-	if staged == 0 {
-		return nil, "", errors.New("it replaces no staging module: is it a Kubernetes release?")
+	require, replace, err := stagingDirectives(upstream.Replace, required, staging)
+	if err != nil {
+		return nil, "", err
 	}
 	fmt.Fprintf(&b, "require (\n\t%s %s\n\t%s %s\n)\n\n", kubernetesModule, kube, etcdModule, etcd)
 	b.WriteString("// The staging modules of " + kubernetesModule + " " + kube + ", published as " + staging + ".\n")
-	if require.Len() > 0 {
-		b.WriteString("require (\n" + require.String() + ")\n\n")
+	if require != "" {
+		b.WriteString("require (\n" + require + ")\n\n")
 	}
-	b.WriteString("replace (\n" + replace.String() + ")\n")
+	b.WriteString("replace (\n" + replace + ")\n")
 	if len(upstream.Exclude) > 0 {
 		b.WriteString("\nexclude (\n")
 		for _, e := range upstream.Exclude {
@@ -176,6 +159,38 @@ func toolsGoMod(upstream goModFile, kube, staging string) ([]byte, string, error
 		b.WriteString(")\n")
 	}
 	return b.Bytes(), etcd, nil
+}
+
+// stagingDirectives returns the lines of the require and replace blocks for upstream's
+// replacements: each staging module (a k8s.io module replaced by a directory) replaced, and
+// required when upstream requires it, at staging, the published version; any other replacement as
+// it is. A replacement by another directory is an error, and so is none of a staging module.
+func stagingDirectives(replacements []replacement, required map[string]bool, staging string) (require, replace string, _ error) {
+	var req, rep strings.Builder
+	staged := 0
+	for _, r := range replacements {
+		local := r.New.Version == "" && (strings.HasPrefix(r.New.Path, "./") || strings.HasPrefix(r.New.Path, "../"))
+		switch {
+		case local && strings.HasPrefix(r.Old.Path, "k8s.io/"):
+			// What upstream requires (at v0.0.0) is required at the published version too: the
+			// build list then names the version the code comes from, in the binaries' build
+			// information and in the Go build cache's keys. Some staging modules that nothing
+			// requires (sample-controller) are not published at every version.
+			if required[r.Old.Path] {
+				fmt.Fprintf(&req, "\t%s %s\n", r.Old.Path, staging)
+			}
+			fmt.Fprintf(&rep, "\t%s => %s %s\n", r.Old.Path, r.Old.Path, staging)
+			staged++
+		case local:
+			return "", "", fmt.Errorf("it replaces %s with the directory %s, which is not part of the published module", r.Old.Path, r.New.Path)
+		default:
+			fmt.Fprintf(&rep, "\t%s => %s\n", versioned(r.Old), versioned(r.New))
+		}
+	}
+	if staged == 0 {
+		return "", "", errors.New("it replaces no staging module: is it a Kubernetes release?")
+	}
+	return req.String(), rep.String(), nil
 }
 
 // versioned is "path version", or "path" for a module without a version.
