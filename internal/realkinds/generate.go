@@ -78,21 +78,8 @@ func (g *Gen) Value(s *Schema, name string, depth int) any {
 	if s == nil {
 		return pick(g, poolUnknown)
 	}
-	if len(s.Enum) > 0 {
-		return s.Enum[g.R.IntN(len(s.Enum))]
-	}
-	switch {
-	case s.IsQuantity():
-		return pick(g, poolQuantities)
-	case s.IsTime():
-		return pick(g, poolTimes)
-	case s.IntOrString:
-		if g.chance(0.5) {
-			return pick(g, poolPorts)
-		}
-		return pick(g, []string{"http", "25%", "50%", "1"})
-	case s.EmbeddedResource:
-		return map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": pick(g, poolNames)}}
+	if v, ok := g.special(s); ok {
+		return v
 	}
 	switch s.Type {
 	case "string":
@@ -104,35 +91,68 @@ func (g *Gen) Value(s *Schema, name string, depth int) any {
 	case "boolean":
 		return g.chance(0.5)
 	case "array":
-		out := []any{}
-		n := 1 + g.R.IntN(2)
-		if s.MinItems != nil && int(*s.MinItems) > n {
-			n = int(*s.MinItems)
-		}
-		for range n {
-			out = g.addElement(s, name, out, depth+1)
-		}
-		return out
+		return g.list(s, name, depth)
 	case "object":
-		if len(s.Properties) == 0 && s.Additional != nil {
-			out := map[string]any{}
-			for range 1 + g.R.IntN(2) {
-				out[g.mapKey(name)] = g.Value(s.Additional, name, depth+1)
-			}
-			return out
-		}
-		if len(s.Properties) == 0 {
-			if s.PreserveUnknown {
-				return map[string]any{"x": pick(g, poolUnknown)}
-			}
-			return map[string]any{}
-		}
-		return g.object(s, depth)
+		return g.objectOf(s, name, depth)
 	}
 	if s.PreserveUnknown {
 		return pick(g, poolUnknown)
 	}
 	return pick(g, poolTexts)
+}
+
+// special returns a value for a schema whose enum or format decides its values, whatever its
+// type: ok is false for any other.
+func (g *Gen) special(s *Schema) (any, bool) {
+	if len(s.Enum) > 0 {
+		return s.Enum[g.R.IntN(len(s.Enum))], true
+	}
+	switch {
+	case s.IsQuantity():
+		return pick(g, poolQuantities), true
+	case s.IsTime():
+		return pick(g, poolTimes), true
+	case s.IntOrString:
+		if g.chance(0.5) {
+			return pick(g, poolPorts), true
+		}
+		return pick(g, []string{"http", "25%", "50%", "1"}), true
+	case s.EmbeddedResource:
+		return map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": pick(g, poolNames)}}, true
+	}
+	return nil, false
+}
+
+// list returns a new list of list schema s: one or two elements, or its minimum.
+func (g *Gen) list(s *Schema, name string, depth int) []any {
+	out := []any{}
+	n := 1 + g.R.IntN(2)
+	if s.MinItems != nil && int(*s.MinItems) > n {
+		n = int(*s.MinItems)
+	}
+	for range n {
+		out = g.addElement(s, name, out, depth+1)
+	}
+	return out
+}
+
+// objectOf returns a new value of object schema s: a map, a struct, or an object of unknown
+// fields.
+func (g *Gen) objectOf(s *Schema, name string, depth int) map[string]any {
+	if len(s.Properties) > 0 {
+		return g.object(s, depth)
+	}
+	if s.Additional != nil {
+		out := map[string]any{}
+		for range 1 + g.R.IntN(2) {
+			out[g.mapKey(name)] = g.Value(s.Additional, name, depth+1)
+		}
+		return out
+	}
+	if s.PreserveUnknown {
+		return map[string]any{"x": pick(g, poolUnknown)}
+	}
+	return map[string]any{}
 }
 
 // object returns a new object of struct schema s: its required fields, and some others while
@@ -158,59 +178,84 @@ func (g *Gen) object(s *Schema, depth int) map[string]any {
 // text returns a string for field name of schema s: from the pool its name suggests, then
 // checked against the schema's pattern and length where a pool value fits.
 func (g *Gen) text(s *Schema, name string) any {
-	var pool []string
-	lower := strings.ToLower(name)
-	switch {
-	case s.Format == "byte":
-		pool = poolBase64
-	case lower == "type" || strings.HasSuffix(lower, "conditiontype"):
-		pool = poolCondTypes
-	case lower == "status":
-		pool = poolCondStatuses
-	case lower == "reason":
-		pool = poolReasons
-	case lower == "message":
-		pool = poolTexts
-	case lower == "image":
-		pool = poolImages
-	case lower == "url" || strings.HasSuffix(lower, "url"):
-		pool = poolURLs
-	case lower == "interval" || lower == "timeout" || strings.HasSuffix(lower, "duration"):
-		pool = poolDurations
-	case strings.Contains(lower, "ip") && !strings.Contains(lower, "policy") && !strings.Contains(lower, "description"):
-		pool = poolIPs
-	case strings.Contains(lower, "cidr"):
-		pool = poolCIDRs
-	case lower == "apiversion":
-		pool = []string{"v1", "apps/v1", "infrastructure.cluster.x-k8s.io/v1beta2"}
-	case lower == "apigroup" || lower == "group":
-		pool = []string{"", "apps", "infrastructure.cluster.x-k8s.io", "cert-manager.io"}
-	case lower == "kind":
-		pool = []string{"ConfigMap", "Deployment", "DockerMachine", "Issuer"}
-	case lower == "name" || strings.HasSuffix(lower, "name") || lower == "namespace" || strings.HasSuffix(lower, "ref") ||
-		lower == "clusterqueue" || lower == "key":
-		pool = poolNames
-	default:
-		pool = poolTexts
-	}
-	if s.Pattern != "" {
-		if re, err := regexp.Compile(s.Pattern); err == nil {
-			var fits []string
-			for _, p := range slices.Concat(pool, poolNames, poolTexts) {
-				if re.MatchString(p) && fitsLength(s, p) {
-					fits = append(fits, p)
-				}
-			}
-			if len(fits) > 0 && g.chance(0.9) {
-				return pick(g, fits)
-			}
-		}
+	pool := poolFor(s, name)
+	if v, ok := g.matching(s, pool); ok {
+		return v
 	}
 	v := pick(g, pool)
 	if s.MaxLength != nil && int64(len(v)) > *s.MaxLength && g.chance(0.9) {
 		v = v[:*s.MaxLength]
 	}
 	return v
+}
+
+// poolsByName are the pools of string fields known by their whole name, lower-cased.
+var poolsByName = map[string][]string{
+	"type":         poolCondTypes,
+	"status":       poolCondStatuses,
+	"reason":       poolReasons,
+	"message":      poolTexts,
+	"image":        poolImages,
+	"url":          poolURLs,
+	"interval":     poolDurations,
+	"timeout":      poolDurations,
+	"apiversion":   {"v1", "apps/v1", "infrastructure.cluster.x-k8s.io/v1beta2"},
+	"apigroup":     {"", "apps", "infrastructure.cluster.x-k8s.io", "cert-manager.io"},
+	"group":        {"", "apps", "infrastructure.cluster.x-k8s.io", "cert-manager.io"},
+	"kind":         {"ConfigMap", "Deployment", "DockerMachine", "Issuer"},
+	"name":         poolNames,
+	"namespace":    poolNames,
+	"clusterqueue": poolNames,
+	"key":          poolNames,
+}
+
+// poolFor returns the pool of values for string field name of schema s: by its format, its
+// whole name, or a part of its name.
+func poolFor(s *Schema, name string) []string {
+	if s.Format == "byte" {
+		return poolBase64
+	}
+	lower := strings.ToLower(name)
+	if pool, ok := poolsByName[lower]; ok {
+		return pool
+	}
+	switch {
+	case strings.HasSuffix(lower, "conditiontype"):
+		return poolCondTypes
+	case strings.HasSuffix(lower, "url"):
+		return poolURLs
+	case strings.HasSuffix(lower, "duration"):
+		return poolDurations
+	case strings.Contains(lower, "ip") && !strings.Contains(lower, "policy") && !strings.Contains(lower, "description"):
+		return poolIPs
+	case strings.Contains(lower, "cidr"):
+		return poolCIDRs
+	case strings.HasSuffix(lower, "name") || strings.HasSuffix(lower, "ref"):
+		return poolNames
+	}
+	return poolTexts
+}
+
+// matching returns, most of the time, a value of pool (or of the names and texts) that matches
+// s's pattern and length; ok is false when s has no pattern or nothing fits.
+func (g *Gen) matching(s *Schema, pool []string) (string, bool) {
+	if s.Pattern == "" {
+		return "", false
+	}
+	re, err := regexp.Compile(s.Pattern)
+	if err != nil {
+		return "", false
+	}
+	var fits []string
+	for _, p := range slices.Concat(pool, poolNames, poolTexts) {
+		if re.MatchString(p) && fitsLength(s, p) {
+			fits = append(fits, p)
+		}
+	}
+	if len(fits) > 0 && g.chance(0.9) {
+		return pick(g, fits), true
+	}
+	return "", false
 }
 
 func fitsLength(s *Schema, v string) bool {
@@ -371,47 +416,81 @@ func ensurePath(obj map[string]any, path []string) (map[string]any, string) {
 func (g *Gen) walk(s *Schema, parent map[string]any, key string, path []string, depth int) (Edit, bool) {
 	cur, has := parent[key]
 	stop := depth > 0 && g.chance(0.3)
+	var (
+		e    Edit
+		ok   bool
+		down bool // the edit was made further down
+	)
 	switch {
 	case !has || stop:
-	case s.Type == "object" && len(s.Properties) > 0:
-		m, ok := cur.(map[string]any)
-		if !ok {
-			break
-		}
-		var n string
-		if len(m) > 0 && g.chance(0.7) {
-			n = pick(g, sortedKeys(m))
-		} else {
-			n = pick(g, s.Names())
-		}
-		if s.Properties[n] == nil {
-			break
-		}
-		return g.walk(s.Properties[n], m, n, append(slices.Clip(path), n), depth+1)
-	case s.Type == "object" && s.Additional != nil && g.chance(0.5):
-		m, ok := cur.(map[string]any)
-		if !ok || len(m) == 0 {
-			break
-		}
-		n := pick(g, sortedKeys(m))
-		if _, isObj := m[n].(map[string]any); isObj {
-			return g.walk(s.Additional, m, n, append(slices.Clip(path), n), depth+1)
-		}
-	case s.Type == "array" && s.Items != nil && s.Items.Type == "object" && g.chance(0.6):
-		l, ok := cur.([]any)
-		if !ok || len(l) == 0 {
-			break
-		}
-		i := g.R.IntN(len(l))
-		elem, ok := l[i].(map[string]any)
-		if !ok {
-			break
-		}
-		// Edit inside the element (in place), never its keys: an element of a list of type map
-		// is identified by them.
-		return g.walkElement(s.Items, keysOf(s), elem, append(slices.Clip(path), fmt.Sprint(i)), depth+1)
+	case isStruct(s):
+		e, ok, down = g.intoField(s, cur, path, depth)
+	case isMap(s) && g.chance(0.5):
+		e, ok, down = g.intoMapValue(s, cur, path, depth)
+	case isObjectList(s) && g.chance(0.6):
+		e, ok, down = g.intoElement(s, cur, path, depth)
+	}
+	if down {
+		return e, ok
 	}
 	return g.change(s, parent, key, path, depth)
+}
+
+func isStruct(s *Schema) bool { return s.Type == "object" && len(s.Properties) > 0 }
+func isMap(s *Schema) bool    { return s.Type == "object" && s.Additional != nil }
+func isObjectList(s *Schema) bool {
+	return s.Type == "array" && s.Items != nil && s.Items.Type == "object"
+}
+
+// intoField walks into a field of cur, an object of struct schema s: one it has, most of the
+// time. down is false when there is none to walk into.
+func (g *Gen) intoField(s *Schema, cur any, path []string, depth int) (e Edit, ok, down bool) {
+	m, isObj := cur.(map[string]any)
+	if !isObj {
+		return Edit{}, false, false
+	}
+	var n string
+	if len(m) > 0 && g.chance(0.7) {
+		n = pick(g, sortedKeys(m))
+	} else {
+		n = pick(g, s.Names())
+	}
+	if s.Properties[n] == nil {
+		return Edit{}, false, false
+	}
+	e, ok = g.walk(s.Properties[n], m, n, append(slices.Clip(path), n), depth+1)
+	return e, ok, true
+}
+
+// intoMapValue walks into a value of cur, a map of schema s, when it is an object.
+func (g *Gen) intoMapValue(s *Schema, cur any, path []string, depth int) (e Edit, ok, down bool) {
+	m, isObj := cur.(map[string]any)
+	if !isObj || len(m) == 0 {
+		return Edit{}, false, false
+	}
+	n := pick(g, sortedKeys(m))
+	if _, isObj := m[n].(map[string]any); !isObj {
+		return Edit{}, false, false
+	}
+	e, ok = g.walk(s.Additional, m, n, append(slices.Clip(path), n), depth+1)
+	return e, ok, true
+}
+
+// intoElement walks into an element of cur, a list of objects of schema s.
+func (g *Gen) intoElement(s *Schema, cur any, path []string, depth int) (e Edit, ok, down bool) {
+	l, isList := cur.([]any)
+	if !isList || len(l) == 0 {
+		return Edit{}, false, false
+	}
+	i := g.R.IntN(len(l))
+	elem, isObj := l[i].(map[string]any)
+	if !isObj {
+		return Edit{}, false, false
+	}
+	// Edit inside the element (in place), never its keys: an element of a list of type map is
+	// identified by them.
+	e, ok = g.walkElement(s.Items, keysOf(s), elem, append(slices.Clip(path), fmt.Sprint(i)), depth+1)
+	return e, ok, true
 }
 
 // walkElement edits inside a list element, never one of its key fields.

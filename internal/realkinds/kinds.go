@@ -19,6 +19,7 @@ package realkinds
 import (
 	"path/filepath"
 	"runtime"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -112,6 +113,12 @@ func podTemplate(app string) map[string]any {
 
 // Kinds returns every kind the tests draw from: at least one of each family.
 func Kinds() []Kind {
+	return slices.Concat(coreKinds(), workloadKinds(), clusterAPIKinds(), otherCRDKinds())
+}
+
+// coreKinds returns the core API group's kinds: configuration, a Service, a cluster-scoped Node
+// and a Pod.
+func coreKinds() []Kind {
 	return []Kind{
 		{
 			GVK: corev1.SchemeGroupVersion.WithKind("ConfigMap"), Resource: "configmaps", Family: "core", Namespaced: true, NoStatus: true,
@@ -167,6 +174,12 @@ func Kinds() []Kind {
 			},
 			Mutable: []string{"spec.activeDeadlineSeconds", "status", "metadata"},
 		},
+	}
+}
+
+// workloadKinds returns the workload kinds of apps and batch.
+func workloadKinds() []Kind {
+	return []Kind{
 		{
 			GVK: appsv1.SchemeGroupVersion.WithKind("Deployment"), Resource: "deployments", Family: "apps", Namespaced: true,
 			New: func() client.Object { return &appsv1.Deployment{} },
@@ -203,6 +216,13 @@ func Kinds() []Kind {
 			},
 			Mutable: []string{"spec.parallelism", "spec.activeDeadlineSeconds", "spec.suspend", "metadata"},
 		},
+	}
+}
+
+// clusterAPIKinds returns the kinds of Cluster API and cert-manager, CRDs with deep schemas and
+// conditions.
+func clusterAPIKinds() []Kind {
+	return []Kind{
 		{
 			GVK: schema.GroupVersionKind{Group: "cluster.x-k8s.io", Version: "v1beta2", Kind: "Cluster"}, Resource: "clusters",
 			Family: "cluster-api", Namespaced: true,
@@ -257,6 +277,12 @@ func Kinds() []Kind {
 				}
 			},
 		},
+	}
+}
+
+// otherCRDKinds returns the kinds of Gateway API, Flux, Kueue and KEDA.
+func otherCRDKinds() []Kind {
+	return []Kind{
 		{
 			GVK: schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "GatewayClass"}, Resource: "gatewayclasses",
 			Family: "gateway-api",

@@ -280,20 +280,20 @@ func (r *resolver) extensions(s *Schema, raw map[string]any) {
 	if v, ok := raw["x-kubernetes-patch-merge-key"].(string); ok {
 		s.PatchMergeKey = v
 	}
-	if v, ok := raw["x-kubernetes-int-or-string"].(bool); ok && v {
-		s.IntOrString = true
-	}
-	if v, ok := raw["x-kubernetes-preserve-unknown-fields"].(bool); ok && v {
-		s.PreserveUnknown = true
-	}
-	if v, ok := raw["x-kubernetes-embedded-resource"].(bool); ok && v {
-		s.EmbeddedResource = true
-	}
+	s.IntOrString = s.IntOrString || isTrue(raw["x-kubernetes-int-or-string"])
+	s.PreserveUnknown = s.PreserveUnknown || isTrue(raw["x-kubernetes-preserve-unknown-fields"])
+	s.EmbeddedResource = s.EmbeddedResource || isTrue(raw["x-kubernetes-embedded-resource"])
 	for _, v := range asList(raw["x-kubernetes-validations"]) {
 		if rule, ok := asMap(v)["rule"].(string); ok && !slices.Contains(s.Validations, rule) {
 			s.Validations = append(s.Validations, rule)
 		}
 	}
+}
+
+// isTrue reports whether v is the boolean true.
+func isTrue(v any) bool {
+	b, _ := v.(bool)
+	return b
 }
 
 func asMap(v any) map[string]any {
