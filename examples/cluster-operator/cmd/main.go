@@ -60,76 +60,19 @@ func init() {
 }
 
 func main() {
-	var (
-		metricsAddr, probeAddr, pprofAddr         string
-		secureMetrics, enableHTTP2                bool
-		enableLeaderElection, fencedWrites        bool
-		leaderElectionNamespace                   string
-		dnsEndpoint, dnsSecret                    string
-		directoryNamespace                        string
-		maxConcurrentReconciles                   int
-		leaseDuration, renewDeadline, retryPeriod time.Duration
-		reconcileTimeout                          time.Duration
-		cacheTransforms                           bool
-		readYourWrites                            bool
-	)
-	flag.StringVar(&metricsAddr, "metrics-bind-address", "0", "The address the metrics endpoint binds to. "+
-		"Use :8443 for HTTPS or :8080 for HTTP, or leave as 0 to disable the metrics service.")
-	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "The address the probe endpoint binds to.")
-	flag.StringVar(&pprofAddr, "pprof-bind-address", "0", "The address Go's pprof profiles are served at, such as 127.0.0.1:8082 "+
-		"(reach it with kubectl port-forward); 0 disables it. Profiles show memory and CPU by function, and what every goroutine waits on.")
-	flag.BoolVar(&enableLeaderElection, "leader-elect", false,
-		"Enable leader election for controller manager. Enabling this will ensure there is only one active controller manager.")
-	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "",
-		"Namespace of the leader election lease; defaults to the namespace the manager runs in.")
-	flag.DurationVar(&leaseDuration, "leader-elect-lease-duration", 15*time.Second,
-		"How long a replica that is not the leader waits before it takes the leadership over from a leader that stopped renewing it.")
-	flag.DurationVar(&renewDeadline, "leader-elect-renew-deadline", 10*time.Second,
-		"How long the leader keeps trying to renew its leadership before it gives it up (and exits); shorter than the lease duration.")
-	flag.DurationVar(&retryPeriod, "leader-elect-retry-period", 2*time.Second,
-		"How often replicas try to acquire or renew the leadership.")
-	flag.BoolVar(&fencedWrites, "fenced-writes", true,
-		"With --leader-elect, refuse every write unless this replica renewed the lease recently enough that no other replica can have taken it over (tenon's fencing package).")
-	flag.BoolVar(&secureMetrics, "metrics-secure", true,
-		"If set, the metrics endpoint is served securely via HTTPS, with authentication and authorization.")
-	flag.BoolVar(&enableHTTP2, "enable-http2", false,
-		"If set, HTTP/2 will be enabled for the metrics server (disabled by default: CVE-2023-44487, CVE-2023-39325).")
-	flag.StringVar(&dnsEndpoint, "dns-endpoint", "", "Base URL of the DNS provider's API.")
-	flag.StringVar(&dnsSecret, "dns-credentials", "cluster-operator-system/dns-credentials",
-		"namespace/name of the Secret that holds the DNS provider's token under the key \"token\". "+
-			"The generated RBAC grants access to Secrets in cluster-operator-system only: "+
-			"change the kubebuilder:rbac marker for Secrets when the Secret lives elsewhere.")
-	flag.StringVar(&directoryNamespace, "directory-namespace", "cluster-directory",
-		"Namespace where every Cluster publishes its directory entry.")
-	flag.IntVar(&maxConcurrentReconciles, "max-concurrent-reconciles", 4, "How many Clusters are reconciled at once.")
-	flag.DurationVar(&reconcileTimeout, "reconcile-timeout", time.Minute,
-		"How long one reconcile may take before its context is cancelled and it is retried; 0 for no limit. "+
-			"A request on a connection that went silent would otherwise hold a worker until the connection is found dead.")
-	flag.BoolVar(&cacheTransforms, "cache-transforms", true,
-		"Drop what the operator never reads (the managedFields of Clusters and of the DNS Secret, and of its children every entry but its own) from the objects it caches. "+
-			"Off only to measure what that saves.")
-	flag.BoolVar(&readYourWrites, "read-your-writes", true,
-		"Make the manager's client wait, on reads from its cache, until the cache has seen the client's own writes "+
-			"(controller-runtime's read-your-writes consistency). Off: the default client, with a patch.History that remembers "+
-			"the controller's own status writes instead.")
-	opts := zap.Options{Development: false}
-	opts.BindFlags(flag.CommandLine)
+	o := bindFlags(flag.CommandLine)
+	zapOpts := zap.Options{Development: false}
+	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 
-	if err := run(options{
-		metricsAddr: metricsAddr, probeAddr: probeAddr, pprofAddr: pprofAddr, secureMetrics: secureMetrics, enableHTTP2: enableHTTP2,
-		leaderElection: enableLeaderElection, fencedWrites: fencedWrites, leaderElectionNamespace: leaderElectionNamespace,
-		leaseDuration: leaseDuration, renewDeadline: renewDeadline, retryPeriod: retryPeriod,
-		dnsEndpoint: dnsEndpoint, dnsSecret: dnsSecret, directoryNamespace: directoryNamespace,
-		maxConcurrentReconciles: maxConcurrentReconciles, reconcileTimeout: reconcileTimeout, cacheTransforms: cacheTransforms,
-		readYourWrites: readYourWrites,
-	}); err != nil {
+	if err := run(*o); err != nil {
 		setupLog.Error(err, "manager exited with an error")
 		os.Exit(1)
 	}
 }
 
+// options are the operator's command-line flags.
 type options struct {
 	metricsAddr, probeAddr     string
 	pprofAddr                  string
@@ -148,6 +91,51 @@ type options struct {
 	readYourWrites             bool
 }
 
+// bindFlags defines the operator's flags in fs and returns the options they set once fs is parsed.
+func bindFlags(fs *flag.FlagSet) *options {
+	o := &options{}
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "0", "The address the metrics endpoint binds to. "+
+		"Use :8443 for HTTPS or :8080 for HTTP, or leave as 0 to disable the metrics service.")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "The address the probe endpoint binds to.")
+	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "0", "The address Go's pprof profiles are served at, such as 127.0.0.1:8082 "+
+		"(reach it with kubectl port-forward); 0 disables it. Profiles show memory and CPU by function, and what every goroutine waits on.")
+	fs.BoolVar(&o.leaderElection, "leader-elect", false,
+		"Enable leader election for controller manager. Enabling this will ensure there is only one active controller manager.")
+	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "",
+		"Namespace of the leader election lease; defaults to the namespace the manager runs in.")
+	fs.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second,
+		"How long a replica that is not the leader waits before it takes the leadership over from a leader that stopped renewing it.")
+	fs.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second,
+		"How long the leader keeps trying to renew its leadership before it gives it up (and exits); shorter than the lease duration.")
+	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second,
+		"How often replicas try to acquire or renew the leadership.")
+	fs.BoolVar(&o.fencedWrites, "fenced-writes", true,
+		"With --leader-elect, refuse every write unless this replica renewed the lease recently enough that no other replica can have taken it over (tenon's fencing package).")
+	fs.BoolVar(&o.secureMetrics, "metrics-secure", true,
+		"If set, the metrics endpoint is served securely via HTTPS, with authentication and authorization.")
+	fs.BoolVar(&o.enableHTTP2, "enable-http2", false,
+		"If set, HTTP/2 will be enabled for the metrics server (disabled by default: CVE-2023-44487, CVE-2023-39325).")
+	fs.StringVar(&o.dnsEndpoint, "dns-endpoint", "", "Base URL of the DNS provider's API.")
+	fs.StringVar(&o.dnsSecret, "dns-credentials", "cluster-operator-system/dns-credentials",
+		"namespace/name of the Secret that holds the DNS provider's token under the key \"token\". "+
+			"The generated RBAC grants access to Secrets in cluster-operator-system only: "+
+			"change the kubebuilder:rbac marker for Secrets when the Secret lives elsewhere.")
+	fs.StringVar(&o.directoryNamespace, "directory-namespace", "cluster-directory",
+		"Namespace where every Cluster publishes its directory entry.")
+	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 4, "How many Clusters are reconciled at once.")
+	fs.DurationVar(&o.reconcileTimeout, "reconcile-timeout", time.Minute,
+		"How long one reconcile may take before its context is cancelled and it is retried; 0 for no limit. "+
+			"A request on a connection that went silent would otherwise hold a worker until the connection is found dead.")
+	fs.BoolVar(&o.cacheTransforms, "cache-transforms", true,
+		"Drop what the operator never reads (the managedFields of Clusters and of the DNS Secret, and of its children every entry but its own) from the objects it caches. "+
+			"Off only to measure what that saves.")
+	fs.BoolVar(&o.readYourWrites, "read-your-writes", true,
+		"Make the manager's client wait, on reads from its cache, until the cache has seen the client's own writes "+
+			"(controller-runtime's read-your-writes consistency). Off: the default client, with a patch.History that remembers "+
+			"the controller's own status writes instead.")
+	return o
+}
+
 func run(o options) error {
 	if o.dnsEndpoint == "" {
 		return errors.New("--dns-endpoint is required")
@@ -158,41 +146,8 @@ func run(o options) error {
 	}
 	secretKey := client.ObjectKey{Namespace: secretNamespace, Name: secretName}
 
-	var tlsOpts []func(*tls.Config)
-	if !o.enableHTTP2 {
-		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
-	}
-	metricsOptions := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.secureMetrics, TLSOpts: tlsOpts}
-	if o.secureMetrics {
-		metricsOptions.FilterProvider = filters.WithAuthenticationAndAuthorization
-	}
-
 	cfg := ctrl.GetConfigOrDie()
-	cacheOptions := controller.CacheOptions(secretKey)
-	if !o.cacheTransforms {
-		cacheOptions = controller.WithoutTransforms(cacheOptions)
-	}
-	clientOptions := controller.ClientOptions()
-	if !o.readYourWrites {
-		clientOptions = client.Options{}
-	}
-	opts := ctrl.Options{
-		Scheme:                  scheme,
-		Metrics:                 metricsOptions,
-		HealthProbeBindAddress:  o.probeAddr,
-		PprofBindAddress:        o.pprofAddr,
-		LeaderElection:          o.leaderElection,
-		LeaderElectionID:        leaderElectionID,
-		LeaderElectionNamespace: o.leaderElectionNamespace,
-		LeaseDuration:           &o.leaseDuration,
-		RenewDeadline:           &o.renewDeadline,
-		RetryPeriod:             &o.retryPeriod,
-		// Step down promptly on SIGTERM, so a new leader takes over without waiting for the lease.
-		LeaderElectionReleaseOnCancel: true,
-		Cache:                         cacheOptions,
-		Client:                        clientOptions,
-		Controller:                    config.Controller{ReconciliationTimeout: o.reconcileTimeout},
-	}
+	opts := managerOptions(o, secretKey)
 	fenced := o.leaderElection && o.fencedWrites
 	var fence *fencing.Lock
 	if fenced {
@@ -227,11 +182,59 @@ func run(o options) error {
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("failed to set up the cluster controller: %w", err)
 	}
+	if err := addChecks(mgr); err != nil {
+		return err
+	}
 
+	setupLog.Info("starting manager", "dnsEndpoint", o.dnsEndpoint, "dnsCredentials", secretKey.String(),
+		"directoryNamespace", o.directoryNamespace, "fencedWrites", fenced)
+	return mgr.Start(ctx)
+}
+
+// managerOptions returns the manager's options: metrics, probes, leader election, and the cache
+// and client the controller needs (the DNS credentials' Secret, secretKey, cached alone).
+func managerOptions(o options, secretKey client.ObjectKey) ctrl.Options {
+	var tlsOpts []func(*tls.Config)
+	if !o.enableHTTP2 {
+		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
+	}
+	metricsOptions := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.secureMetrics, TLSOpts: tlsOpts}
+	if o.secureMetrics {
+		metricsOptions.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	cacheOptions := controller.CacheOptions(secretKey)
+	if !o.cacheTransforms {
+		cacheOptions = controller.WithoutTransforms(cacheOptions)
+	}
+	clientOptions := controller.ClientOptions()
+	if !o.readYourWrites {
+		clientOptions = client.Options{}
+	}
+	return ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsOptions,
+		HealthProbeBindAddress:  o.probeAddr,
+		PprofBindAddress:        o.pprofAddr,
+		LeaderElection:          o.leaderElection,
+		LeaderElectionID:        leaderElectionID,
+		LeaderElectionNamespace: o.leaderElectionNamespace,
+		LeaseDuration:           &o.leaseDuration,
+		RenewDeadline:           &o.renewDeadline,
+		RetryPeriod:             &o.retryPeriod,
+		// Step down promptly on SIGTERM, so a new leader takes over without waiting for the lease.
+		LeaderElectionReleaseOnCancel: true,
+		Cache:                         cacheOptions,
+		Client:                        clientOptions,
+		Controller:                    config.Controller{ReconciliationTimeout: o.reconcileTimeout},
+	}
+}
+
+// addChecks adds the health check and the ready check, which passes once the caches have synced:
+// until then the controller has not acted on anything.
+func addChecks(mgr ctrl.Manager) error {
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("failed to set up the health check: %w", err)
 	}
-	// Ready once the caches have synced: until then the controller has not acted on anything.
 	if err := mgr.AddReadyzCheck("readyz", func(req *http.Request) error {
 		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
 		defer cancel()
@@ -242,10 +245,7 @@ func run(o options) error {
 	}); err != nil {
 		return fmt.Errorf("failed to set up the ready check: %w", err)
 	}
-
-	setupLog.Info("starting manager", "dnsEndpoint", o.dnsEndpoint, "dnsCredentials", secretKey.String(),
-		"directoryNamespace", o.directoryNamespace, "fencedWrites", fenced)
-	return mgr.Start(ctx)
+	return nil
 }
 
 // leaderElectionID names the leader election Lease.

@@ -96,12 +96,9 @@ func run(ctx context.Context, out io.Writer, o options) (err error) {
 	fmt.Fprintln(out, "cluster-operator demo: the tenon example operator, live on a control plane embedded in this process.")
 
 	d.step(1, "Starting the control plane: etcd, kube-apiserver and kube-controller-manager's garbage collector")
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(appsv1alpha1.AddToScheme(scheme))
 	d.env = testenv.New(testenv.Options{
 		CRDDirectoryPaths: []string{filepath.Join(o.configDir, "crd", "bases")},
-		Scheme:            scheme,
+		Scheme:            newScheme(),
 		GarbageCollector:  true,
 	})
 	if err := d.env.Start(); err != nil {
@@ -124,17 +121,9 @@ func run(ctx context.Context, out io.Writer, o options) (err error) {
 	dnsServer := httptest.NewServer(d.dns)
 	defer dnsServer.Close()
 	d.note("serving at %s: bearer-token auth, changes take %s to propagate", dnsServer.URL, o.propagationDelay)
-	for _, ns := range []string{systemNamespace, directoryNamespace, namespace} {
-		if err := d.admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-			return fmt.Errorf("failed to create namespace %s: %w", ns, err)
-		}
-	}
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "dns-credentials", Namespace: systemNamespace},
-		Data:       map[string][]byte{controller.TokenKey: []byte(token)},
-	}
-	if err := d.admin.Create(ctx, secret); err != nil {
-		return fmt.Errorf("failed to create the DNS credentials: %w", err)
+	secret, err := d.createNamespaces(ctx, token)
+	if err != nil {
+		return err
 	}
 	d.note("its token is in Secret %s/%s, as config/samples/dns_credentials_secret.yaml shows", systemNamespace, secret.Name)
 
@@ -199,16 +188,8 @@ func (d *demo) startManagers(ctx context.Context, secret client.ObjectKey, dnsEn
 		return nil, fmt.Errorf("failed to set up the cluster controller: %w", err)
 	}
 
-	kubeletManager, err := ctrl.NewManager(d.env.Config(), quiet(ctrl.Options{}))
+	kubeletManager, err := d.newKubelet(quiet(ctrl.Options{}))
 	if err != nil {
-		return nil, fmt.Errorf("failed to create the kubelet's manager: %w", err)
-	}
-	sim := &kubelet.Simulator{
-		Client:       kubeletManager.GetClient(),
-		Selector:     labels.SelectorFromSet(labels.Set{controller.ManagedByLabel: controller.ManagedBy}),
-		ReplicaDelay: d.o.replicaDelay,
-	}
-	if err := sim.SetupWithManager(kubeletManager); err != nil {
 		return nil, err
 	}
 
@@ -228,6 +209,50 @@ func (d *demo) startManagers(ctx context.Context, secret client.ObjectKey, dnsEn
 		stops = append(stops, s)
 	}
 	return stop, nil
+}
+
+// newScheme returns a scheme of Kubernetes' built-in kinds and the operator's.
+func newScheme() *runtime.Scheme {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(appsv1alpha1.AddToScheme(scheme))
+	return scheme
+}
+
+// createNamespaces creates the demo's namespaces and, in the operator's, the Secret that holds
+// the DNS API's token.
+func (d *demo) createNamespaces(ctx context.Context, token string) (*corev1.Secret, error) {
+	for _, ns := range []string{systemNamespace, directoryNamespace, namespace} {
+		if err := d.admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			return nil, fmt.Errorf("failed to create namespace %s: %w", ns, err)
+		}
+	}
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "dns-credentials", Namespace: systemNamespace},
+		Data:       map[string][]byte{controller.TokenKey: []byte(token)},
+	}
+	if err := d.admin.Create(ctx, secret); err != nil {
+		return nil, fmt.Errorf("failed to create the DNS credentials: %w", err)
+	}
+	return secret, nil
+}
+
+// newKubelet returns a manager, with opts, that runs the simulated kubelet on the operator's
+// StatefulSets.
+func (d *demo) newKubelet(opts ctrl.Options) (manager.Manager, error) {
+	mgr, err := ctrl.NewManager(d.env.Config(), opts)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create the kubelet's manager: %w", err)
+	}
+	sim := &kubelet.Simulator{
+		Client:       mgr.GetClient(),
+		Selector:     labels.SelectorFromSet(labels.Set{controller.ManagedByLabel: controller.ManagedBy}),
+		ReplicaDelay: d.o.replicaDelay,
+	}
+	if err := sim.SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	return mgr, nil
 }
 
 // startManager starts mgr and waits until its caches have synced; the function it returns stops

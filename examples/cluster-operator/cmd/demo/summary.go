@@ -59,41 +59,12 @@ func (d *demo) summary(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	byCluster := map[string]*writes{}
-	for _, name := range d.names {
-		byCluster[name] = &writes{children: map[string]bool{}}
-	}
-	var all, conflicts, unattributed int
-	for _, call := range d.calls.Writes() {
-		all++
-		if apierrors.IsConflict(call.Err) {
-			conflicts++
-		}
-		name, ok := d.owner(call)
-		w := byCluster[name]
-		if !ok || w == nil {
-			unattributed++
-			continue
-		}
-		switch {
-		case call.GVK.Kind == "Cluster" && call.Subresource == "status":
-			w.status++
-		case call.GVK.Kind == "Cluster":
-			w.metadata++
-		case call.Verb == faults.Delete:
-			w.deletes++
-			w.children[call.GVK.Kind+" "+call.Key.String()] = true
-		default:
-			w.applies++
-			w.children[call.GVK.Kind+" "+call.Key.String()] = true
-		}
-	}
-
+	t := d.countWrites()
 	fmt.Fprintf(d.out, "\nSummary: done in %s\n\n", seconds(time.Since(d.start)))
 	fmt.Fprintf(d.out, summaryFormat, "CLUSTER", "REPLICAS", "READY AFTER", "WRITES", "CLUSTER: METADATA/STATUS", "CHILDREN: APPLY/DELETE")
 	children := 0
 	for _, name := range d.names {
-		w := byCluster[name]
+		w := t.byCluster[name]
 		children += len(w.children)
 		readyAfter := seconds(d.ready[name])
 		if name == d.scaled {
@@ -105,12 +76,12 @@ func (d *demo) summary(ctx context.Context) error {
 	fmt.Fprintln(d.out)
 	d.note("objects: %d Clusters and their %d children: per Cluster a ConfigMap, two Services and a StatefulSet", len(d.names), children)
 	d.note("  (owner references), and an entry in %s (tracked by labels, deleted by the finalizer)", directoryNamespace)
-	d.note("API writes: %d in all, over %d reconciles, recorded by the operator's client (Events not counted)", all, reconciles())
-	if conflicts > 0 {
-		d.note("  %d writes met a 409 Conflict, resolved by patch's three-way merge or a quiet requeue", conflicts)
+	d.note("API writes: %d in all, over %d reconciles, recorded by the operator's client (Events not counted)", t.all, reconciles())
+	if t.conflicts > 0 {
+		d.note("  %d writes met a 409 Conflict, resolved by patch's three-way merge or a quiet requeue", t.conflicts)
 	}
-	if unattributed > 0 {
-		d.note("  %d writes concerned no Cluster of the demo", unattributed)
+	if t.unattributed > 0 {
+		d.note("  %d writes concerned no Cluster of the demo", t.unattributed)
 	}
 	requests := d.dns.Requests()
 	d.note("DNS API: %d requests (%s)", requests["GET"]+requests["PUT"]+requests["DELETE"], methods(requests))
@@ -119,6 +90,50 @@ func (d *demo) summary(ctx context.Context) error {
 		return fmt.Errorf("the demo left %d Clusters, %d DNS records and %d children behind", len(s.clusters), len(s.records), s.children)
 	}
 	return nil
+}
+
+// tally counts the operator's writes: per Cluster, the conflicts, and those of no Cluster.
+type tally struct {
+	byCluster                    map[string]*writes
+	all, conflicts, unattributed int
+}
+
+// countWrites counts the writes the operator's client recorded.
+func (d *demo) countWrites() tally {
+	t := tally{byCluster: map[string]*writes{}}
+	for _, name := range d.names {
+		t.byCluster[name] = &writes{children: map[string]bool{}}
+	}
+	for _, call := range d.calls.Writes() {
+		t.all++
+		if apierrors.IsConflict(call.Err) {
+			t.conflicts++
+		}
+		name, ok := d.owner(call)
+		w := t.byCluster[name]
+		if !ok || w == nil {
+			t.unattributed++
+			continue
+		}
+		w.add(call)
+	}
+	return t
+}
+
+// add counts call, a write to a Cluster or one of its children.
+func (w *writes) add(call faults.Call) {
+	switch {
+	case call.GVK.Kind == "Cluster" && call.Subresource == "status":
+		w.status++
+	case call.GVK.Kind == "Cluster":
+		w.metadata++
+	case call.Verb == faults.Delete:
+		w.deletes++
+		w.children[call.GVK.Kind+" "+call.Key.String()] = true
+	default:
+		w.applies++
+		w.children[call.GVK.Kind+" "+call.Key.String()] = true
+	}
 }
 
 // owner returns the name of the Cluster a call wrote to, or one of whose children it wrote.

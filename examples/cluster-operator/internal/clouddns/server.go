@@ -165,6 +165,28 @@ type errorBody struct {
 //
 // PUT with the header "If-None-Match: *" creates only: it fails with 409 when the record exists.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.refused(w, r) {
+		return
+	}
+	name, hasName := strings.CutPrefix(r.URL.Path, "/v1/records/")
+	hasName = hasName && name != ""
+	switch {
+	case r.URL.Path == "/v1/records" && r.Method == http.MethodGet:
+		writeJSON(w, http.StatusOK, s.Records())
+	case hasName && r.Method == http.MethodGet:
+		s.get(w, name)
+	case hasName && r.Method == http.MethodPut:
+		s.put(w, r, name)
+	case hasName && r.Method == http.MethodDelete:
+		s.delete(w, name)
+	default:
+		writeJSON(w, http.StatusNotFound, errorBody{Error: "no such endpoint"})
+	}
+}
+
+// refused counts request r and answers it, reporting true, when the faults set make it fail or
+// its token is not the server's; it waits the faults' latency first.
+func (s *Server) refused(w http.ResponseWriter, r *http.Request) bool {
 	s.mu.Lock()
 	s.requests[r.Method]++
 	faults := s.faults
@@ -173,31 +195,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	if faults.Latency > 0 {
 		if err := wait(r.Context(), faults.Latency); err != nil {
-			return
+			return true
 		}
 	}
 	if fail {
 		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "service unavailable"})
-		return
+		return true
 	}
 	if r.Header.Get("Authorization") != "Bearer "+s.opts.Token {
 		writeJSON(w, http.StatusUnauthorized, errorBody{Error: "invalid or missing token"})
-		return
+		return true
 	}
-
-	name, hasName := strings.CutPrefix(r.URL.Path, "/v1/records/")
-	switch {
-	case r.URL.Path == "/v1/records" && r.Method == http.MethodGet:
-		writeJSON(w, http.StatusOK, s.Records())
-	case hasName && name != "" && r.Method == http.MethodGet:
-		s.get(w, name)
-	case hasName && name != "" && r.Method == http.MethodPut:
-		s.put(w, r, name)
-	case hasName && name != "" && r.Method == http.MethodDelete:
-		s.delete(w, name)
-	default:
-		writeJSON(w, http.StatusNotFound, errorBody{Error: "no such endpoint"})
-	}
+	return false
 }
 
 func (s *Server) get(w http.ResponseWriter, name string) {
