@@ -67,124 +67,156 @@ func main() {
 }
 
 func run() error {
-	var (
-		p          harness.Params
-		contenders string
-		out        string
-		charts     string
-		raw        string
-		micro      string
-		microRaw   string
-		command    string
-		from       string
-		clusters   int
-		strict     bool
-		// requireQuiet gates the example operator's steady-state and duplicate-Event checks.
-		requireQuiet bool
-		// scale, scaleWithout and scaleResults configure the example operator at scale.
-		scale, scaleWithout, scaleResults, scaleImport string
-	)
-	flag.IntVar(&p.Objects, "objects", 1000, "number of Widgets (N) per run")
-	flag.IntVar(&p.Runs, "runs", 5, "number of runs; the order of contenders alternates between runs")
-	flag.IntVar(&p.Workers, "workers", 4, "MaxConcurrentReconciles of each controller")
-	flag.IntVar(&p.Writers, "writers", 8, "concurrent writers in the contention workload")
-	flag.IntVar(&p.HotObjects, "hot", 100, "Widgets the writers edit in the contention workload")
-	flag.IntVar(&p.OpsPerWriter, "ops", 150, "edits per writer in the contention workload")
-	flag.DurationVar(&p.Timeout, "timeout", 5*time.Minute, "timeout of each workload")
-	flag.IntVar(&p.ReadYourWritesRuns, "ryw-runs", 0, "extra runs with controller-runtime's read-your-writes consistency on for every contender (the floor always has it)")
-	flag.Int64Var(&p.Seed, "seed", 1, "seed of the writers' random choices")
-	flag.IntVar(&clusters, "clusters", 0, "number of Clusters in the example-operator workload (0: as many as -objects; -1: skip the workload)")
-	flag.StringVar(&contenders, "contenders", "", "comma-separated contenders to run (default all; the floor always runs)")
-	flag.StringVar(&out, "out", "", "write the Markdown report to this file")
-	flag.StringVar(&charts, "charts", "", "write the charts (PNG) to this directory, referenced from the report")
-	flag.StringVar(&raw, "raw", "", "write every measurement as JSON to this file")
-	flag.StringVar(&micro, "micro", "", "benchstat output of the micro-benchmarks to include in the report")
-	flag.StringVar(&microRaw, "micro-raw", "", "go test -bench -benchmem output of the micro-benchmarks, for the report's own tables")
-	flag.StringVar(&command, "command", "", "the command that produced the report, to print in it (default: this program's arguments)")
-	flag.StringVar(&from, "from", "", "render the report from measurements saved with -raw instead of measuring")
-	flag.BoolVar(&requireQuiet, "operator-require-quiet", true, "fail the example-operator workload when the audit log shows it writing at steady state or sending an Event twice (its -chaos.require-quiet)")
-	flag.StringVar(&scale, "scale", "", "comma-separated N at which to measure the example operator at scale, with its simulators acting at once (`make bench-scale`); without -from, only that is measured, and written to -scale-results and -charts")
-	flag.StringVar(&scaleWithout, "scale-without-transforms", "", "comma-separated N at which to measure it at scale again without its cache transforms, for comparison")
-	flag.StringVar(&scaleImport, "scale-import", "", "comma-separated JSON files the example operator's TestScale wrote (-chaos.json), to add to the measurements at scale")
-	flag.StringVar(&scaleResults, "scale-results", "", "the JSON file of the measurements at scale: written after -scale, read otherwise (when it exists) for the report")
-	flag.BoolVar(&strict, "strict", false, "exit 1 when an invariant tenon claims does not hold or a workload failed")
-	flag.Parse()
-
-	if p.Objects < 1 || p.Runs < 1 || p.Workers < 1 || p.Writers < 1 || p.HotObjects < 1 || p.OpsPerWriter < 1 {
-		return errors.New("objects, runs, workers, writers, hot and ops must be at least 1")
-	}
-	if clusters == 0 {
-		clusters = p.Objects
-	} else if clusters < -1 {
-		return errors.New("clusters must be at least 1, or 0 (as many as objects) or -1 (skip)")
-	}
-	selected, err := contender.Select(contenders)
+	f, err := parseFlags()
 	if err != nil {
 		return err
 	}
-	if command == "" {
-		command = "go run . " + joinArgs(os.Args[1:])
+	selected, err := contender.Select(f.contenders)
+	if err != nil {
+		return err
 	}
 	ctrl.SetLogger(logr.Discard())
 
-	if (scale != "" || scaleImport != "") && from == "" {
-		return runScaleOnly(scale, scaleWithout, scaleImport, scaleResults, charts, command, strict)
+	if (f.scale != "" || f.scaleImport != "") && f.from == "" {
+		return runScaleOnly(f.scale, f.scaleWithout, f.scaleImport, f.scaleResults, f.charts, f.command, f.strict)
 	}
-	var in report.Input
-	if from != "" {
-		in, err = report.Load(from)
-		if err != nil {
-			return err
-		}
-		in.RenderedFrom = from
-	} else {
-		in, err = measureAll(selected, p, clusters, requireQuiet, command)
-		if err != nil {
-			return err
-		}
+	in, err := f.input(selected)
+	if err != nil {
+		return err
 	}
-	if scale != "" {
-		in.Scale = &report.Scale{Command: command, Started: time.Now()}
-		if err := measureScale(in.Scale, scale, scaleWithout, scaleResults); err != nil {
-			return err
-		}
-	} else if scaleResults != "" {
-		if in.Scale, err = report.LoadScale(scaleResults); err != nil {
-			return err
-		}
-		in.ScaleLoaded = true
-	}
-	in.MicroFile, in.MicroRaw = micro, microRaw
 	rep, err := report.New(in)
 	if err != nil {
 		return err
 	}
 	fmt.Fprint(os.Stderr, rep.Summary())
-	if raw != "" {
-		if err := rep.WriteJSON(raw); err != nil {
-			return err
-		}
-	}
-	if charts != "" {
-		if err := rep.WriteCharts(charts); err != nil {
-			return err
-		}
-	}
-	if out != "" {
-		if err := rep.WriteMarkdown(out, charts); err != nil {
-			return err
-		}
-		fmt.Fprintln(os.Stderr, "bench: wrote", out)
+	if err := f.write(rep); err != nil {
+		return err
 	}
 	if problems := rep.Check(); len(problems) > 0 {
 		for _, pr := range problems {
 			fmt.Fprintln(os.Stderr, "bench: FAIL:", pr)
 		}
-		if strict {
+		if f.strict {
 			return fmt.Errorf("%d invariants do not hold", len(problems))
 		}
 	} else {
 		fmt.Fprintln(os.Stderr, "bench: every invariant holds")
+	}
+	return nil
+}
+
+// flags are the command line's flags.
+type flags struct {
+	p          harness.Params
+	contenders string
+	out        string
+	charts     string
+	raw        string
+	micro      string
+	microRaw   string
+	command    string
+	from       string
+	clusters   int
+	strict     bool
+	// requireQuiet gates the example operator's steady-state and duplicate-Event checks.
+	requireQuiet bool
+	// scale, scaleWithout and scaleResults configure the example operator at scale.
+	scale, scaleWithout, scaleResults, scaleImport string
+}
+
+// parseFlags parses the command line and checks its flags.
+func parseFlags() (*flags, error) {
+	f := &flags{}
+	flag.IntVar(&f.p.Objects, "objects", 1000, "number of Widgets (N) per run")
+	flag.IntVar(&f.p.Runs, "runs", 5, "number of runs; the order of contenders alternates between runs")
+	flag.IntVar(&f.p.Workers, "workers", 4, "MaxConcurrentReconciles of each controller")
+	flag.IntVar(&f.p.Writers, "writers", 8, "concurrent writers in the contention workload")
+	flag.IntVar(&f.p.HotObjects, "hot", 100, "Widgets the writers edit in the contention workload")
+	flag.IntVar(&f.p.OpsPerWriter, "ops", 150, "edits per writer in the contention workload")
+	flag.DurationVar(&f.p.Timeout, "timeout", 5*time.Minute, "timeout of each workload")
+	flag.IntVar(&f.p.ReadYourWritesRuns, "ryw-runs", 0, "extra runs with controller-runtime's read-your-writes consistency on for every contender (the floor always has it)")
+	flag.Int64Var(&f.p.Seed, "seed", 1, "seed of the writers' random choices")
+	flag.IntVar(&f.clusters, "clusters", 0, "number of Clusters in the example-operator workload (0: as many as -objects; -1: skip the workload)")
+	flag.StringVar(&f.contenders, "contenders", "", "comma-separated contenders to run (default all; the floor always runs)")
+	flag.StringVar(&f.out, "out", "", "write the Markdown report to this file")
+	flag.StringVar(&f.charts, "charts", "", "write the charts (PNG) to this directory, referenced from the report")
+	flag.StringVar(&f.raw, "raw", "", "write every measurement as JSON to this file")
+	flag.StringVar(&f.micro, "micro", "", "benchstat output of the micro-benchmarks to include in the report")
+	flag.StringVar(&f.microRaw, "micro-raw", "", "go test -bench -benchmem output of the micro-benchmarks, for the report's own tables")
+	flag.StringVar(&f.command, "command", "", "the command that produced the report, to print in it (default: this program's arguments)")
+	flag.StringVar(&f.from, "from", "", "render the report from measurements saved with -raw instead of measuring")
+	flag.BoolVar(&f.requireQuiet, "operator-require-quiet", true, "fail the example-operator workload when the audit log shows it writing at steady state or sending an Event twice (its -chaos.require-quiet)")
+	flag.StringVar(&f.scale, "scale", "", "comma-separated N at which to measure the example operator at scale, with its simulators acting at once (`make bench-scale`); without -from, only that is measured, and written to -scale-results and -charts")
+	flag.StringVar(&f.scaleWithout, "scale-without-transforms", "", "comma-separated N at which to measure it at scale again without its cache transforms, for comparison")
+	flag.StringVar(&f.scaleImport, "scale-import", "", "comma-separated JSON files the example operator's TestScale wrote (-chaos.json), to add to the measurements at scale")
+	flag.StringVar(&f.scaleResults, "scale-results", "", "the JSON file of the measurements at scale: written after -scale, read otherwise (when it exists) for the report")
+	flag.BoolVar(&f.strict, "strict", false, "exit 1 when an invariant tenon claims does not hold or a workload failed")
+	flag.Parse()
+
+	p := f.p
+	if p.Objects < 1 || p.Runs < 1 || p.Workers < 1 || p.Writers < 1 || p.HotObjects < 1 || p.OpsPerWriter < 1 {
+		return nil, errors.New("objects, runs, workers, writers, hot and ops must be at least 1")
+	}
+	if f.clusters == 0 {
+		f.clusters = p.Objects
+	} else if f.clusters < -1 {
+		return nil, errors.New("clusters must be at least 1, or 0 (as many as objects) or -1 (skip)")
+	}
+	if f.command == "" {
+		f.command = "go run . " + joinArgs(os.Args[1:])
+	}
+	return f, nil
+}
+
+// input returns what the report is made from: measurements loaded with -from or made now, and
+// those at scale made now or loaded from -scale-results.
+func (f *flags) input(selected []contender.Contender) (report.Input, error) {
+	var in report.Input
+	var err error
+	if f.from != "" {
+		in, err = report.Load(f.from)
+		if err != nil {
+			return in, err
+		}
+		in.RenderedFrom = f.from
+	} else {
+		in, err = measureAll(selected, f.p, f.clusters, f.requireQuiet, f.command)
+		if err != nil {
+			return in, err
+		}
+	}
+	if f.scale != "" {
+		in.Scale = &report.Scale{Command: f.command, Started: time.Now()}
+		if err := measureScale(in.Scale, f.scale, f.scaleWithout, f.scaleResults); err != nil {
+			return in, err
+		}
+	} else if f.scaleResults != "" {
+		if in.Scale, err = report.LoadScale(f.scaleResults); err != nil {
+			return in, err
+		}
+		in.ScaleLoaded = true
+	}
+	in.MicroFile, in.MicroRaw = f.micro, f.microRaw
+	return in, nil
+}
+
+// write writes the report's JSON, charts and Markdown where the flags ask for them.
+func (f *flags) write(rep *report.Report) error {
+	if f.raw != "" {
+		if err := rep.WriteJSON(f.raw); err != nil {
+			return err
+		}
+	}
+	if f.charts != "" {
+		if err := rep.WriteCharts(f.charts); err != nil {
+			return err
+		}
+	}
+	if f.out != "" {
+		if err := rep.WriteMarkdown(f.out, f.charts); err != nil {
+			return err
+		}
+		fmt.Fprintln(os.Stderr, "bench: wrote", f.out)
 	}
 	return nil
 }

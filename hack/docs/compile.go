@@ -134,23 +134,14 @@ func compileAll(root string) error {
 	if err != nil {
 		return err
 	}
-	files, err := guideFiles(root)
+	all, err := allBlocks(root)
 	if err != nil {
 		return err
-	}
-	var all []block
-	for _, f := range files {
-		bs, err := blocks(f)
-		if err != nil {
-			return err
-		}
-		all = append(all, bs...)
 	}
 	known, err := importIndex(root)
 	if err != nil {
 		return err
 	}
-
 	tmp, err := os.MkdirTemp("", "tenon-snippets-")
 	if err != nil {
 		return fmt.Errorf("failed to create the snippet module: %w", err)
@@ -160,174 +151,214 @@ func compileAll(root string) error {
 		return err
 	}
 
-	// The types each guide shows from tenon's own example files: a method block of such a type
-	// is compiled with it, in the guide's package.
-	guideTypes := map[string]map[string]bool{}
+	c := &compiler{root: root, tmp: tmp, known: known, guideTypes: guideTypes(root, all),
+		overlays: map[string]map[string][]block{}, guides: map[string]*guide{}, seen: map[string]bool{}}
+	for _, b := range all {
+		if err := c.add(b); err != nil {
+			return err
+		}
+	}
+	if err := c.writeGuides(); err != nil {
+		return err
+	}
+	c.compile()
+	if len(c.problems) > 0 {
+		return fmt.Errorf("the Go blocks below do not compile outside tenon:\n%s", strings.Join(c.problems, "\n"))
+	}
+	fmt.Printf("docs: compiled %d Go blocks alone and %d declarations in their packages, outside tenon (%d not compiled, %d duplicates)\n",
+		c.standalone, c.declarations, c.skipped, c.duplicates)
+	return nil
+}
+
+// allBlocks returns the Go blocks of every guide under root.
+func allBlocks(root string) ([]block, error) {
+	files, err := guideFiles(root)
+	if err != nil {
+		return nil, err
+	}
+	var all []block
+	for _, f := range files {
+		bs, err := blocks(f)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, bs...)
+	}
+	return all, nil
+}
+
+// guideTypes returns the types each guide shows from tenon's own example files: a method block
+// of such a type is compiled with it, in the guide's package.
+func guideTypes(root string, all []block) map[string]map[string]bool {
+	types := map[string]map[string]bool{}
 	for _, b := range all {
 		if b.decl == "" || b.body || b.reason != "" || moduleOf(root, filepath.Join(root, b.src)) != root {
 			continue
 		}
 		for _, n := range strings.Split(b.decl, ",") {
 			if !strings.Contains(n, ".") {
-				if guideTypes[b.md] == nil {
-					guideTypes[b.md] = map[string]bool{}
+				if types[b.md] == nil {
+					types[b.md] = map[string]bool{}
 				}
-				guideTypes[b.md][n] = true
+				types[b.md][n] = true
 			}
 		}
 	}
+	return types
+}
 
-	var problems []string
-	overlays := map[string]map[string][]block{} // module dir → source file → declaration blocks
-	standalone, declarations, skipped, duplicates := 0, 0, 0, 0
-	type guide struct {
-		parts   []string
-		imports map[string]string
+// guide holds the standalone blocks of a guide, compiled as one package.
+type guide struct {
+	parts   []string
+	imports map[string]string
+}
+
+// compiler gathers the blocks of the guides into the snippet module tmp (blocks compiled alone)
+// and into overlays of the modules they come from (declarations compiled in place).
+type compiler struct {
+	root, tmp  string
+	known      map[string]string          // package name → import path
+	guideTypes map[string]map[string]bool // see guideTypes
+
+	problems []string
+	overlays map[string]map[string][]block // module dir → source file → declaration blocks
+	guides   map[string]*guide             // the standalone blocks of each guide
+	order    []string                      // the guides, in the order of their first block
+	seen     map[string]bool               // declarations already added
+
+	standalone, declarations, skipped, duplicates int
+}
+
+// add adds block b where it is compiled.
+func (c *compiler) add(b block) error {
+	where := fmt.Sprintf("%s:%d", rel(c.root, b.md), b.line)
+	switch {
+	case b.reason != "":
+		c.skipped++
+		fmt.Printf("docs: not compiled: %s: %s\n", where, b.reason)
+		return nil
+	case b.decl != "" && !b.body && !inGuidePackage(c.root, b, c.guideTypes[b.md]):
+		c.addDeclaration(b, where)
+		return nil
 	}
-	guides := map[string]*guide{} // the standalone blocks of each guide, compiled as one package
-	var order []string
-	seen := map[string]bool{}
-	for _, b := range all {
-		where := fmt.Sprintf("%s:%d", rel(root, b.md), b.line)
-		if b.reason != "" {
-			skipped++
-			fmt.Printf("docs: not compiled: %s: %s\n", where, b.reason)
-			continue
-		}
-		if b.decl != "" && !b.body && !inGuidePackage(root, b, guideTypes[b.md]) {
-			key := b.src + " " + b.decl + "\n" + b.code
-			if seen[key] {
-				duplicates++
-				continue // the same declaration shown in two guides: compiled once, in place
-			}
-			seen[key] = true
-			mod, problem := declarationModule(root, b)
-			if problem != "" {
-				problems = append(problems, where+": "+problem)
-				continue
-			}
-			if overlays[mod] == nil {
-				overlays[mod] = map[string][]block{}
-			}
-			src := filepath.Join(root, b.src)
-			overlays[mod][src] = append(overlays[mod][src], b)
-			declarations++
-			continue
-		}
-		standalone++
-		code, imports, whole, problem := standalonePart(root, tmp, b, known, standalone)
-		if problem != "" {
-			problems = append(problems, where+": "+problem)
-			continue
-		}
-		if whole {
-			if err := writePackage(tmp, fmt.Sprintf("file%03d", standalone), code); err != nil {
-				return err
-			}
-			continue
-		}
-		g := guides[b.md]
-		if g == nil {
-			g = &guide{imports: map[string]string{}}
-			guides[b.md] = g
-			order = append(order, b.md)
-		}
-		for name, path := range imports {
-			if other, ok := g.imports[name]; ok && other != path {
-				problems = append(problems, fmt.Sprintf("%s: uses %s for %s, another block of the guide for %s", where, name, path, other))
-			}
-			g.imports[name] = path
-		}
-		g.parts = append(g.parts, code)
+	return c.addStandalone(b, where)
+}
+
+// addDeclaration adds b, a declaration of a Go file of the repository, to the overlay of its
+// module, once.
+func (c *compiler) addDeclaration(b block, where string) {
+	key := b.src + " " + b.decl + "\n" + b.code
+	if c.seen[key] {
+		c.duplicates++
+		return // the same declaration shown in two guides: compiled once, in place
 	}
-	for i, md := range order {
-		g := guides[md]
-		if err := writePackage(tmp, fmt.Sprintf("guide%02d_%s", i, strings.TrimSuffix(filepath.Base(md), ".md")), guidePackage(g.parts, g.imports)); err != nil {
+	c.seen[key] = true
+	mod, problem := declarationModule(c.root, b)
+	if problem != "" {
+		c.problems = append(c.problems, where+": "+problem)
+		return
+	}
+	if c.overlays[mod] == nil {
+		c.overlays[mod] = map[string][]block{}
+	}
+	src := filepath.Join(c.root, b.src)
+	c.overlays[mod][src] = append(c.overlays[mod][src], b)
+	c.declarations++
+}
+
+// addStandalone adds b to the snippet module: a whole file as a package of its own, any other
+// block to its guide's package.
+func (c *compiler) addStandalone(b block, where string) error {
+	c.standalone++
+	code, imports, whole, problem := standalonePart(c.root, c.tmp, b, c.known, c.standalone)
+	if problem != "" {
+		c.problems = append(c.problems, where+": "+problem)
+		return nil
+	}
+	if whole {
+		return writePackage(c.tmp, fmt.Sprintf("file%03d", c.standalone), code)
+	}
+	g := c.guides[b.md]
+	if g == nil {
+		g = &guide{imports: map[string]string{}}
+		c.guides[b.md] = g
+		c.order = append(c.order, b.md)
+	}
+	for name, path := range imports {
+		if other, ok := g.imports[name]; ok && other != path {
+			c.problems = append(c.problems, fmt.Sprintf("%s: uses %s for %s, another block of the guide for %s", where, name, path, other))
+		}
+		g.imports[name] = path
+	}
+	g.parts = append(g.parts, code)
+	return nil
+}
+
+// writeGuides writes each guide's package into the snippet module.
+func (c *compiler) writeGuides() error {
+	for i, md := range c.order {
+		g := c.guides[md]
+		if err := writePackage(c.tmp, fmt.Sprintf("guide%02d_%s", i, strings.TrimSuffix(filepath.Base(md), ".md")), guidePackage(g.parts, g.imports)); err != nil {
 			return err
 		}
 	}
+	return nil
+}
 
-	if standalone > 0 {
+// compile builds and vets the snippet module and the overlays, and adds what does not compile to
+// the problems.
+func (c *compiler) compile() {
+	if c.standalone > 0 {
 		// go build lists every type error of a package, go vet only the first.
-		out, err := goCmd(tmp, "build", "./...")
+		out, err := goCmd(c.tmp, "build", "./...")
 		if err == nil {
-			out, err = goCmd(tmp, "vet", "./...")
+			out, err = goCmd(c.tmp, "vet", "./...")
 		}
 		if err != nil {
-			problems = append(problems, "blocks compiled alone:\n"+out)
+			c.problems = append(c.problems, "blocks compiled alone:\n"+out)
 		}
 	}
-	mods := make([]string, 0, len(overlays))
-	for m := range overlays {
+	mods := make([]string, 0, len(c.overlays))
+	for m := range c.overlays {
 		mods = append(mods, m)
 	}
 	sort.Strings(mods)
 	for _, mod := range mods {
 		// Two guides that show one declaration differently (make docs -check reports it too)
 		// are compiled in separate rounds: each round replaces a declaration once.
-		for round, files := range rounds(overlays[mod]) {
-			out, err := vetOverlay(root, tmp, fmt.Sprintf("%d", round), mod, files)
+		for round, files := range rounds(c.overlays[mod]) {
+			out, err := vetOverlay(c.root, c.tmp, fmt.Sprintf("%d", round), mod, files)
 			if err != nil {
-				problems = append(problems, fmt.Sprintf("declarations compiled in %s:\n%s", rel(root, mod), out))
+				c.problems = append(c.problems, fmt.Sprintf("declarations compiled in %s:\n%s", rel(c.root, mod), out))
 			}
 		}
 	}
-	if len(problems) > 0 {
-		return fmt.Errorf("the Go blocks below do not compile outside tenon:\n%s", strings.Join(problems, "\n"))
-	}
-	fmt.Printf("docs: compiled %d Go blocks alone and %d declarations in their packages, outside tenon (%d not compiled, %d duplicates)\n",
-		standalone, declarations, skipped, duplicates)
-	return nil
 }
 
-// standalonePart returns block b, number n, as top-level Go code of its guide's package (a body
-// wrapped in a function) and the imports it needs by name, or a problem. A whole file is
-// returned complete, with whole true.
-func standalonePart(root, tmp string, b block, known map[string]string, n int) (code string, imports map[string]string, whole bool, problem string) {
-	var own map[string]string
-	if b.src != "" {
-		var err error
-		if own, err = fileImports(filepath.Join(root, b.src)); err != nil {
-			return "", nil, false, err.Error()
-		}
-	}
-	lineDirective := fmt.Sprintf("//line %s:%d\n", b.md, b.line)
-	if strings.HasPrefix(strings.TrimSpace(b.code), "package ") {
-		// A whole file: its own imports, under another package name (main stays main).
-		f, err := parser.ParseFile(token.NewFileSet(), "", b.code, parser.PackageClauseOnly)
-		if err != nil {
-			return "", nil, false, fmt.Sprintf("does not parse: %v", err)
-		}
-		if f.Name.Name != "main" {
-			f.Name.Name = "snippet"
-		}
-		lines := strings.SplitN(b.code, "\n", 2)
-		rest := ""
-		if len(lines) == 2 {
-			rest = lines[1]
-		}
-		file := "package " + f.Name.Name + "\n" + fmt.Sprintf("//line %s:%d\n", b.md, b.line+1) + rest + "\n"
-		return file, nil, true, checkImports(file)
-	}
-	var wrapped string
-	if b.body || b.src == "" && !parsesAsDecls(b.code) {
-		wrapped = fmt.Sprintf("func snippet%d() {\n%s%s\n}\n", n, lineDirective, b.code)
-	} else {
-		wrapped = fmt.Sprintf("%s%s\n", lineDirective, b.code)
-	}
-	f, err := parser.ParseFile(token.NewFileSet(), b.md, "package snippet\n\n"+wrapped, parser.ParseComments)
+// wholeFile returns block b, a whole file, with its own imports under another package name (main
+// stays main), or a problem.
+func wholeFile(b block) (file, problem string) {
+	f, err := parser.ParseFile(token.NewFileSet(), "", b.code, parser.PackageClauseOnly)
 	if err != nil {
-		return "", nil, false, fmt.Sprintf("does not parse: %v", err)
+		return "", fmt.Sprintf("does not parse: %v", err)
 	}
-	// goimports' logic, for what a block can use: a selector X.Y whose X the block does not
-	// declare is a package. (An identifier another block of the guide declares is resolved
-	// when the guide's package is compiled.)
-	unresolved := map[string]bool{}
-	for _, id := range f.Unresolved {
-		unresolved[id.Name] = true
+	if f.Name.Name != "main" {
+		f.Name.Name = "snippet"
 	}
+	lines := strings.SplitN(b.code, "\n", 2)
+	rest := ""
+	if len(lines) == 2 {
+		rest = lines[1]
+	}
+	file = "package " + f.Name.Name + "\n" + fmt.Sprintf("//line %s:%d\n", b.md, b.line+1) + rest + "\n"
+	return file, checkImports(file)
+}
+
+// packagesUsed returns the packages f uses, by name: each selector X.Y whose X f does not declare
+// (unresolved) and that the block's source file imports (own) or the repository does (known). bad
+// names an internal package it uses, which a reader cannot import.
+func packagesUsed(f *ast.File, unresolved map[string]bool, own, known map[string]string) (imports map[string]string, bad string) {
 	imports = map[string]string{}
-	var bad string
 	ast.Inspect(f, func(n ast.Node) bool {
 		sel, ok := n.(*ast.SelectorExpr)
 		if !ok {
@@ -350,6 +381,43 @@ func standalonePart(root, tmp string, b block, known map[string]string, n int) (
 		imports[id.Name] = path
 		return true
 	})
+	return imports, bad
+}
+
+// standalonePart returns block b, number n, as top-level Go code of its guide's package (a body
+// wrapped in a function) and the imports it needs by name, or a problem. A whole file is
+// returned complete, with whole true.
+func standalonePart(root, tmp string, b block, known map[string]string, n int) (code string, imports map[string]string, whole bool, problem string) {
+	var own map[string]string
+	if b.src != "" {
+		var err error
+		if own, err = fileImports(filepath.Join(root, b.src)); err != nil {
+			return "", nil, false, err.Error()
+		}
+	}
+	lineDirective := fmt.Sprintf("//line %s:%d\n", b.md, b.line)
+	if strings.HasPrefix(strings.TrimSpace(b.code), "package ") {
+		file, problem := wholeFile(b)
+		return file, nil, true, problem
+	}
+	var wrapped string
+	if b.body || b.src == "" && !parsesAsDecls(b.code) {
+		wrapped = fmt.Sprintf("func snippet%d() {\n%s%s\n}\n", n, lineDirective, b.code)
+	} else {
+		wrapped = fmt.Sprintf("%s%s\n", lineDirective, b.code)
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), b.md, "package snippet\n\n"+wrapped, parser.ParseComments)
+	if err != nil {
+		return "", nil, false, fmt.Sprintf("does not parse: %v", err)
+	}
+	// goimports' logic, for what a block can use: a selector X.Y whose X the block does not
+	// declare is a package. (An identifier another block of the guide declares is resolved
+	// when the guide's package is compiled.)
+	unresolved := map[string]bool{}
+	for _, id := range f.Unresolved {
+		unresolved[id.Name] = true
+	}
+	imports, bad := packagesUsed(f, unresolved, own, known)
 	if bad != "" {
 		return "", nil, false, bad
 	}
@@ -737,15 +805,20 @@ func importIndex(root string) (map[string]string, error) {
 	})
 	out := map[string]string{}
 	for name, paths := range counts {
-		best := ""
-		for p, n := range paths {
-			if best == "" || n > paths[best] || n == paths[best] && p < best {
-				best = p
-			}
-		}
-		out[name] = best
+		out[name] = mostUsed(paths)
 	}
 	return out, err
+}
+
+// mostUsed returns the path of paths counted most often, the first in order among equals.
+func mostUsed(paths map[string]int) string {
+	best := ""
+	for p, n := range paths {
+		if best == "" || n > paths[best] || n == paths[best] && p < best {
+			best = p
+		}
+	}
+	return best
 }
 
 // importName returns the name a package is used under by default: the last element of its path,

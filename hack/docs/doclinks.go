@@ -45,6 +45,28 @@ var bracketed = regexp.MustCompile(`(^|[^\w\]\[])(\[\*?[A-Za-z_]\w*(?:\.[A-Za-z_
 // package synopsis of the library under root (every package of the root module outside
 // internal/, hack/ and examples/).
 func checkDocLinks(root string) error {
+	dirs, err := libraryDirs(root)
+	if err != nil {
+		return err
+	}
+	var problems []string
+	for _, dir := range dirs {
+		found, err := docLinkProblems(root, dir)
+		if err != nil {
+			return err
+		}
+		problems = append(problems, found...)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("doc links that do not render as links:\n%s", strings.Join(problems, "\n"))
+	}
+	fmt.Printf("docs: the doc links of %d packages resolve\n", len(dirs))
+	return nil
+}
+
+// libraryDirs returns the sorted directories of the library's packages under root: those with
+// Go files outside bin, .git, hack, examples, internal and node_modules.
+func libraryDirs(root string) ([]string, error) {
 	dirs := map[string]bool{}
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -64,61 +86,61 @@ func checkDocLinks(root string) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sorted := make([]string, 0, len(dirs))
 	for d := range dirs {
 		sorted = append(sorted, d)
 	}
 	sort.Strings(sorted)
+	return sorted, nil
+}
+
+// docLinkProblems returns a line for each doc link of the package in dir that does not resolve,
+// and one for a doc link in its synopsis.
+func docLinkProblems(root, dir string) ([]string, error) {
+	p, err := packageDoc(root, dir)
+	if err != nil {
+		return nil, err
+	}
+	parser := p.Parser()
+	rel, _ := filepath.Rel(root, dir)
 	var problems []string
-	for _, dir := range sorted {
-		p, err := packageDoc(root, dir)
-		if err != nil {
-			return err
+	check := func(what, text string) {
+		for _, link := range unresolved(parser.Parse(text)) {
+			problems = append(problems, fmt.Sprintf("%s: %s: %s does not resolve to a declaration in scope", rel, what, link))
 		}
-		parser := p.Parser()
-		rel, _ := filepath.Rel(root, dir)
-		check := func(what, text string) {
-			for _, link := range unresolved(parser.Parse(text)) {
-				problems = append(problems, fmt.Sprintf("%s: %s: %s does not resolve to a declaration in scope", rel, what, link))
-			}
-		}
-		check("package doc", p.Doc)
-		if first := firstSentence(p.Doc); len(docLinks(parser.Parse(first))) > 0 {
-			problems = append(problems, fmt.Sprintf("%s: the package synopsis %q has doc links, which pkgsite shows as plain text there", rel, first))
-		}
-		for _, c := range p.Consts {
-			check("const "+strings.Join(c.Names, ", "), c.Doc)
-		}
-		for _, v := range p.Vars {
-			check("var "+strings.Join(v.Names, ", "), v.Doc)
-		}
-		for _, f := range p.Funcs {
+	}
+	check("package doc", p.Doc)
+	if first := firstSentence(p.Doc); len(docLinks(parser.Parse(first))) > 0 {
+		problems = append(problems, fmt.Sprintf("%s: the package synopsis %q has doc links, which pkgsite shows as plain text there", rel, first))
+	}
+	checkValues(p.Consts, p.Vars, check)
+	for _, f := range p.Funcs {
+		check("func "+f.Name, f.Doc)
+	}
+	for _, t := range p.Types {
+		check("type "+t.Name, t.Doc)
+		checkValues(t.Consts, t.Vars, check)
+		for _, f := range t.Funcs {
 			check("func "+f.Name, f.Doc)
 		}
-		for _, t := range p.Types {
-			check("type "+t.Name, t.Doc)
-			for _, c := range t.Consts {
-				check("const "+strings.Join(c.Names, ", "), c.Doc)
-			}
-			for _, v := range t.Vars {
-				check("var "+strings.Join(v.Names, ", "), v.Doc)
-			}
-			for _, f := range t.Funcs {
-				check("func "+f.Name, f.Doc)
-			}
-			for _, m := range t.Methods {
-				check("method "+t.Name+"."+m.Name, m.Doc)
-			}
-			fieldDocs(t, check)
+		for _, m := range t.Methods {
+			check("method "+t.Name+"."+m.Name, m.Doc)
 		}
+		fieldDocs(t, check)
 	}
-	if len(problems) > 0 {
-		return fmt.Errorf("doc links that do not render as links:\n%s", strings.Join(problems, "\n"))
+	return problems, nil
+}
+
+// checkValues checks the doc comments of consts and vars.
+func checkValues(consts, vars []*doc.Value, check func(what, text string)) {
+	for _, c := range consts {
+		check("const "+strings.Join(c.Names, ", "), c.Doc)
 	}
-	fmt.Printf("docs: the doc links of %d packages resolve\n", len(sorted))
-	return nil
+	for _, v := range vars {
+		check("var "+strings.Join(v.Names, ", "), v.Doc)
+	}
 }
 
 // packageDoc returns the documentation of the package in dir, without its tests.

@@ -53,21 +53,7 @@ func (r *floor) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, e
 	lock := client.MergeFromWithOptimisticLock{}
 
 	if !w.DeletionTimestamp.IsZero() {
-		if !hasFinalizer(w) {
-			return ctrl.Result{}, nil
-		}
-		base := w.DeepCopy()
-		kept := make([]string, 0, len(w.Finalizers))
-		for _, f := range w.Finalizers {
-			if f != Finalizer {
-				kept = append(kept, f)
-			}
-		}
-		w.Finalizers = kept
-		if err := r.client.Patch(ctx, w, client.MergeFromWithOptions(base, lock), client.FieldOwner(r.fieldOwner)); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(fmt.Errorf("failed to remove finalizer: %w", err))
-		}
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, r.release(ctx, w)
 	}
 
 	if !hasFinalizer(w) {
@@ -79,7 +65,39 @@ func (r *floor) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, e
 	}
 
 	base := w.DeepCopy()
-	changed := false
+	changed := setStatus(w)
+	if !changed {
+		return ctrl.Result{}, nil
+	}
+	if err := r.client.Status().Patch(ctx, w, client.MergeFromWithOptions(base, lock), client.FieldOwner(r.fieldOwner)); err != nil {
+		return ctrl.Result{}, fmt.Errorf("failed to patch status: %w", err)
+	}
+	return ctrl.Result{}, nil
+}
+
+// release removes the floor's finalizer from w, which is being deleted.
+func (r *floor) release(ctx context.Context, w *benchv1.Widget) error {
+	if !hasFinalizer(w) {
+		return nil
+	}
+	base := w.DeepCopy()
+	kept := make([]string, 0, len(w.Finalizers))
+	for _, f := range w.Finalizers {
+		if f != Finalizer {
+			kept = append(kept, f)
+		}
+	}
+	w.Finalizers = kept
+	lock := client.MergeFromWithOptimisticLock{}
+	if err := r.client.Patch(ctx, w, client.MergeFromWithOptions(base, lock), client.FieldOwner(r.fieldOwner)); err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("failed to remove finalizer: %w", err))
+	}
+	return nil
+}
+
+// setStatus sets w's desired conditions and observed generation, a condition's transition time
+// moving only when its status does, and reports whether anything changed.
+func setStatus(w *benchv1.Widget) (changed bool) {
 	now := metav1.Now().Rfc3339Copy() // the API server stores seconds
 	for _, want := range Desired(w) {
 		want.ObservedGeneration = w.Generation
@@ -103,11 +121,5 @@ func (r *floor) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, e
 		w.Status.ObservedGeneration = w.Generation
 		changed = true
 	}
-	if !changed {
-		return ctrl.Result{}, nil
-	}
-	if err := r.client.Status().Patch(ctx, w, client.MergeFromWithOptions(base, lock), client.FieldOwner(r.fieldOwner)); err != nil {
-		return ctrl.Result{}, fmt.Errorf("failed to patch status: %w", err)
-	}
-	return ctrl.Result{}, nil
+	return changed
 }

@@ -252,18 +252,7 @@ func RunClusterOperator(ctx context.Context, p ClusterOperatorParams) (ClusterOp
 	defer func() { _ = os.RemoveAll(tmp) }()
 	out := filepath.Join(tmp, "scale.json")
 
-	args := []string{"test", "./test/chaos", "-count=1", "-run", "^TestScale$",
-		"-timeout", p.Timeout.String(), "-chaos=scale",
-		fmt.Sprintf("-chaos.clusters=%d", n), fmt.Sprintf("-chaos.replicas=%d", p.Replicas),
-		"-chaos.json=" + out, fmt.Sprintf("-chaos.require-quiet=%t", p.RequireQuiet),
-		fmt.Sprintf("-chaos.simulator-delays=%t", !p.NoSimulatorDelays)}
-	if p.NoCacheTransforms {
-		args = append(args, "-chaos.operator-args=--cache-transforms=false")
-	}
-	if p.Floor {
-		args = append(args, "-chaos.operator=floor")
-	}
-	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd := exec.CommandContext(ctx, "go", p.testArgs(out)...)
 	cmd.Dir = dir
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output
@@ -300,6 +289,23 @@ func RunClusterOperator(ctx context.Context, p ClusterOperatorParams) (ClusterOp
 		res.Failure = failure.Error()
 	}
 	return res, nil
+}
+
+// testArgs returns the arguments of the go test that measures what p asks for and writes its
+// result to out.
+func (p ClusterOperatorParams) testArgs(out string) []string {
+	args := []string{"test", "./test/chaos", "-count=1", "-run", "^TestScale$",
+		"-timeout", p.Timeout.String(), "-chaos=scale",
+		fmt.Sprintf("-chaos.clusters=%d", p.Clusters), fmt.Sprintf("-chaos.replicas=%d", p.Replicas),
+		"-chaos.json=" + out, fmt.Sprintf("-chaos.require-quiet=%t", p.RequireQuiet),
+		fmt.Sprintf("-chaos.simulator-delays=%t", !p.NoSimulatorDelays)}
+	if p.NoCacheTransforms {
+		args = append(args, "-chaos.operator-args=--cache-transforms=false")
+	}
+	if p.Floor {
+		args = append(args, "-chaos.operator=floor")
+	}
+	return args
 }
 
 // ReadScaleResult decodes what the example operator's TestScale writes with -chaos.json, as a

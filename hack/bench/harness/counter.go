@@ -208,42 +208,46 @@ func classify(req *http.Request) RequestKey {
 	if len(rest) > 2 {
 		key.Subresource = rest[2]
 	}
+	key.Verb, key.PatchType = verbOf(req, named)
+	return key
+}
+
+// verbOf returns the verb of req, a request on a named object or on a collection, and the type of
+// a patch that is not an apply.
+func verbOf(req *http.Request, named bool) (verb, patchType string) {
 	switch req.Method {
 	case http.MethodGet:
 		switch {
 		case req.URL.Query().Get("watch") == "true" || req.URL.Query().Get("watch") == "1":
-			key.Verb = "watch"
+			return "watch", ""
 		case named:
-			key.Verb = "get"
-		default:
-			key.Verb = "list"
+			return "get", ""
 		}
+		return "list", ""
 	case http.MethodPost:
-		key.Verb = "create"
+		return "create", ""
 	case http.MethodPut:
-		key.Verb = "update"
+		return "update", ""
 	case http.MethodPatch:
-		key.Verb = "patch"
 		ct := req.Header.Get("Content-Type")
 		switch {
 		case strings.Contains(ct, "apply-patch"):
-			key.Verb = "apply"
+			return "apply", ""
 		case strings.Contains(ct, "json-patch"):
-			key.PatchType = "json"
+			return "patch", "json"
 		case strings.Contains(ct, "merge-patch"):
-			key.PatchType = "merge"
+			return "patch", "merge"
 		case strings.Contains(ct, "strategic-merge-patch"):
-			key.PatchType = "strategic"
+			return "patch", "strategic"
 		}
+		return "patch", ""
 	case http.MethodDelete:
-		key.Verb = "delete"
 		if !named {
-			key.Verb = "deletecollection"
+			return "deletecollection", ""
 		}
-	default:
-		key.Verb = "other"
+		return "delete", ""
 	}
-	return key
+	return "other", ""
 }
 
 // Counts are the tallies by kind of request.

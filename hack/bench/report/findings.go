@@ -194,32 +194,65 @@ var causeTitles = map[string]string{
 
 // cause names the analysed cause of a finding, or returns a note that it was not analysed.
 func (r *Report) cause(f finding) (text, key string) {
-	m, w := f.cmp.metric.Name, f.cmp.workload
-	switch {
-	case m == WritesPerObject.Name && f.tenon == "tenon-ssa" && w != harness.Delete:
-		return "", causeApplySkip
-	case m == WritesPerObject.Name && w == harness.Converge:
-		return "", causeStaleCache
-	case m == WritesPerObject.Name && w == harness.Contention && f.overlap:
-		return "", causeCoalescing
-	case m == Conflicts409.Name && w == harness.Converge:
-		return "", causeStaleCache
-	case m == Conflicts409.Name && w == harness.Contention:
-		return "", causeNoLock
-	case m == WriteBytesPerObject.Name && f.tenon == "tenon-ssa":
-		return "", causeApplyBytes
-	case m == WriteBytesPerObject.Name:
-		return "", causeGuards
-	case f.cmp.ratio && w == harness.Contention && r.Stat(f.tenon, w, QuietRequeues).Median > 0:
-		return "", causeRequeueDelay
-	case f.cmp.ratio && w == harness.Contention && r.settlesAsFast(f.tenon):
-		return "", causeWritersPace
-	case f.cmp.ratio && w == harness.Converge && f.tenon == contender.TenonName && r.Stat(f.tenon, w, Conflicts409).Median > 0:
-		return "", causeStaleCache
-	case f.cmp.ratio && f.overlap:
-		return "", causeWallNoise
+	switch f.cmp.metric.Name {
+	case WritesPerObject.Name:
+		key = writesCause(f)
+	case Conflicts409.Name:
+		key = conflictsCause(f)
+	case WriteBytesPerObject.Name:
+		key = causeGuards
+		if f.tenon == "tenon-ssa" {
+			key = causeApplyBytes
+		}
 	}
-	return "Cause not analysed.", ""
+	if key == "" && f.cmp.ratio {
+		key = r.ratioCause(f)
+	}
+	if key == "" {
+		return "Cause not analysed.", ""
+	}
+	return "", key
+}
+
+// writesCause is the cause of a finding on writes per object, if analysed.
+func writesCause(f finding) string {
+	w := f.cmp.workload
+	switch {
+	case f.tenon == "tenon-ssa" && w != harness.Delete:
+		return causeApplySkip
+	case w == harness.Converge:
+		return causeStaleCache
+	case w == harness.Contention && f.overlap:
+		return causeCoalescing
+	}
+	return ""
+}
+
+// conflictsCause is the cause of a finding on 409 responses, if analysed.
+func conflictsCause(f finding) string {
+	switch f.cmp.workload {
+	case harness.Converge:
+		return causeStaleCache
+	case harness.Contention:
+		return causeNoLock
+	}
+	return ""
+}
+
+// ratioCause is the cause of a finding on a ratio of times, if analysed.
+func (r *Report) ratioCause(f finding) string {
+	w := f.cmp.workload
+	switch {
+	case w == harness.Contention && r.Stat(f.tenon, w, QuietRequeues).Median > 0:
+		return causeRequeueDelay
+	case w == harness.Contention && r.settlesAsFast(f.tenon):
+		return causeWritersPace
+	case w == harness.Converge && f.tenon == contender.TenonName && r.Stat(f.tenon, w, Conflicts409).Median > 0:
+		return causeStaleCache
+	case f.overlap:
+		return causeWallNoise
+	}
+	return ""
 }
 
 // settlesAsFast reports whether contender t took at most 10% (or 0.3 s) longer than every other
@@ -261,44 +294,9 @@ func (r *Report) causeText(key string) string {
 	floor := contender.FloorName
 	switch key {
 	case causeStaleCache:
-		v := r.readYourWrites()
-		ryw := ""
-		if r.in.Params.ReadYourWritesRuns > 0 {
-			ryw = fmt.Sprintf(" With read-your-writes on for every contender ([experiment](#experiment-every-contender-reads-its-own-writes)), "+
-				"tenon sends %s writes per object to converge, the floor's %s.",
-				fmtNum(v.Stat(contender.TenonName, harness.Converge, WritesPerObject).Median, 2),
-				fmtNum(v.Stat(floor, harness.Converge, WritesPerObject).Median, 2))
-		}
-		return fmt.Sprintf("The floor reads its own writes; tenon, like every other contender, reads the informer cache "+
-			"as controller-runtime sets it up by default.\n\n"+
-			"- **What happens.** Its finalizer patch produces a watch event that requeues the object, and "+
-			"controller-runtime's priority queue serves that event before the rest of the initial list, so the next "+
-			"reconcile of the object often runs before the informer has delivered the status written by the "+
-			"previous one. It sees no status and writes it again.\n"+
-			"- **What it costs.** tenon's guarded status patch is refused with a 409 (%s per run), re-read, found "+
-			"done, and nothing else is sent: no error, no extra version in etcd (%s new versions per object, the "+
-			"floor %s). The excess is wasted requests, not extra writes to storage.\n"+
-			"- **Who pays it.** Every contender that reads the cache, as 409s or as requests that change nothing "+
-			"(compare its writes with the experiment's).%s\n"+
-			"- **Remedy**: give `Helper.Patch` a `patch.History`, which merges onto the controller's own last "+
-			"write when the object read is older (this contender does), or turn on `EnableReadYourWritesConsistency`.",
-			fmtNum(r.Stat(contender.TenonName, harness.Converge, Conflicts409).Median, 0),
-			fmtNum(r.Stat(contender.TenonName, harness.Converge, VersionsPerObject).Median, 2),
-			fmtNum(r.Stat(floor, harness.Converge, VersionsPerObject).Median, 2), ryw)
+		return r.staleCacheText()
 	case causeApplySkip:
-		return fmt.Sprintf("`patch.Applier.ApplyStatus` skips an apply in two cases:\n\n"+
-			"- it applied the same status and the live object has not changed since (its resourceVersion is the one "+
-			"the apply left, or older: a cache that has not caught up);\n"+
-			"- every desired field already has its value and its field manager owns exactly those fields.\n\n"+
-			"Under contention neither holds. The writers change the object between reconciles, so the first test "+
-			"fails. They add conditions of their own to `status.conditions`, so the second does too: it compares "+
-			"lists element by element, and a list another manager added to is not proved unchanged. The Applier "+
-			"then applies, and the API server finds nothing to change: wasted requests, not conflicts or lost data "+
-			"(0 of either).\n\n"+
-			"To converge, with no other writer, it sends %s writes per object, the floor %s. Remedy for the patch "+
-			"package: compare lists of type map (such as conditions) by key.",
-			fmtNum(r.Stat("tenon-ssa", harness.Converge, WritesPerObject).Median, 2),
-			fmtNum(r.Stat(floor, harness.Converge, WritesPerObject).Median, 2))
+		return r.applySkipText()
 	case causeNoLock:
 		return fmt.Sprintf("controllerutil's `CreateOrPatch` sends merge patches without a resourceVersion, so the API server "+
 			"never answers 409, and that is also why it lost %s updates under contention: its status patch carries "+
@@ -333,4 +331,51 @@ func (r *Report) causeText(key string) string {
 			"control plane, the manager and the writers share.", r.env.Cores)
 	}
 	return ""
+}
+
+// staleCacheText explains causeStaleCache.
+func (r *Report) staleCacheText() string {
+	floor := contender.FloorName
+	v := r.readYourWrites()
+	ryw := ""
+	if r.in.Params.ReadYourWritesRuns > 0 {
+		ryw = fmt.Sprintf(" With read-your-writes on for every contender ([experiment](#experiment-every-contender-reads-its-own-writes)), "+
+			"tenon sends %s writes per object to converge, the floor's %s.",
+			fmtNum(v.Stat(contender.TenonName, harness.Converge, WritesPerObject).Median, 2),
+			fmtNum(v.Stat(floor, harness.Converge, WritesPerObject).Median, 2))
+	}
+	return fmt.Sprintf("The floor reads its own writes; tenon, like every other contender, reads the informer cache "+
+		"as controller-runtime sets it up by default.\n\n"+
+		"- **What happens.** Its finalizer patch produces a watch event that requeues the object, and "+
+		"controller-runtime's priority queue serves that event before the rest of the initial list, so the next "+
+		"reconcile of the object often runs before the informer has delivered the status written by the "+
+		"previous one. It sees no status and writes it again.\n"+
+		"- **What it costs.** tenon's guarded status patch is refused with a 409 (%s per run), re-read, found "+
+		"done, and nothing else is sent: no error, no extra version in etcd (%s new versions per object, the "+
+		"floor %s). The excess is wasted requests, not extra writes to storage.\n"+
+		"- **Who pays it.** Every contender that reads the cache, as 409s or as requests that change nothing "+
+		"(compare its writes with the experiment's).%s\n"+
+		"- **Remedy**: give `Helper.Patch` a `patch.History`, which merges onto the controller's own last "+
+		"write when the object read is older (this contender does), or turn on `EnableReadYourWritesConsistency`.",
+		fmtNum(r.Stat(contender.TenonName, harness.Converge, Conflicts409).Median, 0),
+		fmtNum(r.Stat(contender.TenonName, harness.Converge, VersionsPerObject).Median, 2),
+		fmtNum(r.Stat(floor, harness.Converge, VersionsPerObject).Median, 2), ryw)
+}
+
+// applySkipText explains causeApplySkip.
+func (r *Report) applySkipText() string {
+	floor := contender.FloorName
+	return fmt.Sprintf("`patch.Applier.ApplyStatus` skips an apply in two cases:\n\n"+
+		"- it applied the same status and the live object has not changed since (its resourceVersion is the one "+
+		"the apply left, or older: a cache that has not caught up);\n"+
+		"- every desired field already has its value and its field manager owns exactly those fields.\n\n"+
+		"Under contention neither holds. The writers change the object between reconciles, so the first test "+
+		"fails. They add conditions of their own to `status.conditions`, so the second does too: it compares "+
+		"lists element by element, and a list another manager added to is not proved unchanged. The Applier "+
+		"then applies, and the API server finds nothing to change: wasted requests, not conflicts or lost data "+
+		"(0 of either).\n\n"+
+		"To converge, with no other writer, it sends %s writes per object, the floor %s. Remedy for the patch "+
+		"package: compare lists of type map (such as conditions) by key.",
+		fmtNum(r.Stat("tenon-ssa", harness.Converge, WritesPerObject).Median, 2),
+		fmtNum(r.Stat(floor, harness.Converge, WritesPerObject).Median, 2))
 }

@@ -239,22 +239,7 @@ func (r *Report) requestTable(b *strings.Builder, w string) {
 	b.WriteString("<details><summary>Requests by kind (median per run; 409 responses in brackets)</summary>\n\n")
 	b.WriteString("| contender | controller | informer |\n|---|---|---|\n")
 	for _, c := range r.names() {
-		kinds := map[harness.RequestKey][]harness.Tally{}
-		runs := 0
-		for i := range r.in.Runs {
-			run := &r.in.Runs[i]
-			if run.Contender != c || (run.Run > r.in.Params.Runs) != r.ryw {
-				continue
-			}
-			wr := run.Workload(w)
-			if wr == nil || wr.Failure != "" {
-				continue
-			}
-			runs++
-			for k, t := range wr.Requests {
-				kinds[k] = append(kinds[k], t)
-			}
-		}
+		kinds, runs := r.requestsByKind(c, w)
 		var ctrlParts, infParts []string
 		keys := make([]harness.RequestKey, 0, len(kinds))
 		for k := range kinds {
@@ -262,30 +247,61 @@ func (r *Report) requestTable(b *strings.Builder, w string) {
 		}
 		sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
 		for _, k := range keys {
-			var reqs, confl []float64
-			for _, t := range kinds[k] {
-				reqs = append(reqs, float64(t.Requests))
-				confl = append(confl, float64(t.Conflicts))
-			}
-			for len(reqs) < runs { // runs without this kind of request
-				reqs, confl = append(reqs, 0), append(confl, 0)
-			}
-			if summarize(reqs).Median == 0 {
-				continue
-			}
-			part := fmt.Sprintf("%s %s", k.String(), fmtNum(summarize(reqs).Median, 0))
-			if c := summarize(confl).Median; c > 0 {
-				part += fmt.Sprintf(" (%s)", fmtNum(c, 0))
-			}
-			if k.Verb == "watch" || k.Verb == "list" {
+			part, ok := medianPart(k, kinds[k], runs)
+			switch {
+			case !ok:
+			case k.Verb == "watch" || k.Verb == "list":
 				infParts = append(infParts, part)
-			} else {
+			default:
 				ctrlParts = append(ctrlParts, part)
 			}
 		}
 		fmt.Fprintf(b, "| %s | %s | %s |\n", c, orDash(strings.Join(ctrlParts, "<br>")), orDash(strings.Join(infParts, "<br>")))
 	}
 	b.WriteString("\n</details>\n\n")
+}
+
+// requestsByKind returns contender c's tallies of each kind of request in workload w, one per run
+// that had requests of that kind, and the number of runs of w that did not fail.
+func (r *Report) requestsByKind(c, w string) (map[harness.RequestKey][]harness.Tally, int) {
+	kinds := map[harness.RequestKey][]harness.Tally{}
+	runs := 0
+	for i := range r.in.Runs {
+		run := &r.in.Runs[i]
+		if run.Contender != c || (run.Run > r.in.Params.Runs) != r.ryw {
+			continue
+		}
+		wr := run.Workload(w)
+		if wr == nil || wr.Failure != "" {
+			continue
+		}
+		runs++
+		for k, t := range wr.Requests {
+			kinds[k] = append(kinds[k], t)
+		}
+	}
+	return kinds, runs
+}
+
+// medianPart renders the median of requests of kind k over runs, with the median of 409s when
+// there are any; ok is false when the median is 0.
+func medianPart(k harness.RequestKey, tallies []harness.Tally, runs int) (part string, ok bool) {
+	var reqs, confl []float64
+	for _, t := range tallies {
+		reqs = append(reqs, float64(t.Requests))
+		confl = append(confl, float64(t.Conflicts))
+	}
+	for len(reqs) < runs { // runs without this kind of request
+		reqs, confl = append(reqs, 0), append(confl, 0)
+	}
+	if summarize(reqs).Median == 0 {
+		return "", false
+	}
+	part = fmt.Sprintf("%s %s", k.String(), fmtNum(summarize(reqs).Median, 0))
+	if c := summarize(confl).Median; c > 0 {
+		part += fmt.Sprintf(" (%s)", fmtNum(c, 0))
+	}
+	return part, true
 }
 
 func (r *Report) writeReadYourWrites(b *strings.Builder) {
@@ -429,44 +445,9 @@ func (r *Report) writeClusterOperator(b *strings.Builder) {
 		writeFloorComparison(b, []floorPair{{tenon: *co, floor: *f}})
 	}
 
-	type kind struct {
-		key string
-		n   int
-	}
-	var writes, all []kind
-	for k, n := range co.Requests {
-		all = append(all, kind{k, n})
-		if harness.IsWrite(k) {
-			writes = append(writes, kind{k, n})
-		}
-	}
-	byCount := func(list []kind) {
-		sort.Slice(list, func(i, j int) bool {
-			if list[i].n != list[j].n {
-				return list[i].n > list[j].n
-			}
-			return list[i].key < list[j].key
-		})
-	}
-	byCount(writes)
-	byCount(all)
-	perCluster := func(k kind) string {
-		return fmt.Sprintf("%#q %s", k.key, fmtNum(float64(k.n)/float64(co.Clusters), 2))
-	}
+	writes, all := requestCounts(co.Requests)
 	if len(writes) > 0 {
-		var parts []string
-		for i, k := range writes {
-			if i == clusterOperatorTopWrites {
-				rest := 0
-				for _, k := range writes[i:] {
-					rest += k.n
-				}
-				parts = append(parts, fmt.Sprintf("other %s", fmtNum(float64(rest)/float64(co.Clusters), 2)))
-				break
-			}
-			parts = append(parts, perCluster(k))
-		}
-		fmt.Fprintf(b, "Writes per Cluster by request: %s.\n\n", strings.Join(parts, ", "))
+		fmt.Fprintf(b, "Writes per Cluster by request: %s.\n\n", topWrites(writes, co.Clusters))
 	}
 	r.writeClusterOperatorAudit(b, co)
 	if len(all) > 0 {
@@ -479,9 +460,51 @@ func (r *Report) writeClusterOperator(b *strings.Builder) {
 	}
 }
 
-// writeClusterOperatorAudit shows what the API server's audit log recorded of the example
-// operator: the same writes as the proxy, per resource, Events, GETs, duplicates and the steady
-// state.
+// requestCount is the number of requests of one kind.
+type requestCount struct {
+	key string
+	n   int
+}
+
+// requestCounts returns the counts of requests, the writes and all, most first.
+func requestCounts(requests map[string]int) (writes, all []requestCount) {
+	for k, n := range requests {
+		all = append(all, requestCount{k, n})
+		if harness.IsWrite(k) {
+			writes = append(writes, requestCount{k, n})
+		}
+	}
+	byCount := func(list []requestCount) {
+		sort.Slice(list, func(i, j int) bool {
+			if list[i].n != list[j].n {
+				return list[i].n > list[j].n
+			}
+			return list[i].key < list[j].key
+		})
+	}
+	byCount(writes)
+	byCount(all)
+	return writes, all
+}
+
+// topWrites lists the clusterOperatorTopWrites most frequent writes per Cluster, and the others
+// together.
+func topWrites(writes []requestCount, clusters int) string {
+	var parts []string
+	for i, k := range writes {
+		if i == clusterOperatorTopWrites {
+			rest := 0
+			for _, k := range writes[i:] {
+				rest += k.n
+			}
+			parts = append(parts, fmt.Sprintf("other %s", fmtNum(float64(rest)/float64(clusters), 2)))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%#q %s", k.key, fmtNum(float64(k.n)/float64(clusters), 2)))
+	}
+	return strings.Join(parts, ", ")
+}
+
 func (r *Report) writeClusterOperatorAudit(b *strings.Builder, co *harness.ClusterOperatorResult) {
 	a := co.Audit
 	if a == nil {

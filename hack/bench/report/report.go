@@ -370,62 +370,83 @@ func (r *Report) Check() []string {
 		}
 	}
 	if s := r.in.Scale; s != nil && !r.in.ScaleLoaded {
-		for i := range s.Results {
-			for _, p := range r.checkClusterOperator(&s.Results[i]) {
-				problems = append(problems, fmt.Sprintf("at scale, N=%d: %s", s.Results[i].Clusters, p))
-			}
+		problems = append(problems, r.checkScale(s)...)
+	}
+	for i := range r.in.Runs {
+		problems = append(problems, r.checkRun(&r.in.Runs[i])...)
+	}
+	return problems
+}
+
+// checkScale checks the runs of the example operator at scale measured now.
+func (r *Report) checkScale(s *Scale) []string {
+	var problems []string
+	for i := range s.Results {
+		for _, p := range r.checkClusterOperator(&s.Results[i]) {
+			problems = append(problems, fmt.Sprintf("at scale, N=%d: %s", s.Results[i].Clusters, p))
 		}
-		for _, pair := range s.floorPairs() {
-			for _, p := range checkAgainstFloor(&pair.tenon, &pair.floor) {
-				problems = append(problems, "at scale: "+p)
-			}
+	}
+	for _, pair := range s.floorPairs() {
+		for _, p := range checkAgainstFloor(&pair.tenon, &pair.floor) {
+			problems = append(problems, "at scale: "+p)
 		}
-		with := slices.DeleteFunc(s.scaleRuns(true), func(r harness.ClusterOperatorResult) bool { return r.Audit == nil })
-		if len(with) > 1 {
-			lo, hi := with[0], with[len(with)-1]
-			if a, b := auditWritesPerCluster(lo), auditWritesPerCluster(hi); a > 0 && math.Abs(b/a-1) > 0.05 {
-				problems = append(problems, fmt.Sprintf("at scale: %.2f writes per Cluster at N=%d, %.2f at N=%d: more than 5%% apart", b, hi.Clusters, a, lo.Clusters))
+	}
+	with := slices.DeleteFunc(s.scaleRuns(true), func(r harness.ClusterOperatorResult) bool { return r.Audit == nil })
+	if len(with) > 1 {
+		lo, hi := with[0], with[len(with)-1]
+		if a, b := auditWritesPerCluster(lo), auditWritesPerCluster(hi); a > 0 && math.Abs(b/a-1) > 0.05 {
+			problems = append(problems, fmt.Sprintf("at scale: %.2f writes per Cluster at N=%d, %.2f at N=%d: more than 5%% apart", b, hi.Clusters, a, lo.Clusters))
+		}
+	}
+	return problems
+}
+
+// checkRun checks one run of the contenders' workloads: each ran and agrees with the audit log,
+// and a tenon contender wrote nothing at steady state and lost no update under contention.
+func (r *Report) checkRun(run *harness.RunResult) []string {
+	var problems []string
+	for j := range run.Workloads {
+		w := &run.Workloads[j]
+		if w.Failure != "" {
+			problems = append(problems, fmt.Sprintf("%s run %d: %s failed: %s", run.Contender, run.Run, w.Workload, w.Failure))
+		}
+		if w.Audit == nil && w.Failure == "" && r.in.RenderedFrom == "" {
+			problems = append(problems, fmt.Sprintf("%s run %d: %s: no counts from the audit log", run.Contender, run.Run, w.Workload))
+		}
+		if w.Audit != nil && len(w.Audit.Disagreements) > 0 {
+			problems = append(problems, fmt.Sprintf("%s run %d: %s: the audit log and the client's counter disagree: %s",
+				run.Contender, run.Run, w.Workload, strings.Join(w.Audit.Disagreements, "; ")))
+		}
+	}
+	if len(run.Workloads) < len(harness.Workloads) && (len(run.Workloads) == 0 || run.Workloads[len(run.Workloads)-1].Failure == "") {
+		problems = append(problems, fmt.Sprintf("%s run %d: only %d of %d workloads ran", run.Contender, run.Run, len(run.Workloads), len(harness.Workloads)))
+	}
+	if !isTenon(run.Contender) {
+		return problems
+	}
+	return append(problems, checkTenonRun(run)...)
+}
+
+// checkTenonRun checks the invariants tenon claims on a run of a tenon contender: no write at
+// steady state, no lost update and no reconcile error under contention.
+func checkTenonRun(run *harness.RunResult) []string {
+	var problems []string
+	if w := run.Workload(harness.Steady); w != nil && w.Failure == "" {
+		if n := w.Requests.Writes().Requests; n != 0 {
+			problems = append(problems, fmt.Sprintf("%s run %d: steady-state resync sent %d writes, want 0", run.Contender, run.Run, n))
+		}
+		if w.Audit != nil {
+			if n := w.Audit.Requests.Writes().Requests; n != 0 {
+				problems = append(problems, fmt.Sprintf("%s run %d: the audit log has %d writes of the steady-state resync, want 0", run.Contender, run.Run, n))
 			}
 		}
 	}
-	for i := range r.in.Runs {
-		run := &r.in.Runs[i]
-		for j := range run.Workloads {
-			w := &run.Workloads[j]
-			if w.Failure != "" {
-				problems = append(problems, fmt.Sprintf("%s run %d: %s failed: %s", run.Contender, run.Run, w.Workload, w.Failure))
-			}
-			if w.Audit == nil && w.Failure == "" && r.in.RenderedFrom == "" {
-				problems = append(problems, fmt.Sprintf("%s run %d: %s: no counts from the audit log", run.Contender, run.Run, w.Workload))
-			}
-			if w.Audit != nil && len(w.Audit.Disagreements) > 0 {
-				problems = append(problems, fmt.Sprintf("%s run %d: %s: the audit log and the client's counter disagree: %s",
-					run.Contender, run.Run, w.Workload, strings.Join(w.Audit.Disagreements, "; ")))
-			}
+	if w := run.Workload(harness.Contention); w != nil && w.Failure == "" {
+		if w.LostUpdates != 0 {
+			problems = append(problems, fmt.Sprintf("%s run %d: %d lost updates under contention, want 0: %s", run.Contender, run.Run, w.LostUpdates, strings.Join(w.LostSamples, "; ")))
 		}
-		if len(run.Workloads) < len(harness.Workloads) && (len(run.Workloads) == 0 || run.Workloads[len(run.Workloads)-1].Failure == "") {
-			problems = append(problems, fmt.Sprintf("%s run %d: only %d of %d workloads ran", run.Contender, run.Run, len(run.Workloads), len(harness.Workloads)))
-		}
-		if !isTenon(run.Contender) {
-			continue
-		}
-		if w := run.Workload(harness.Steady); w != nil && w.Failure == "" {
-			if n := w.Requests.Writes().Requests; n != 0 {
-				problems = append(problems, fmt.Sprintf("%s run %d: steady-state resync sent %d writes, want 0", run.Contender, run.Run, n))
-			}
-			if w.Audit != nil {
-				if n := w.Audit.Requests.Writes().Requests; n != 0 {
-					problems = append(problems, fmt.Sprintf("%s run %d: the audit log has %d writes of the steady-state resync, want 0", run.Contender, run.Run, n))
-				}
-			}
-		}
-		if w := run.Workload(harness.Contention); w != nil && w.Failure == "" {
-			if w.LostUpdates != 0 {
-				problems = append(problems, fmt.Sprintf("%s run %d: %d lost updates under contention, want 0: %s", run.Contender, run.Run, w.LostUpdates, strings.Join(w.LostSamples, "; ")))
-			}
-			if w.Reconcile.Errors != 0 {
-				problems = append(problems, fmt.Sprintf("%s run %d: %d reconcile errors under contention, want 0: %s", run.Contender, run.Run, w.Reconcile.Errors, strings.Join(w.ErrorSamples, "; ")))
-			}
+		if w.Reconcile.Errors != 0 {
+			problems = append(problems, fmt.Sprintf("%s run %d: %d reconcile errors under contention, want 0: %s", run.Contender, run.Run, w.Reconcile.Errors, strings.Join(w.ErrorSamples, "; ")))
 		}
 	}
 	return problems

@@ -170,19 +170,7 @@ func (r *Report) writeScale(b *strings.Builder, chartDir string) {
 	}
 	b.WriteString("\n")
 	writeFloorComparison(b, s.floorPairs())
-	if without := s.scaleRuns(false); len(without) > 0 {
-		b.WriteString("Peak RSS with and without the cache transforms:\n\n| Clusters (N) | with | without | saved |\n|--:|--:|--:|--:|\n")
-		for _, wo := range without {
-			i := slices.IndexFunc(with, func(r harness.ClusterOperatorResult) bool { return r.Clusters == wo.Clusters })
-			if i < 0 || wo.PeakRSS == 0 {
-				continue
-			}
-			w := with[i]
-			fmt.Fprintf(b, "| %d | %s MiB | %s MiB | %s %% |\n", wo.Clusters, fmtNum(mib(w.PeakRSS), 0), fmtNum(mib(wo.PeakRSS), 0),
-				fmtNum(100*(1-float64(w.PeakRSS)/float64(wo.PeakRSS)), 1))
-		}
-		b.WriteString("\n")
-	}
+	writeTransformsSaving(b, with, s.scaleRuns(false))
 	for _, run := range s.Results {
 		if run.Failure != "" {
 			fmt.Fprintf(b, "**Failed** at N = %d:\n\n```text\n%s\n```\n\n", run.Clusters, strings.TrimSpace(run.Failure))
@@ -214,6 +202,25 @@ func (r *Report) WriteScaleChart(dir string) error { return r.writeScaleChart(di
 
 // writeScaleChart draws peak RSS (left) and writes per Cluster (right) against N, on a
 // logarithmic N axis, with and without the cache transforms.
+// writeTransformsSaving writes the peak RSS of the runs with the cache transforms beside those
+// without, at each N measured both ways.
+func writeTransformsSaving(b *strings.Builder, with, without []harness.ClusterOperatorResult) {
+	if len(without) == 0 {
+		return
+	}
+	b.WriteString("Peak RSS with and without the cache transforms:\n\n| Clusters (N) | with | without | saved |\n|--:|--:|--:|--:|\n")
+	for _, wo := range without {
+		i := slices.IndexFunc(with, func(r harness.ClusterOperatorResult) bool { return r.Clusters == wo.Clusters })
+		if i < 0 || wo.PeakRSS == 0 {
+			continue
+		}
+		w := with[i]
+		fmt.Fprintf(b, "| %d | %s MiB | %s MiB | %s %% |\n", wo.Clusters, fmtNum(mib(w.PeakRSS), 0), fmtNum(mib(wo.PeakRSS), 0),
+			fmtNum(100*(1-float64(w.PeakRSS)/float64(wo.PeakRSS)), 1))
+	}
+	b.WriteString("\n")
+}
+
 func (r *Report) writeScaleChart(dir string) error {
 	s := r.in.Scale
 	if s == nil || len(s.scaleRuns(true)) == 0 {

@@ -139,66 +139,83 @@ func list(dir, path string) ([]string, error) {
 	return out, nil
 }
 
+// listGen lists the exported types, variables and constants of d.
 func listGen(fset *token.FileSet, d *ast.GenDecl, add func(string, ...any)) {
 	for _, spec := range d.Specs {
 		switch s := spec.(type) {
 		case *ast.TypeSpec:
-			if !s.Name.IsExported() {
-				continue
-			}
-			name := s.Name.Name + typeParams(fset, s.TypeParams)
-			switch t := s.Type.(type) {
-			case *ast.StructType:
-				add("type %s struct", name)
-				for _, f := range t.Fields.List {
-					for _, n := range fieldNames(f) {
-						if ast.IsExported(n) {
-							add("type %s struct, %s %s", s.Name.Name, n, expr(fset, f.Type))
-						}
-					}
-				}
-			case *ast.InterfaceType:
-				add("type %s interface", name)
-				for _, m := range t.Methods.List {
-					for _, n := range fieldNames(m) {
-						if ast.IsExported(n) {
-							if ft, ok := m.Type.(*ast.FuncType); ok {
-								add("type %s interface, %s%s", s.Name.Name, n, signature(fset, ft))
-							}
-						} else if n != "" {
-							add("type %s interface, unexported methods", s.Name.Name)
-						}
-					}
-					if len(m.Names) == 0 { // embedded
-						add("type %s interface, %s", s.Name.Name, expr(fset, m.Type))
-					}
-				}
-			default:
-				op := " "
-				if s.Assign.IsValid() {
-					op = " = "
-				}
-				add("type %s%s%s", name, op, expr(fset, s.Type))
+			if s.Name.IsExported() {
+				listType(fset, s, add)
 			}
 		case *ast.ValueSpec:
-			kind := "var"
-			if d.Tok == token.CONST {
-				kind = "const"
-			}
-			for i, n := range s.Names {
-				if !n.IsExported() {
-					continue
+			listValues(fset, d.Tok, s, add)
+		}
+	}
+}
+
+// listType lists type s: a struct with its exported fields, an interface with its methods, or
+// any other type with its definition.
+func listType(fset *token.FileSet, s *ast.TypeSpec, add func(string, ...any)) {
+	name := s.Name.Name + typeParams(fset, s.TypeParams)
+	switch t := s.Type.(type) {
+	case *ast.StructType:
+		add("type %s struct", name)
+		for _, f := range t.Fields.List {
+			for _, n := range fieldNames(f) {
+				if ast.IsExported(n) {
+					add("type %s struct, %s %s", s.Name.Name, n, expr(fset, f.Type))
 				}
-				line := kind + " " + n.Name
-				if s.Type != nil {
-					line += " " + expr(fset, s.Type)
-				}
-				if kind == "const" && i < len(s.Values) {
-					line += " = " + expr(fset, s.Values[i])
-				}
-				add("%s", line)
 			}
 		}
+	case *ast.InterfaceType:
+		add("type %s interface", name)
+		for _, m := range t.Methods.List {
+			listMethod(fset, s.Name.Name, m, add)
+		}
+	default:
+		op := " "
+		if s.Assign.IsValid() {
+			op = " = "
+		}
+		add("type %s%s%s", name, op, expr(fset, s.Type))
+	}
+}
+
+// listMethod lists method m of interface typ: with its signature when exported, an embedded
+// interface by its type.
+func listMethod(fset *token.FileSet, typ string, m *ast.Field, add func(string, ...any)) {
+	for _, n := range fieldNames(m) {
+		if ast.IsExported(n) {
+			if ft, ok := m.Type.(*ast.FuncType); ok {
+				add("type %s interface, %s%s", typ, n, signature(fset, ft))
+			}
+		} else if n != "" {
+			add("type %s interface, unexported methods", typ)
+		}
+	}
+	if len(m.Names) == 0 { // embedded
+		add("type %s interface, %s", typ, expr(fset, m.Type))
+	}
+}
+
+// listValues lists the exported variables or constants (tok) of s, a constant with its value.
+func listValues(fset *token.FileSet, tok token.Token, s *ast.ValueSpec, add func(string, ...any)) {
+	kind := "var"
+	if tok == token.CONST {
+		kind = "const"
+	}
+	for i, n := range s.Names {
+		if !n.IsExported() {
+			continue
+		}
+		line := kind + " " + n.Name
+		if s.Type != nil {
+			line += " " + expr(fset, s.Type)
+		}
+		if kind == "const" && i < len(s.Values) {
+			line += " = " + expr(fset, s.Values[i])
+		}
+		add("%s", line)
 	}
 }
 

@@ -39,7 +39,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -379,17 +378,37 @@ func parseRow(header, values []string) (row, error) {
 	return r, errors.Join(errs...)
 }
 
+// read returns the row of the package whose gremlins report is at path, with the mutants not
+// covered that were run after it; eqs must each have lived in that run.
 func read(path string, eqs []equivalent) (row, error) {
-	data, err := os.ReadFile(path)
+	rep, err := readReport(path)
 	if err != nil {
 		return row{}, err
 	}
-	var rep report
-	if err := json.Unmarshal(data, &rep); err != nil {
-		return row{}, fmt.Errorf("%s: %w", path, err)
-	}
 	name := strings.ReplaceAll(strings.TrimSuffix(filepath.Base(path), ".json"), "+", "/")
 	r := row{name: name, minutes: rep.Elapsed / 60}
+	lived := r.count(rep)
+	ran, err := readUncovered(path)
+	if err != nil {
+		return row{}, err
+	}
+	lived = append(lived, r.countUncovered(ran)...)
+	var missing []string
+	for _, e := range eqs {
+		if e.pkg == name && !slices.Contains(lived, e.mutant) {
+			missing = append(missing, fmt.Sprintf("%s/%s", e.pkg, e.mutant))
+		}
+	}
+	if len(missing) > 0 {
+		return row{}, fmt.Errorf("listed as equivalent but did not live in this run of %s (the code changed: correct or drop them): %s",
+			name, strings.Join(missing, ", "))
+	}
+	r.sortLived(lived, eqs)
+	return r, nil
+}
+
+// count counts the mutants of rep by status and returns those that lived.
+func (r *row) count(rep report) []mutant {
 	var lived []mutant
 	for _, f := range rep.Files {
 		for _, m := range f.Mutations {
@@ -408,10 +427,13 @@ func read(path string, eqs []equivalent) (row, error) {
 			}
 		}
 	}
-	ran, err := readUncovered(path)
-	if err != nil {
-		return row{}, err
-	}
+	return lived
+}
+
+// countUncovered counts the mutants gremlins did not cover that were run, by status, and returns
+// those that lived.
+func (r *row) countUncovered(ran []ranMutant) []mutant {
+	var lived []mutant
 	for _, m := range ran {
 		r.ranUncovered++
 		switch m.Status {
@@ -426,18 +448,7 @@ func read(path string, eqs []equivalent) (row, error) {
 			r.notViable++
 		}
 	}
-	var missing []string
-	for _, e := range eqs {
-		if e.pkg == name && !slices.Contains(lived, e.mutant) {
-			missing = append(missing, fmt.Sprintf("%s/%s", e.pkg, e.mutant))
-		}
-	}
-	if len(missing) > 0 {
-		return row{}, fmt.Errorf("listed as equivalent but did not live in this run of %s (the code changed: correct or drop them): %s",
-			name, strings.Join(missing, ", "))
-	}
-	r.sortLived(lived, eqs)
-	return r, nil
+	return lived
 }
 
 func table(rows []row, eqs []equivalent, how string) string {

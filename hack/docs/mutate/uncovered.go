@@ -80,13 +80,9 @@ const uncoveredSuffix = ".uncovered"
 // package's tests run once first, unchanged: they must pass, and a mutant's run times out after
 // coefficient times as long, plus 30 s to compile it (a mutant can make a test wait forever).
 func runUncovered(reportPath, root, pkg string, coefficient int) error {
-	data, err := os.ReadFile(reportPath)
+	rep, err := readReport(reportPath)
 	if err != nil {
 		return err
-	}
-	var rep report
-	if err := json.Unmarshal(data, &rep); err != nil {
-		return fmt.Errorf("%s: %w", reportPath, err)
 	}
 	tmp, err := os.MkdirTemp("", "mutate-uncovered-")
 	if err != nil {
@@ -101,14 +97,7 @@ func runUncovered(reportPath, root, pkg string, coefficient int) error {
 		return fmt.Errorf("the tests of %s do not pass unchanged (%s): %w", pkg, status, err)
 	}
 	timeout := time.Duration(coefficient)*time.Since(start) + 30*time.Second
-	var ran []ranMutant
-	for _, f := range rep.Files {
-		for _, m := range f.Mutations {
-			if m.Status == "NOT COVERED" {
-				ran = append(ran, ranMutant{File: f.Name, Line: m.Line, Column: m.Column, Type: m.Type})
-			}
-		}
-	}
+	ran := notCovered(rep)
 	// Two at a time, as make mutate runs gremlins' workers.
 	errs := make([]error, len(ran))
 	var wg sync.WaitGroup
@@ -143,6 +132,32 @@ func runUncovered(reportPath, root, pkg string, coefficient int) error {
 		return err
 	}
 	return os.WriteFile(reportPath+uncoveredSuffix, append(out, '\n'), 0o644)
+}
+
+// readReport reads gremlins' JSON report at path.
+func readReport(path string) (report, error) {
+	var rep report
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return rep, err
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		return rep, fmt.Errorf("%s: %w", path, err)
+	}
+	return rep, nil
+}
+
+// notCovered returns the mutants of rep that gremlins did not run, as no test covers them.
+func notCovered(rep report) []ranMutant {
+	var ran []ranMutant
+	for _, f := range rep.Files {
+		for _, m := range f.Mutations {
+			if m.Status == "NOT COVERED" {
+				ran = append(ran, ranMutant{File: f.Name, Line: m.Line, Column: m.Column, Type: m.Type})
+			}
+		}
+	}
+	return ran
 }
 
 // runMutant writes src with m applied into dir, runs pkg's tests with it in place of src and
