@@ -83,11 +83,11 @@ type ApplierOptions struct {
 	// creation only (the API server creates it, or refuses, with nothing written, when an object
 	// of that name exists), so creating a child costs its apply and no read; the API reader
 	// reads the object when that apply is refused, when the Applier applied the child before and
-	// Reader does not hold it, and when an owned apply loses a race (see [OwnedBy]), so that the
-	// object is checked against the adoption policy and the loser of a race gets an
-	// [*ownership.AdoptionError]. Default: none; an owned apply that finds an object Reader does
-	// not hold, or that changed since Reader read it, then returns a conflict (the next
-	// reconcile checks again) and never writes to it.
+	// Reader does not hold it, and when an owned apply loses a race, so that the loser gets an
+	// [*ownership.AdoptionError] ("Applying an owned child" in the package documentation).
+	// Default: none; an owned apply that finds an object Reader does not hold, or that changed
+	// since Reader read it, then returns a conflict (the next reconcile checks again) and never
+	// writes to it.
 	APIReader client.Reader
 
 	// CacheSize is the number of (object, field manager, subresource) combinations whose last
@@ -134,68 +134,22 @@ func NewApplier(c client.Client, fieldManager string, opts ApplierOptions) *Appl
 //     adoption policy and the no-stealing rule were checked against the live object: a child
 //     another owner controls, or one the policy does not adopt, is an
 //     [*ownership.AdoptionError], and nothing is sent.
-//   - The request is skipped when the Applier proves it would change nothing, as below; it is
-//     sent in every other case.
+//   - The request is skipped, with obj set to the live object, when the Applier proves it
+//     would change nothing (its last apply of the same body left the object as it is, or the
+//     live object and its field manager's managedFields entry already match obj); it is sent
+//     in every other case. What the proof requires, and what it cannot decide, is in "When an
+//     apply is skipped" in the package documentation.
 //   - Identity and server-owned metadata in obj (resourceVersion, uid, generation,
 //     managedFields, creationTimestamp) and the status are not sent: use [Applier.ApplyStatus]
 //     for the status.
 //
-// The request is skipped, with obj set to the live object, in two cases. First, when the
-// Applier's last apply for this object, field manager and subresource had the same request
-// body and ForceOwnership, and the live object has the resourceVersion that apply left, or an
-// older one (a cache that has not caught up with the apply yet, and will deliver any later
-// change in a new event), and the server's answer to that apply proved it a fixed point: it
-// wrote nothing; or it holds what the object held before, content and every manager's fields;
-// or it holds every value the manager owns as a whole exactly as the apply set it, the
-// manager's elements of each list of type map or set in the apply's order, one of each, and no
-// field, element or key more that the manager owns. A mutating admission plugin,
-// webhook or policy may have changed the object as it was applied, on a creation only, say,
-// and the next apply would undo that; without the proof it is sent. A value the server stores
-// in another form (a quantity spelt canonically, a zero a built-in kind's stored form omits, a
-// default inside an atomic value or an empty struct) looks the same, so it costs that one more
-// apply after each change, which writes nothing and proves it. Second, so that a restarted
-// controller does not re-apply everything,
-// when the live object's managedFields has exactly one entry of the manager for the apply
-// operation (on the subresource), for obj's apiVersion, and, walking obj, the live object and
-// that entry's fields together:
-//
-//   - at every map or struct, the manager owns exactly the fields obj sets there and the live
-//     object has each of them; it may have more (other managers' fields, defaults), which the
-//     apply keeps;
-//   - every list has as many elements as in obj, in the same order, and the manager owns
-//     exactly obj's elements, each by its key, value or index;
-//   - every value the manager owns as a whole is live exactly as obj sets it: a scalar, an
-//     atomic map, struct or list (a Service's selector, a pod's nodeSelector and tolerations,
-//     a CRD list without x-kubernetes-list-type), an empty map or list. The apply replaces such
-//     a value, so a key or element obj no longer sets inside it is removed, and sent;
-//   - a non-empty value owned as a whole is atomic: for a built-in kind, the fields the apply
-//     declares, computed from client-go's copy of its schema, are exactly the manager's; for
-//     other kinds, whose schema the Applier does not know, it is a list no other manager owns
-//     elements of. Metadata is the exception: its schema, ObjectMeta's, is every kind's, so an
-//     owner reference of a custom resource is proved as a built-in kind's. Elsewhere, a
-//     non-empty map or struct owned as a whole in a custom resource is never proved: it also is
-//     what a granular one looks like that the manager applied empty and the server filled with
-//     defaults since, which the apply would take ownership of.
-//
-// Fields obj does not set are not compared, so server-side defaulting cannot cause a hot loop.
-// The proof is conservative: what it cannot decide is sent, and then changes nothing. That
-// costs one request on each change of the live object (and after a restart) when obj leaves
-// out a key of an associative list the server fills in (set the protocol of a container or
-// Service port: TCP is the default); sets a value the server normalises (cpu "0.1", read back
-// as "100m") or drops (an explicit zero or empty map of a built-in kind's omitempty field in an
-// unstructured object); sets a value owned as a whole into which the server writes a default
-// (an env fieldRef without its apiVersion); shares a list another manager added elements to; or,
-// in a custom resource, sets an atomic map or struct (a metav1.LabelSelector). A reader that
-// strips managedFields leaves only the first case.
-//
 // Typed objects: a field whose Go type has no omitempty is sent even when it is the zero value,
 // which makes the manager own it with that value; build such objects with the fields you mean
 // to own only, or use an apply configuration ([Applier.ApplyConfiguration]) or an unstructured
-// object. A struct-typed field with omitempty that holds its
-// zero value (a Service port's unset targetPort, an intstr.IntOrString) is not sent, although
-// encoding/json would write it: Go cannot tell unset from zero there, and omitempty says zero
-// means unset. A pointer to an empty struct is sent, and so is everything in an unstructured
-// object.
+// object. A struct-typed field with omitempty that holds its zero value (a Service port's unset
+// targetPort, an intstr.IntOrString) is not sent, although encoding/json would write it: Go
+// cannot tell unset from zero there, and omitempty says zero means unset. A pointer to an empty
+// struct is sent, and so is everything in an unstructured object.
 //
 // On success obj holds the live object: the server's response, or the object read when the
 // request was skipped. changed is true when a request was sent and the object's resourceVersion
@@ -480,10 +434,10 @@ func (a *Applier) applyWithOwner(ctx context.Context, desired map[string]any, gv
 //     the current time, truncated to seconds, unless the kind's conditions have no
 //     lastTransitionTime: when a condition of the live object has none, or the API server
 //     refuses the field as not declared in the schema (the request is then sent again without
-//     the times the Applier added), the conditions are applied as set. While the reader has not caught up with the
-//     Applier's last status apply of the object, the conditions that apply left, which the
-//     Applier remembers, are the live ones: a condition that flipped since the reader's copy
-//     is a flip, not a condition that kept its status.
+//     the times the Applier added), the conditions are applied as set. While the reader has not
+//     caught up with the Applier's last status apply of the object, the conditions that apply
+//     left, which the Applier remembers, are the live ones: a condition that flipped since the
+//     reader's copy is a flip, not a condition that kept its status.
 //   - The request is skipped when the Applier proves it would change nothing, as for
 //     [Applier.Apply], from its last status apply or the manager's managedFields entry for the
 //     status subresource.

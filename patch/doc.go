@@ -195,7 +195,8 @@ limitations under the License.
 // already has its value, a value owned as a whole (an atomic map or list) exactly, and the field
 // manager owns exactly those fields. Whatever it cannot prove it sends. Fields the server
 // defaults are not compared, so server-side defaulting cannot make a controller apply in a hot
-// loop (controller-runtime#2733, #3409), and a steady-state reconcile sends no write.
+// loop (controller-runtime#2733, #3409), and a steady-state reconcile sends no write. "When an
+// apply is skipped" below says exactly what the Applier proves.
 //
 // What the Applier keeps of another field manager's data is what server-side apply keeps, by the
 // schema (another manager changed a part; this manager applies again):
@@ -232,6 +233,82 @@ limitations under the License.
 // can rebuild its conditions from scratch every reconcile; and with [OwnedConditions] each controller applies only its own conditions, so
 // several controllers share status.conditions (a list of type map) without clobbering each
 // other.
+//
+// # Applying an owned child
+//
+// [OwnedBy] makes one apply set a child's owner and check that it may: the Applier reads the live
+// child anyway (for its no-op proof), checks it against the adoption policy and the no-stealing
+// rule, and applies only if the child is still what the check saw. The condition matters because
+// server-side apply lets a field manager drop an owner reference it applied before: two workers of
+// one controller, each reconciling another owner with a cache that lags, would otherwise both take
+// one child. The apply is conditional on the child's uid when the owner controls it through an
+// owner reference (the API server allows one controller reference, so no one can take it
+// silently); on the resourceVersion read for any other child; as a creation only for a child the
+// reader does not hold (the API server refuses it, writing nothing, when an object of that name
+// exists); and, when the Applier's own last apply made the child the owner's and the reader has
+// not caught up, on the resourceVersion that apply left. A reader that holds the child without a
+// uid (a hand-built one) makes it conditional on the resourceVersion it holds; one that holds
+// neither cannot be checked.
+//
+// A lost race is a conflict, never an invalid spec and never an overwrite. When the child changed
+// since it was checked (another writer, the controller's own other worker, another controller
+// that set its reference, which the API server refuses as a second controller), an Applier with
+// an [ApplierOptions.APIReader] reads the child through it and checks it again, so that the loser
+// gets the [*ownership.AdoptionError] naming the winner, up to three applies in all, after which
+// it returns the 409 (apierrors.IsConflict). Without an APIReader it returns the conflict at once:
+// a quiet requeue, by which time the cache has caught up. A child the Applier applied before and
+// its reader does not hold is read with the APIReader first, when there is one. Tests run these
+// races against the API server, with two Appliers of one field manager as the rivals.
+//
+// # When an apply is skipped
+//
+// Every apply of an [Applier] ([Applier.Apply], [Applier.ApplyStatus] and their configuration
+// forms) is skipped, with the object set to the live one, in two cases. First, when the Applier's
+// last apply for this object, field manager and subresource had the same request body and
+// ForceOwnership, and the live object has the resourceVersion that apply left, or an older one (a
+// cache that has not caught up with the apply yet, and will deliver any later change in a new
+// event), and the server's answer to that apply proved it a fixed point: it wrote nothing; or it
+// holds what the object held before, content and every manager's fields; or it holds every value
+// the manager owns as a whole exactly as the apply set it, the manager's elements of each list of
+// type map or set in the apply's order, one of each, and no field, element or key more that the
+// manager owns. A mutating admission plugin, webhook or policy may have changed the object as it
+// was applied, on a creation only, say, and the next apply would undo that; without the proof it is
+// sent. A value the server stores in another form (a quantity spelt canonically, a zero a built-in
+// kind's stored form omits, a default inside an atomic value or an empty struct) looks the same, so
+// it costs that one more apply after each change, which writes nothing and proves it. Second, so
+// that a restarted controller does not re-apply everything, when the live object's managedFields
+// has exactly one entry of the manager for the apply operation (on the subresource), for the
+// desired object's apiVersion, and, walking the desired object (obj), the live object and that
+// entry's fields together:
+//
+//   - at every map or struct, the manager owns exactly the fields obj sets there and the live
+//     object has each of them; it may have more (other managers' fields, defaults), which the
+//     apply keeps;
+//   - every list has as many elements as in obj, in the same order, and the manager owns
+//     exactly obj's elements, each by its key, value or index;
+//   - every value the manager owns as a whole is live exactly as obj sets it: a scalar, an
+//     atomic map, struct or list (a Service's selector, a pod's nodeSelector and tolerations,
+//     a CRD list without x-kubernetes-list-type), an empty map or list. The apply replaces such
+//     a value, so a key or element obj no longer sets inside it is removed, and sent;
+//   - a non-empty value owned as a whole is atomic: for a built-in kind, the fields the apply
+//     declares, computed from client-go's copy of its schema, are exactly the manager's; for
+//     other kinds, whose schema the Applier does not know, it is a list no other manager owns
+//     elements of. Metadata is the exception: its schema, ObjectMeta's, is every kind's, so an
+//     owner reference of a custom resource is proved as a built-in kind's. Elsewhere, a
+//     non-empty map or struct owned as a whole in a custom resource is never proved: it also is
+//     what a granular one looks like that the manager applied empty and the server filled with
+//     defaults since, which the apply would take ownership of.
+//
+// Fields obj does not set are not compared, so server-side defaulting cannot cause a hot loop. The
+// proof is conservative: what it cannot decide is sent, and then changes nothing. That costs one
+// request on each change of the live object (and after a restart) when obj leaves out a key of an
+// associative list the server fills in (set the protocol of a container or Service port: TCP is the
+// default); sets a value the server normalises (cpu "0.1", read back as "100m") or drops (an
+// explicit zero or empty map of a built-in kind's omitempty field in an unstructured object); sets
+// a value owned as a whole into which the server writes a default (an env fieldRef without its
+// apiVersion); shares a list another manager added elements to; or, in a custom resource, sets an
+// atomic map or struct (a metav1.LabelSelector). A reader that strips managedFields leaves only the
+// first case.
 //
 // # Which one to use
 //

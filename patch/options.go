@@ -105,27 +105,11 @@ func (f ForceOwnership) applyToApply(o *applyOptions) {
 //     [ownership.AdoptIfUnowned]). A child another owner controls, or one the policy does not
 //     adopt, fails the call with an [*ownership.AdoptionError] (branch on it with errors.As) and
 //     nothing is sent.
-//   - Conditional on what was checked: the live object is the one the Applier reads for its
-//     no-op proof, and the apply goes through only if the object is still what the check saw.
-//     Server-side apply lets a field manager drop an owner reference it applied before, so
-//     without this two workers of one controller, each reconciling another owner with a cache
-//     that lags, would both take one child. A child the owner controls through an owner
-//     reference is applied on its uid (the API server allows one controller reference, so no
-//     one can take it silently); any other child on the resourceVersion read; a child the
-//     reader does not hold as a creation only (the API server refuses it, writing nothing,
-//     when an object of that name exists), or, when the Applier's own last apply made it the
-//     owner's and the reader has not caught up, on the resourceVersion that apply left.
-//   - A lost race is a conflict, never an invalid spec and never an overwrite: when the
-//     object changed since it was checked (another writer, the controller's own other worker,
-//     another controller that set its reference, which the API server refuses as a second
-//     controller), the call reads the object with [ApplierOptions.APIReader] and checks it
-//     again, so that the loser gets the [*ownership.AdoptionError] naming the winner, up to
-//     three applies in all, after which it returns the 409 (apierrors.IsConflict). Without an
-//     APIReader it returns the conflict at once: a quiet requeue, by which time the cache has
-//     caught up. A child the Applier applied before and its reader does not hold is read with
-//     the APIReader first, when there is one.
-//   - A reader that holds the child without a uid (a hand-built one) has the apply conditional
-//     on the resourceVersion it holds instead; one that holds neither cannot be checked.
+//   - The apply is conditional on what was checked, so that two workers of one controller with a
+//     cache that lags cannot both take one child. A lost race is an [*ownership.AdoptionError]
+//     naming the winner (with [ApplierOptions.APIReader]) or a conflict (apierrors.IsConflict),
+//     never an invalid spec and never an overwrite; "Applying an owned child" in the package
+//     documentation says how.
 //   - opts are ownership.Set's options ([ownership.RequireMechanism],
 //     [ownership.BlockOwnerDeletion]); an [ownership.Existing] among them is replaced by the live
 //     object.
