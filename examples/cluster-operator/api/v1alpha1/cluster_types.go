@@ -131,9 +131,16 @@ func (c *Cluster) GetConditions() []metav1.Condition { return c.Status.Condition
 // SetConditions replaces the Cluster's conditions, for the conditions package.
 func (c *Cluster) SetConditions(s []metav1.Condition) { c.Status.Conditions = s }
 
-// ConditionOrder lists the Cluster's conditions in the order they read best.
+// ConditionOrder lists the Cluster's conditions in the order they read best: Ready, the
+// conditions it summarises, then kstatus's Reconciling and Stalled, and Deleting.
 func (c *Cluster) ConditionOrder() []conditions.Type {
-	return []conditions.Type{conditions.Ready, ConfigReady, WorkloadReady, DNSReady, conditions.Reconciling, conditions.Stalled, conditions.Deleting}
+	order := append([]conditions.Type{conditions.Ready}, DependentConditions()...)
+	return append(order, conditions.Reconciling, conditions.Stalled, conditions.Deleting)
+}
+
+// DependentConditions are the conditions Ready summarises: one for each part of a Cluster.
+func DependentConditions() []conditions.Type {
+	return []conditions.Type{ConfigReady, WorkloadReady, DNSReady}
 }
 
 // GetObservedGeneration returns status.observedGeneration.

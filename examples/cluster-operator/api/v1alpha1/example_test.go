@@ -36,7 +36,7 @@ func ExampleCluster() {
 	_, _ = conditions.MarkTrue(cluster, appsv1alpha1.ConfigReady, "Applied", "config map applied")
 	_, _ = conditions.MarkTrue(cluster, appsv1alpha1.WorkloadReady, "ReplicasReady", "3 of 3 replicas ready")
 	_, _ = conditions.MarkFalse(cluster, appsv1alpha1.DNSReady, "RecordPropagating", "record is propagating")
-	_, _ = conditions.Set(cluster, conditions.Summary(cluster, conditions.Ready, []conditions.Type{appsv1alpha1.ConfigReady, appsv1alpha1.WorkloadReady, appsv1alpha1.DNSReady}))
+	_, _ = conditions.Set(cluster, conditions.Summary(cluster, conditions.Ready, appsv1alpha1.DependentConditions()))
 
 	for _, c := range cluster.Status.Conditions {
 		fmt.Printf("%s=%s %s (generation %d)\n", c.Type, c.Status, c.Reason, c.ObservedGeneration)

@@ -19,6 +19,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -179,10 +180,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 				return
 			}
 		}
-		patchErr := helper.Patch(ctx, cluster, patch.OwnedConditions{
-			conditions.Ready, appsv1alpha1.ConfigReady, appsv1alpha1.WorkloadReady, appsv1alpha1.DNSReady,
-			conditions.Reconciling, conditions.Stalled,
-		}, patch.ReadLatestFrom{Reader: r.APIReader}, r.History)
+		patchErr := helper.Patch(ctx, cluster, ownedConditions, patch.ReadLatestFrom{Reader: r.APIReader}, r.History)
 		if patchErr != nil {
 			err = errors.Join(err, patchErr)
 			return
@@ -202,13 +200,17 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 	results.Add(res, err)
 	results.Add(r.reconcileDNS(ctx, cluster, address))
 
-	ready := conditions.Summary(cluster, conditions.Ready,
-		[]conditions.Type{appsv1alpha1.ConfigReady, appsv1alpha1.WorkloadReady, appsv1alpha1.DNSReady})
+	ready := conditions.Summary(cluster, conditions.Ready, appsv1alpha1.DependentConditions())
 	if _, err := conditions.Set(cluster, ready); err != nil {
 		return ctrl.Result{}, err
 	}
 	return results.Merge()
 }
+
+// ownedConditions are the conditions the reconciler writes: every one of the Cluster's but
+// Deleting, which its finalizer's Lifecycle writes.
+var ownedConditions = patch.OwnedConditions(slices.DeleteFunc((&appsv1alpha1.Cluster{}).ConditionOrder(),
+	func(t conditions.Type) bool { return t == conditions.Deleting }))
 
 // NewReconciler returns a ClusterReconciler for mgr, with an Applier that reads from the
 // manager's cache.

@@ -59,7 +59,7 @@ func eventuallyReady(t tb, cluster *appsv1alpha1.Cluster) {
 }
 
 var _ = Describe("The Cluster controller", func() {
-	It("a created cluster becomes ready with its children and d n s record", func() {
+	It("a created cluster becomes ready with its children and DNS record", func() {
 		t := GinkgoT()
 		ctx := t.Context()
 		op := startOperator(t, operatorOptions{})
@@ -72,7 +72,7 @@ var _ = Describe("The Cluster controller", func() {
 		Expect(cluster).To(matchers.BeCompliant())
 		Expect(cluster).To(matchers.HaveKStatus(conditions.StatusCurrent))
 		Expect(cluster).To(matchers.HaveFinalizer(controller.FinalizerName))
-		for _, c := range []conditions.Type{appsv1alpha1.ConfigReady, appsv1alpha1.WorkloadReady, appsv1alpha1.DNSReady} {
+		for _, c := range appsv1alpha1.DependentConditions() {
 			Expect(cluster).To(matchers.HaveCondition(c, metav1.ConditionTrue, matchers.CurrentGeneration{}))
 		}
 		Expect(conditions.Get(cluster, conditions.Reconciling)).To(BeNil())
@@ -134,7 +134,7 @@ var _ = Describe("The Cluster controller", func() {
 		}).WithTimeout(timeout).WithPolling(interval).Should(Succeed())
 	})
 
-	It("a d n s record deleted behind the operator's back is created again, once", func() {
+	It("a DNS record deleted behind the operator's back is created again, once", func() {
 		t := GinkgoT()
 		ctx := t.Context()
 		op := startOperator(t, operatorOptions{})
@@ -173,7 +173,7 @@ var _ = Describe("The Cluster controller", func() {
 		Expect(cluster.Status.Endpoint).To(Equal(name))
 	})
 
-	It("an outage of the d n s a p i leaves the endpoint and DNSReady as they were", func() {
+	It("an outage of the DNS API leaves the endpoint and DNSReady as they were", func() {
 		t := GinkgoT()
 		ctx := t.Context()
 		op := startOperator(t, operatorOptions{})
@@ -200,7 +200,7 @@ var _ = Describe("The Cluster controller", func() {
 		op.dns.SetFaults(clouddns.Faults{})
 	})
 
-	It("a d n s record annotation a person broke clears the endpoint with DNSReady", func() {
+	It("a DNS record annotation a person broke clears the endpoint with DNSReady", func() {
 		t := GinkgoT()
 		ctx := t.Context()
 		op := startOperator(t, operatorOptions{})
@@ -406,7 +406,7 @@ var _ = Describe("The Cluster controller", func() {
 		}
 	})
 
-	It("deletion waits for the d n s a p i and says why", func() {
+	It("deletion waits for the DNS API and says why", func() {
 		t := GinkgoT()
 		ctx := t.Context()
 		op := startOperator(t, operatorOptions{})
@@ -479,7 +479,7 @@ var _ = Describe("The Cluster controller", func() {
 		}).WithTimeout(timeout).WithPolling(interval).Should(Succeed())
 	})
 
-	It("a retained cluster keeps its d n s record and still deletes its directory entry", func() {
+	It("a retained cluster keeps its DNS record and still deletes its directory entry", func() {
 		t := GinkgoT()
 		ctx := t.Context()
 		op := startOperator(t, operatorOptions{})
@@ -504,7 +504,7 @@ var _ = Describe("The Cluster controller", func() {
 		}).WithTimeout(timeout).WithPolling(interval).Should(Succeed())
 	})
 
-	It("bad d n s credentials stall the cluster until the secret is fixed", func() {
+	It("bad DNS credentials stall the cluster until the secret is fixed", func() {
 		t := GinkgoT()
 		ctx := t.Context()
 		op := startOperator(t, operatorOptions{noSecret: true})
