@@ -40,6 +40,7 @@ import (
 
 	"github.com/tenon-dev/tenon/internal/testtypes"
 	"github.com/tenon-dev/tenon/ownership"
+	"github.com/tenon-dev/tenon/testing/matchers"
 	"github.com/tenon-dev/tenon/testing/reconciletest"
 	"github.com/tenon-dev/tenon/testing/testenv"
 )
@@ -623,5 +624,5 @@ func TestAManagerLimitedToNamespacesIsNotAskedToReconcileOwnersOutsideThem(t *te
 		"the owner of this test's child is reconciled")
 	g.Expect(rec.Steps()).To(HaveEach(HaveField("Request.Namespace", ns)),
 		"no owner outside the manager's namespace is reconciled")
-	g.Expect(rec.Steps()).NotTo(ContainElement(reconciletest.HaveFailed()))
+	g.Expect(rec.Steps()).NotTo(ContainElement(matchers.HaveFailed()))
 }

@@ -16,7 +16,8 @@ limitations under the License.
 
 // Package matchers provides gomega matchers for Kubernetes objects: status conditions
 // (metav1.Condition), readiness as kstatus and `kubectl wait` see it, finalizers, ownership (by
-// owner reference or by the tracking labels of package ownership) and deletion.
+// owner reference or by the tracking labels of package ownership) and deletion; and for what a
+// reconcile returned.
 //
 // They work on any object whose conditions the conditions package can read: a type with a
 // GetConditions method ([conditions.Getter]), an *unstructured.Unstructured with
@@ -28,6 +29,12 @@ limitations under the License.
 //	g.Expect(cluster).To(matchers.BeCompliant())
 //	g.Expect(configMap).To(matchers.BeControlledBy(cluster))
 //	g.Eventually(cluster).WithTimeout(30 * time.Second).Should(matchers.BeGone(k8sClient))
+//
+// The result matchers assert on what one reconcile returned, a reconciletest.Step (from a
+// reconciletest.Harness, or a Recorder of a controller in a manager): [BeDone], [BeRequeued],
+// [BeRequeuedAfter], [BeTerminal] and [HaveFailed].
+//
+//	g.Expect(h.Reconcile(t, req)).To(matchers.BeRequeuedAfter(time.Minute))
 //
 // # Failure messages
 //

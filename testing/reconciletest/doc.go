@@ -53,10 +53,10 @@ limitations under the License.
 // # Steps and results
 //
 // [Harness.Reconcile] runs one reconcile, without waiting for anything, and returns a [Step]:
-// its result, its error and the calls it made. [BeDone], [Requeue], [RequeueAfter],
-// [BeTerminal] and [HaveFailed] assert on it:
+// its result, its error and the calls it made. The result matchers of package testing/matchers
+// (BeDone, BeRequeued, BeRequeuedAfter, BeTerminal and HaveFailed) assert on it:
 //
-//	g.Expect(h.Reconcile(t, req)).To(reconciletest.RequeueAfter(30 * time.Second))
+//	g.Expect(h.Reconcile(t, req)).To(matchers.BeRequeuedAfter(30 * time.Second))
 //
 // # Faults
 //
@@ -92,8 +92,8 @@ limitations under the License.
 //	rec := reconciletest.Record(&ClusterReconciler{Client: mgr.GetClient()})
 //	err := ctrl.NewControllerManagedBy(mgr).For(&v1.Cluster{}).Complete(rec)
 //	// ... start the manager, create a Cluster ...
-//	g.Eventually(rec.Last).WithArguments(req).Should(reconciletest.RequeueAfter(5 * time.Minute))
-//	g.Expect(rec.Steps()).NotTo(ContainElement(reconciletest.HaveFailed()))
+//	g.Eventually(rec.Last).WithArguments(req).Should(matchers.BeRequeuedAfter(5 * time.Minute))
+//	g.Expect(rec.Steps()).NotTo(ContainElement(matchers.HaveFailed()))
 //
 // # Ginkgo
 //

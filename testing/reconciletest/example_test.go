@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/tenon-dev/tenon/testing/faults"
+	"github.com/tenon-dev/tenon/testing/matchers"
 	"github.com/tenon-dev/tenon/testing/reconciletest"
 )
 
@@ -220,32 +221,12 @@ func ExampleRecord() {
 	// the manager calls Reconcile. Here the example calls it.
 	_, _ = rec.Reconcile(context.Background(), req)
 
-	g.Eventually(rec.Last).WithArguments(req).Should(reconciletest.RequeueAfter(10 * time.Minute))
-	g.Expect(rec.Steps()).NotTo(gomega.ContainElement(reconciletest.HaveFailed()))
+	g.Eventually(rec.Last).WithArguments(req).Should(matchers.BeRequeuedAfter(10 * time.Minute))
+	g.Expect(rec.Steps()).NotTo(gomega.ContainElement(matchers.HaveFailed()))
 	for _, step := range rec.Steps() {
 		fmt.Println(step)
 	}
 
 	// Output:
 	// step 1 (default/settings): requeue after 10m0s
-}
-
-// Assertions on the result of one reconcile.
-func ExampleRequeueAfter() {
-	g := gomega.NewGomega(func(message string, _ ...int) { fmt.Println(message) })
-	poll := reconcile.Func(func(context.Context, reconcile.Request) (ctrl.Result, error) {
-		return ctrl.Result{RequeueAfter: time.Minute}, nil
-	})
-	c := faults.Record(fake.NewClientBuilder().Build())
-	h := &reconciletest.Harness{Reconciler: poll, Client: c}
-
-	step := h.Reconcile(printingTB{}, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "default", Name: "settings"}})
-
-	g.Expect(step).To(reconciletest.RequeueAfter(time.Minute))
-	g.Expect(step).To(reconciletest.BeDone())
-
-	// Output:
-	// Expected the reconcile of default/settings to be done
-	// but it returned requeue after 1m0s
-	//   step 1: requeue after 1m0s (no calls)
 }

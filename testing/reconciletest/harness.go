@@ -140,7 +140,7 @@ func (h *Harness) Steps() []Step {
 // cannot do its job (no Reconciler or Client, a cache that does not catch up); the reconcile's
 // own error is in the step, for assertions such as
 //
-//	g.Expect(h.Reconcile(t, req)).To(reconciletest.RequeueAfter(time.Minute))
+//	g.Expect(h.Reconcile(t, req)).To(matchers.BeRequeuedAfter(time.Minute))
 //
 // Reconcile never waits for a requeue: the next call reconciles at once.
 func (h *Harness) Reconcile(t TB, req reconcile.Request) Step {

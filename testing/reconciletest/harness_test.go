@@ -193,7 +193,7 @@ func TestAStepWithAWriteOrAnErrorIsNotStable(t *testing.T) {
 
 	wrote := h.Reconcile(t, req)
 
-	g.Expect(wrote).To(reconciletest.RequeueAfter(5 * time.Minute))
+	g.Expect(wrote).To(matchers.BeRequeuedAfter(5 * time.Minute))
 	g.Expect(wrote.Writes()).NotTo(BeEmpty())
 	g.Expect(wrote.Stable()).To(BeFalse())
 	failed := reconciletest.Step{Err: errors.New("boom")}
@@ -209,7 +209,7 @@ func TestAssertIdempotentPassesForAReconcilerThatPolls(t *testing.T) {
 
 	steps := h.Steps()
 	g.Expect(steps).To(HaveLen(2), "the reconcile that wrote, and the one that checks")
-	g.Expect(steps[1]).To(reconciletest.RequeueAfter(5 * time.Minute))
+	g.Expect(steps[1]).To(matchers.BeRequeuedAfter(5 * time.Minute))
 	g.Expect(steps[1].Stable()).To(BeTrue())
 	g.Expect(h.ReconcileUntilStable(t, req)).To(Equal(1))
 }
@@ -225,9 +225,9 @@ func TestTheHarnessWaitsOutAShortRequeueToReachReady(t *testing.T) {
 	g.Expect(time.Since(start)).To(BeNumerically(">=", 300*time.Millisecond), "the harness waited for the requeue")
 	g.Expect(n).To(Equal(3))
 	steps := h.Steps()
-	g.Expect(steps[0]).To(reconciletest.RequeueAfter(BeNumerically("~", 300*time.Millisecond, 50*time.Millisecond)))
+	g.Expect(steps[0]).To(matchers.BeRequeuedAfter(BeNumerically("~", 300*time.Millisecond, 50*time.Millisecond)))
 	g.Expect(steps[0].Writes()).To(HaveLen(1), "the status says the widget is being provisioned")
-	g.Expect(steps[1]).To(reconciletest.RequeueAfter(5 * time.Minute))
+	g.Expect(steps[1]).To(matchers.BeRequeuedAfter(5 * time.Minute))
 	g.Expect(steps[1].Writes()).To(HaveLen(1), "the status says the widget is Ready")
 	g.Expect(steps[2].Stable()).To(BeTrue())
 	var w testtypes.Widget
@@ -296,7 +296,7 @@ func TestAPanicIsTurnedIntoAnError(t *testing.T) {
 
 	step := h.Reconcile(t, req)
 
-	g.Expect(step).To(reconciletest.HaveFailed())
+	g.Expect(step).To(matchers.HaveFailed())
 	g.Expect(step.Err).To(MatchError(HavePrefix("panic: runtime error: invalid memory address or nil pointer dereference [recovered]")))
 }
 
@@ -371,23 +371,23 @@ func TestStepMatchers(t *testing.T) {
 		match   bool
 		message string
 	}{
-		{"BeDone on a finished reconcile", reconciletest.BeDone(), done, true, ""},
-		{"BeDone on a requeue", reconciletest.BeDone(), requeued, false,
+		{"BeDone on a finished reconcile", matchers.BeDone(), done, true, ""},
+		{"BeDone on a requeue", matchers.BeDone(), requeued, false,
 			"Expected the reconcile of ns/w to be done\nbut it returned requeue after 1m0s\n  step 1: requeue after 1m0s (no calls)"},
-		{"Requeue on a requeue", reconciletest.Requeue(), requeued, true, ""},
-		{"Requeue on an error", reconciletest.Requeue(), failed, false,
+		{"Requeue on a requeue", matchers.BeRequeued(), requeued, true, ""},
+		{"Requeue on an error", matchers.BeRequeued(), failed, false,
 			"Expected the reconcile of ns/w to requeue\nbut it returned error: boom\n  step 1: error: boom (no calls)"},
-		{"RequeueAfter the same duration", reconciletest.RequeueAfter(time.Minute), requeued, true, ""},
-		{"RequeueAfter another duration", reconciletest.RequeueAfter(time.Hour), requeued, false,
+		{"RequeueAfter the same duration", matchers.BeRequeuedAfter(time.Minute), requeued, true, ""},
+		{"RequeueAfter another duration", matchers.BeRequeuedAfter(time.Hour), requeued, false,
 			"Expected the reconcile of ns/w to requeue after 1h0m0s\nbut it returned requeue after 1m0s\n  step 1: requeue after 1m0s (no calls)"},
-		{"RequeueAfter with a matcher", reconciletest.RequeueAfter(BeNumerically("~", time.Minute, 6*time.Second)), requeued, true, ""},
-		{"RequeueAfter on a finished reconcile", reconciletest.RequeueAfter(BeNumerically(">", 0)), done, false,
+		{"RequeueAfter with a matcher", matchers.BeRequeuedAfter(BeNumerically("~", time.Minute, 6*time.Second)), requeued, true, ""},
+		{"RequeueAfter on a finished reconcile", matchers.BeRequeuedAfter(BeNumerically(">", 0)), done, false,
 			"Expected the reconcile of ns/w to requeue after a delay that matches\nbut it returned done\n  step 1: done (no calls)"},
-		{"BeTerminal on a terminal error", reconciletest.BeTerminal(), terminal, true, ""},
-		{"BeTerminal on a plain error", reconciletest.BeTerminal(), failed, false,
+		{"BeTerminal on a terminal error", matchers.BeTerminal(), terminal, true, ""},
+		{"BeTerminal on a plain error", matchers.BeTerminal(), failed, false,
 			"Expected the reconcile of ns/w to fail with a terminal error\nbut it returned error: boom\n  step 1: error: boom (no calls)"},
-		{"HaveFailed on a plain error", reconciletest.HaveFailed(), failed, true, ""},
-		{"HaveFailed on a terminal error", reconciletest.HaveFailed(), terminal, false,
+		{"HaveFailed on a plain error", matchers.HaveFailed(), failed, true, ""},
+		{"HaveFailed on a terminal error", matchers.HaveFailed(), terminal, false,
 			"Expected the reconcile of ns/w to fail with an error that is retried\nbut it returned terminal error: terminal error: invalid\n  step 1: terminal error: terminal error: invalid (no calls)"},
 	}
 	for _, tt := range tests {
@@ -401,7 +401,7 @@ func TestStepMatchers(t *testing.T) {
 			}
 		})
 	}
-	_, err := reconciletest.BeDone().Match("done")
+	_, err := matchers.BeDone().Match("done")
 	NewWithT(t).Expect(err).To(MatchError("expected a reconciletest.Step, got string"))
 }
 

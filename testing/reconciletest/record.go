@@ -32,8 +32,8 @@ import (
 // in logs and in the process-wide metrics. Make one with [Record].
 //
 // It records one [Step] per reconcile, numbered from 1 in the order the reconciles returned;
-// the steps have no Calls. The step matchers ([BeDone], [Requeue], [RequeueAfter], [BeTerminal],
-// [HaveFailed]) apply to them. A Recorder is safe for concurrent use, as a controller with
+// the steps have no Calls. The result matchers of package testing/matchers (BeDone, BeRequeued,
+// BeRequeuedAfter, BeTerminal, HaveFailed) apply to them. A Recorder is safe for concurrent use, as a controller with
 // several workers needs; it keeps every step until the test ends.
 type Recorder struct {
 	reconciler reconcile.Reconciler
@@ -50,8 +50,8 @@ var _ reconcile.Reconciler = (*Recorder)(nil)
 //	rec := reconciletest.Record(&ClusterReconciler{Client: mgr.GetClient()})
 //	err := ctrl.NewControllerManagedBy(mgr).For(&v1.Cluster{}).Complete(rec)
 //	// ...
-//	g.Eventually(rec.Last).WithArguments(req).Should(reconciletest.RequeueAfter(5 * time.Minute))
-//	g.Expect(rec.Steps()).NotTo(ContainElement(reconciletest.HaveFailed()))
+//	g.Eventually(rec.Last).WithArguments(req).Should(matchers.BeRequeuedAfter(5 * time.Minute))
+//	g.Expect(rec.Steps()).NotTo(ContainElement(matchers.HaveFailed()))
 func Record(r reconcile.Reconciler) *Recorder {
 	return &Recorder{reconciler: r}
 }
@@ -80,7 +80,7 @@ func (r *Recorder) Steps() []Step {
 // Last returns the latest reconcile of req recorded so far, or nil when there is none yet.
 // With Eventually it polls until the controller's latest reconcile of req matches:
 //
-//	g.Eventually(rec.Last).WithArguments(req).Should(reconciletest.BeDone())
+//	g.Eventually(rec.Last).WithArguments(req).Should(matchers.BeDone())
 //
 // A nil step fails every step matcher, so Eventually keeps polling until there is one.
 func (r *Recorder) Last(req reconcile.Request) *Step {

@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/tenon-dev/tenon/internal/testtypes"
+	"github.com/tenon-dev/tenon/testing/matchers"
 	"github.com/tenon-dev/tenon/testing/reconciletest"
 	"github.com/tenon-dev/tenon/testing/testenv"
 )
@@ -60,12 +61,12 @@ func TestARecorderRecordsWhatTheReconcilerReturned(t *testing.T) {
 
 	steps := rec.Steps()
 	g.Expect(steps).To(HaveLen(5))
-	g.Expect(steps[0]).To(reconciletest.RequeueAfter(time.Minute))
-	g.Expect(steps[1]).To(reconciletest.BeDone())
-	g.Expect(steps[2]).To(reconciletest.HaveFailed())
+	g.Expect(steps[0]).To(matchers.BeRequeuedAfter(time.Minute))
+	g.Expect(steps[1]).To(matchers.BeDone())
+	g.Expect(steps[2]).To(matchers.HaveFailed())
 	g.Expect(steps[2].Err).To(MatchError(boom))
-	g.Expect(steps[3]).To(reconciletest.BeTerminal())
-	g.Expect(steps).To(ContainElement(reconciletest.HaveFailed()), "the matchers work on the list too")
+	g.Expect(steps[3]).To(matchers.BeTerminal())
+	g.Expect(steps).To(ContainElement(matchers.HaveFailed()), "the matchers work on the list too")
 	g.Expect(rec.Last(request("polls"))).To(HaveField("Number", 5))
 	g.Expect(rec.Last(request("polls")).String()).To(Equal("step 5 (default/polls): requeue after 1m0s"))
 	g.Expect(rec.Last(request("never"))).To(BeNil())
@@ -94,7 +95,7 @@ func TestARecorderTurnsAPanicIntoAnError(t *testing.T) {
 	_, err := rec.Reconcile(t.Context(), request("w"))
 
 	g.Expect(err).To(MatchError(HavePrefix("panic: runtime error: invalid memory address or nil pointer dereference [recovered]")))
-	g.Expect(rec.Last(request("w"))).To(reconciletest.HaveFailed())
+	g.Expect(rec.Last(request("w"))).To(matchers.HaveFailed())
 }
 
 func TestARecorderIsSafeForConcurrentReconciles(t *testing.T) {
@@ -124,7 +125,7 @@ func TestARecorderIsSafeForConcurrentReconciles(t *testing.T) {
 func TestStepMatchersOnNoStepYet(t *testing.T) {
 	g := NewWithT(t)
 	var none *reconciletest.Step
-	m := reconciletest.BeDone()
+	m := matchers.BeDone()
 
 	ok, err := m.Match(none)
 
@@ -148,7 +149,7 @@ func TestARecorderInARunningManagerOnEnvtest(t *testing.T) {
 	g.Expect(env.Client().Create(ctx, w)).To(Succeed())
 	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(w)}
 
-	g.Eventually(rec.Last).WithArguments(req).WithTimeout(30 * time.Second).Should(reconciletest.RequeueAfter(5 * time.Minute))
+	g.Eventually(rec.Last).WithArguments(req).WithTimeout(30 * time.Second).Should(matchers.BeRequeuedAfter(5 * time.Minute))
 	g.Expect(rec.Steps()).To(HaveEach(HaveField("Request", req)), "the manager's cache holds the test's namespace only")
-	g.Expect(rec.Steps()).NotTo(ContainElement(reconciletest.HaveFailed()))
+	g.Expect(rec.Steps()).NotTo(ContainElement(matchers.HaveFailed()))
 }

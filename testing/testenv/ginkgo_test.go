@@ -165,8 +165,8 @@ var _ = Describe("A controller in a manager that runs as the operator's user", f
 		Expect(cm).To(matchers.BeControlledBy(w))
 
 		req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(w)}
-		Eventually(rec.Last).WithArguments(req).Should(reconciletest.RequeueAfter(5 * time.Minute))
-		Expect(rec.Steps()).NotTo(ContainElement(reconciletest.HaveFailed()))
+		Eventually(rec.Last).WithArguments(req).Should(matchers.BeRequeuedAfter(5 * time.Minute))
+		Expect(rec.Steps()).NotTo(ContainElement(matchers.HaveFailed()))
 	})
 
 	It("lets a deleted Widget go", func(ctx SpecContext) {
@@ -205,7 +205,7 @@ var _ = Describe("The reconciler under the harness", func() {
 		h.AssertIdempotent(GinkgoT(), req)
 
 		Expect(h.Steps()).To(HaveLen(2))
-		Expect(h.Steps()[1]).To(reconciletest.RequeueAfter(5 * time.Minute))
+		Expect(h.Steps()[1]).To(matchers.BeRequeuedAfter(5 * time.Minute))
 		Expect(h.Steps()[1].Stable()).To(BeTrue())
 	})
 

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package reconciletest
+package matchers
 
 import (
 	"fmt"
@@ -22,24 +22,28 @@ import (
 
 	"github.com/onsi/gomega"
 	"github.com/onsi/gomega/types"
+
+	"github.com/tenon-dev/tenon/testing/reconciletest"
 )
 
-// BeDone succeeds when a [Step] returned neither an error nor a requeue: the reconciler has no
-// reason to run again until something changes. A reconciler that polls at steady state is
-// stable without being done; see [Step.Stable].
+// BeDone succeeds when a reconcile (a [reconciletest.Step], or the *Step Recorder.Last returns)
+// returned neither an error nor a requeue: the reconciler has no reason to run again until
+// something changes. A reconciler that polls at steady state is stable without being done; see
+// [reconciletest.Step.Stable].
 func BeDone() types.GomegaMatcher {
-	return &stepMatcher{expectation: "be done", check: func(s Step) (bool, error) { return s.Err == nil && !s.Requeued(), nil }}
+	return &stepMatcher{expectation: "be done", check: func(s reconciletest.Step) (bool, error) { return s.Err == nil && !s.Requeued(), nil }}
 }
 
-// Requeue succeeds when a [Step] returned no error and asked to be requeued, after any delay.
-func Requeue() types.GomegaMatcher {
-	return &stepMatcher{expectation: "requeue", check: func(s Step) (bool, error) { return s.Err == nil && s.Requeued(), nil }}
+// BeRequeued succeeds when a reconcile returned no error and asked to be requeued, after any
+// delay.
+func BeRequeued() types.GomegaMatcher {
+	return &stepMatcher{expectation: "requeue", check: func(s reconciletest.Step) (bool, error) { return s.Err == nil && s.Requeued(), nil }}
 }
 
-// RequeueAfter succeeds when a [Step] returned no error and a RequeueAfter that matches
+// BeRequeuedAfter succeeds when a reconcile returned no error and a RequeueAfter that matches
 // expected: a time.Duration it must equal, or a matcher, such as
 // BeNumerically("~", time.Minute, 6*time.Second) for a jittered poll.
-func RequeueAfter(expected any) types.GomegaMatcher {
+func BeRequeuedAfter(expected any) types.GomegaMatcher {
 	m, isMatcher := expected.(types.GomegaMatcher)
 	desc := fmt.Sprint(expected)
 	switch {
@@ -51,7 +55,7 @@ func RequeueAfter(expected any) types.GomegaMatcher {
 			desc = d.String()
 		}
 	}
-	return &stepMatcher{expectation: "requeue after " + desc, check: func(s Step) (bool, error) {
+	return &stepMatcher{expectation: "requeue after " + desc, check: func(s reconciletest.Step) (bool, error) {
 		if s.Err != nil || s.Result.RequeueAfter <= 0 {
 			return false, nil
 		}
@@ -59,25 +63,25 @@ func RequeueAfter(expected any) types.GomegaMatcher {
 	}}
 }
 
-// BeTerminal succeeds when a [Step] returned a terminal error (reconcile.TerminalError), which
+// BeTerminal succeeds when a reconcile returned a terminal error (reconcile.TerminalError), which
 // controller-runtime logs once and does not retry.
 func BeTerminal() types.GomegaMatcher {
-	return &stepMatcher{expectation: "fail with a terminal error", check: func(s Step) (bool, error) { return s.Terminal(), nil }}
+	return &stepMatcher{expectation: "fail with a terminal error", check: func(s reconciletest.Step) (bool, error) { return s.Terminal(), nil }}
 }
 
-// HaveFailed succeeds when a [Step] returned an error that is not terminal, which
+// HaveFailed succeeds when a reconcile returned an error that is not terminal, which
 // controller-runtime retries with backoff. Assert on the error itself with
 // Expect(step.Err).To(MatchError(...)).
 func HaveFailed() types.GomegaMatcher {
-	return &stepMatcher{expectation: "fail with an error that is retried", check: func(s Step) (bool, error) {
+	return &stepMatcher{expectation: "fail with an error that is retried", check: func(s reconciletest.Step) (bool, error) {
 		return s.Err != nil && !s.Terminal(), nil
 	}}
 }
 
-// stepMatcher is the GomegaMatcher behind the matchers of a Step.
+// stepMatcher is the GomegaMatcher behind the matchers of a reconcile's outcome.
 type stepMatcher struct {
 	expectation string
-	check       func(Step) (bool, error)
+	check       func(reconciletest.Step) (bool, error)
 }
 
 // Match implements types.GomegaMatcher.
@@ -107,15 +111,15 @@ func (m *stepMatcher) message(actual any, to string) string {
 	return fmt.Sprintf("Expected the reconcile of %s%s%s\nbut it returned %s\n  %s", s.Request, to, m.expectation, s.Outcome(), s)
 }
 
-func stepOf(actual any) (Step, error) {
+func stepOf(actual any) (reconciletest.Step, error) {
 	switch s := actual.(type) {
-	case Step:
+	case reconciletest.Step:
 		return s, nil
-	case *Step:
+	case *reconciletest.Step:
 		if s != nil {
 			return *s, nil
 		}
-		return Step{}, fmt.Errorf("there is no reconcile to match yet (a nil *reconciletest.Step, as Recorder.Last returns before the first)")
+		return reconciletest.Step{}, fmt.Errorf("there is no reconcile to match yet (a nil *reconciletest.Step, as Recorder.Last returns before the first)")
 	}
-	return Step{}, fmt.Errorf("expected a reconciletest.Step, got %T", actual)
+	return reconciletest.Step{}, fmt.Errorf("expected a reconciletest.Step, got %T", actual)
 }
