@@ -165,11 +165,11 @@ func run(o options) error {
 	}
 
 	dns := &controller.DNSProvider{Endpoint: o.dnsEndpoint, Secret: secretKey, Reader: mgr.GetClient()}
-	r := controller.NewReconciler(mgr, dns, o.directoryNamespace)
 	if fence != nil {
 		// Calls to the DNS provider do not go through the API server: the lock refuses them too.
-		r.Fence = fence
+		dns.Fence = fence
 	}
+	r := controller.NewReconciler(mgr, dns, o.directoryNamespace)
 	r.Metrics = observe.NewMetrics()
 	if err := r.Metrics.Register(metrics.Registry); err != nil {
 		return fmt.Errorf("failed to register metrics: %w", err)

@@ -48,7 +48,6 @@ import (
 
 	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/conditions/observe"
-	"github.com/tenon-dev/tenon/external"
 	"github.com/tenon-dev/tenon/finalizer"
 	"github.com/tenon-dev/tenon/ownership"
 	"github.com/tenon-dev/tenon/patch"
@@ -83,10 +82,6 @@ type ClusterReconciler struct {
 	Recorder events.EventRecorder
 	// DNS gives access to the DNS provider.
 	DNS *DNSProvider
-	// Fence, when set, refuses calls to the DNS provider once this replica may no longer act as
-	// the leader (the *fencing.Lock of the manager's leader election): they do not go through
-	// the API server, whose requests the lock fences. Optional.
-	Fence external.Fence
 	// DirectoryNamespace is where each Cluster publishes its directory entry.
 	DirectoryNamespace string
 
@@ -104,9 +99,8 @@ type ClusterReconciler struct {
 	// change at once.
 	ProgressInterval time.Duration
 
-	lifecycleOnce sync.Once
-	lifecycle     *finalizer.Lifecycle[*appsv1alpha1.Cluster]
-	progress      progressClock
+	lifecycle *finalizer.Lifecycle[*appsv1alpha1.Cluster]
+	progress  progressClock
 }
 
 // DefaultProgressInterval is ClusterReconciler.ProgressInterval's default.
@@ -152,7 +146,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 
 	// The finalizer first: nothing external is created before it is in place, and a deleted
 	// Cluster only runs its cleanup steps.
-	if proceed, res, err := r.cleanup().Reconcile(ctx, cluster); !proceed {
+	if proceed, res, err := r.lifecycle.Reconcile(ctx, cluster); !proceed {
 		return res, err
 	}
 
@@ -213,9 +207,12 @@ var ownedConditions = patch.OwnedConditions(slices.DeleteFunc((&appsv1alpha1.Clu
 	func(t conditions.Type) bool { return t == conditions.Deleting }))
 
 // NewReconciler returns a ClusterReconciler for mgr, with an Applier that reads from the
-// manager's cache.
+// manager's cache, and builds the Cluster's finalizer lifecycle from its client, API reader and
+// Event recorder and from dns (its Fence included): set those before, not on the reconciler it
+// returns. The other fields (Metrics, History, MaxConcurrentReconciles, ProgressInterval) may be
+// set until SetupWithManager.
 func NewReconciler(mgr ctrl.Manager, dns *DNSProvider, directoryNamespace string) *ClusterReconciler {
-	return &ClusterReconciler{
+	r := &ClusterReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Scheme:    mgr.GetScheme(),
@@ -226,6 +223,8 @@ func NewReconciler(mgr ctrl.Manager, dns *DNSProvider, directoryNamespace string
 		DNS:                dns,
 		DirectoryNamespace: directoryNamespace,
 	}
+	r.lifecycle = r.newLifecycle()
+	return r
 }
 
 // CacheOptions limits the manager's cache to what the controller needs: its children, found by
@@ -287,30 +286,27 @@ func ClientOptions() client.Options {
 	return client.Options{Cache: &client.CacheOptions{EnableReadYourWritesConsistency: ptr.To(true)}}
 }
 
-// cleanup returns the Cluster's finalizer lifecycle: delete the DNS record, then the tracked
+// newLifecycle returns the Cluster's finalizer lifecycle: delete the DNS record, then the tracked
 // directory entry.
-func (r *ClusterReconciler) cleanup() *finalizer.Lifecycle[*appsv1alpha1.Cluster] {
-	r.lifecycleOnce.Do(func() {
-		r.lifecycle = &finalizer.Lifecycle[*appsv1alpha1.Cluster]{
-			Finalizer: FinalizerName,
-			Client:    r.Client,
-			Recorder:  r.Recorder,
-			Steps: []finalizer.Step[*appsv1alpha1.Cluster]{
-				// The record lives outside Kubernetes: spec.deletionPolicy Retain keeps it.
-				r.dnsRecord("").Step(),
-				// The cache finds the directory entries; the API reader confirms none is left
-				// (a cache that has not seen one yet must not let the Cluster go without it).
-				finalizer.TrackedChildren[*appsv1alpha1.Cluster](r.Client, []client.ObjectList{&corev1.ConfigMapList{}},
-					ownership.UseIndex(true), ownership.APIReader(r.APIReader)),
-			},
-			Retain: func(cluster *appsv1alpha1.Cluster) bool {
-				return cluster.Spec.DeletionPolicy == appsv1alpha1.DeletionPolicyRetain
-			},
-			Timeout:      CleanupTimeout,
-			AllowRelease: true,
-		}
-	})
-	return r.lifecycle
+func (r *ClusterReconciler) newLifecycle() *finalizer.Lifecycle[*appsv1alpha1.Cluster] {
+	return &finalizer.Lifecycle[*appsv1alpha1.Cluster]{
+		Finalizer: FinalizerName,
+		Client:    r.Client,
+		Recorder:  r.Recorder,
+		Steps: []finalizer.Step[*appsv1alpha1.Cluster]{
+			// The record lives outside Kubernetes: spec.deletionPolicy Retain keeps it.
+			r.dnsRecord("").Step(),
+			// The cache finds the directory entries; the API reader confirms none is left
+			// (a cache that has not seen one yet must not let the Cluster go without it).
+			finalizer.TrackedChildren[*appsv1alpha1.Cluster](r.Client, []client.ObjectList{&corev1.ConfigMapList{}},
+				ownership.UseIndex(true), ownership.APIReader(r.APIReader)),
+		},
+		Retain: func(cluster *appsv1alpha1.Cluster) bool {
+			return cluster.Spec.DeletionPolicy == appsv1alpha1.DeletionPolicyRetain
+		},
+		Timeout:      CleanupTimeout,
+		AllowRelease: true,
+	}
 }
 
 // SetupWithManager registers the controller with mgr, wrapped so that conflicts are quiet

@@ -67,6 +67,10 @@ type DNSProvider struct {
 	Reader client.Reader
 	// HTTPClient sends the requests. Defaults to a client with a 10 second timeout.
 	HTTPClient *http.Client
+	// Fence, when set, refuses calls to the DNS provider once this replica may no longer act as
+	// the leader (the *fencing.Lock of the manager's leader election): they do not go through
+	// the API server, whose requests the lock fences. Optional.
+	Fence external.Fence
 }
 
 // errInvalidCredentials is the start of the error for missing or refused credentials: a person
@@ -241,7 +245,7 @@ func (r *ClusterReconciler) dnsRecord(address string) *external.Resource[*appsv1
 		// be sent again.
 		IdempotentCreate: true,
 		PollInterval:     dnsPollInterval,
-		Fence:            r.Fence,
+		Fence:            r.DNS.Fence,
 	}
 }
 
