@@ -235,10 +235,10 @@ func verbOf(req *http.Request, named bool) (verb, patchType string) {
 			return "apply", ""
 		case strings.Contains(ct, "json-patch"):
 			return "patch", "json"
+		case strings.Contains(ct, "strategic-merge-patch"): // before merge-patch, which it contains
+			return "patch", "strategic"
 		case strings.Contains(ct, "merge-patch"):
 			return "patch", "merge"
-		case strings.Contains(ct, "strategic-merge-patch"):
-			return "patch", "strategic"
 		}
 		return "patch", ""
 	case http.MethodDelete:

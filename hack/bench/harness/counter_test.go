@@ -39,6 +39,8 @@ func TestClassify(t *testing.T) {
 			RequestKey{Verb: "patch", PatchType: "json", Resource: "widgets", Subresource: "status"}},
 		{"a merge patch", http.MethodPatch, "/apis/bench.tenon.dev/v1/namespaces/ns/widgets/w", "application/merge-patch+json",
 			RequestKey{Verb: "patch", PatchType: "merge", Resource: "widgets"}},
+		{"a strategic merge patch of an Event", http.MethodPatch, "/api/v1/namespaces/ns/events/e", "application/strategic-merge-patch+json",
+			RequestKey{Verb: "patch", PatchType: "strategic", Resource: "events"}},
 		{"a server-side apply of the status", http.MethodPatch, "/apis/bench.tenon.dev/v1/namespaces/ns/widgets/w/status", "application/apply-patch+yaml",
 			RequestKey{Verb: "apply", Resource: "widgets", Subresource: "status"}},
 		{"an update", http.MethodPut, "/apis/bench.tenon.dev/v1/namespaces/ns/widgets/w", "application/json",
