@@ -119,11 +119,10 @@ func (r *Resource[T]) cleanupPass(ctx context.Context, obj T, rec record) (final
 // error.
 func (r *Resource[T]) settleOperation(ctx context.Context, obj T, rec record) (_ record, progress finalizer.Progress, pending bool, _ error) {
 	st := rec.state
-	ops, ok := r.Provider.(Operations[T])
-	if !ok {
-		return rec, finalizer.Progress{}, false, fmt.Errorf("%T returned operation %s but does not implement external.Operations to poll it", r.Provider, st.Operation)
+	done, opErr, err := r.pollOperation(ctx, obj, st.Operation)
+	if err != nil {
+		return rec, finalizer.Progress{}, false, err
 	}
-	done, opErr := ops.OperationDone(ctx, obj, st.Operation)
 	switch {
 	case !done && opErr != nil:
 		return rec, finalizer.Progress{}, false, fmt.Errorf("failed to poll operation %s of %s %s: %w", st.Operation, r.Name, st.Name, opErr)
@@ -133,15 +132,7 @@ func (r *Resource[T]) settleOperation(ctx context.Context, obj T, rec record) (_
 		return rec, finalizer.Waiting(r.pollInterval(), fmt.Sprintf("waiting for operation %s (%s) of %s %s before deleting it",
 			st.Operation, st.OperationKind, r.Name, st.Name)), true, nil
 	}
-	after := st
-	after.Operation, after.OperationKind = "", ""
-	if st.OperationKind == kindCreate {
-		after.Phase = phaseCreated
-		if opErr != nil {
-			after.Phase = phaseFailed
-		}
-	}
-	rec, err := r.write(ctx, obj, rec, after, false)
+	rec, err = r.write(ctx, obj, rec, st.settled(opErr), false)
 	if err != nil {
 		return rec, finalizer.Progress{}, false, err
 	}
@@ -171,14 +162,9 @@ func (r *Resource[T]) deleteRemote(ctx context.Context, obj T, rec record) (fina
 	if err != nil {
 		return finalizer.Progress{}, fmt.Errorf("failed to delete %s %s: %w", r.Name, name, err)
 	}
-	message := fmt.Sprintf("deleting %s %s", r.Name, name)
-	if op != "" {
-		next := rec.state
-		next.Operation, next.OperationKind = op, kindDelete
-		if _, err := r.write(ctx, obj, rec, next, false); err != nil && !errors.Is(err, errStale) {
-			return finalizer.Progress{}, err
-		}
-		message += ": operation " + string(op)
+	message, err := r.recordOperation(ctx, obj, rec, op, kindDelete, fmt.Sprintf("deleting %s %s", r.Name, name))
+	if err != nil {
+		return finalizer.Progress{}, err
 	}
 	return finalizer.Waiting(r.pollInterval(), message), nil
 }

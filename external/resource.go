@@ -268,27 +268,47 @@ func (r *Resource[T]) update(ctx context.Context, obj T, rec record, name string
 	if err != nil {
 		return r.failed(obj, ReasonUpdateFailed, fmt.Errorf("failed to update %s %s: %w", r.Name, name, err))
 	}
-	message := fmt.Sprintf("updating %s %s", r.Name, name)
-	if op != "" {
-		next := rec.state
-		next.Operation, next.OperationKind = op, kindUpdate
-		if _, err := r.write(ctx, obj, rec, next, false); err != nil && !errors.Is(err, errStale) {
-			return ctrl.Result{}, err
-		}
-		message += ": operation " + string(op)
+	message, err := r.recordOperation(ctx, obj, rec, op, kindUpdate, fmt.Sprintf("updating %s %s", r.Name, name))
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	return r.progress(obj, ReasonUpdating, message, "")
+}
+
+// pollOperation asks the provider, which must implement Operations, whether operation op has
+// finished, and with what error.
+func (r *Resource[T]) pollOperation(ctx context.Context, obj T, op Operation) (done bool, opErr, err error) {
+	ops, ok := r.Provider.(Operations[T])
+	if !ok {
+		return false, nil, fmt.Errorf("%T returned operation %s but does not implement external.Operations to poll it", r.Provider, op)
+	}
+	done, opErr = ops.OperationDone(ctx, obj, op)
+	return done, opErr, nil
+}
+
+// recordOperation records op, of the given kind, in the state rec holds, when the provider
+// returned one, and returns message with the operation named. A state someone else wrote since
+// (errStale) is not an error: the next pass reads theirs.
+func (r *Resource[T]) recordOperation(ctx context.Context, obj T, rec record, op Operation, kind, message string) (string, error) {
+	if op == "" {
+		return message, nil
+	}
+	next := rec.state
+	next.Operation, next.OperationKind = op, kind
+	if _, err := r.write(ctx, obj, rec, next, false); err != nil && !errors.Is(err, errStale) {
+		return "", err
+	}
+	return message + ": operation " + string(op), nil
 }
 
 // operation polls the pending operation of rec. When it has finished, it records that and
 // returns the new record with wait false; otherwise the result to return, with wait true.
 func (r *Resource[T]) operation(ctx context.Context, obj T, rec record) (next record, res ctrl.Result, wait bool, err error) {
 	st := rec.state
-	ops, ok := r.Provider.(Operations[T])
-	if !ok {
-		return rec, ctrl.Result{}, true, fmt.Errorf("%T returned operation %s but does not implement external.Operations to poll it", r.Provider, st.Operation)
+	done, opErr, err := r.pollOperation(ctx, obj, st.Operation)
+	if err != nil {
+		return rec, ctrl.Result{}, true, err
 	}
-	done, opErr := ops.OperationDone(ctx, obj, st.Operation)
 	if !done {
 		if opErr != nil {
 			res, err := r.providerError(obj, fmt.Errorf("failed to poll operation %s of %s %s: %w", st.Operation, r.Name, st.Name, opErr))
@@ -301,17 +321,7 @@ func (r *Resource[T]) operation(ctx context.Context, obj T, rec record) (next re
 		res, err := r.progress(obj, reason, fmt.Sprintf("%s %s %s: operation %s", verb, r.Name, st.Name, st.Operation), "")
 		return rec, res, true, err
 	}
-	after := st
-	after.Operation, after.OperationKind = "", ""
-	if st.OperationKind == kindCreate {
-		// A create that finished made the resource: if Observe does not find it now, it was
-		// deleted since. One that failed made nothing: the next attempt gets a new key.
-		after.Phase = phaseCreated
-		if opErr != nil {
-			after.Phase = phaseFailed
-		}
-	}
-	next, err = r.write(ctx, obj, rec, after, false)
+	next, err = r.write(ctx, obj, rec, st.settled(opErr), false)
 	if err != nil || opErr == nil {
 		return next, ctrl.Result{}, err != nil, err
 	}

@@ -76,6 +76,22 @@ type state struct {
 	OperationKind string    `json:"operationKind,omitempty"`
 }
 
+// settled returns s once its operation has finished, with error opErr (nil when it succeeded):
+// the operation cleared and, for a create, its outcome as the phase. A create that finished
+// made the resource (if Observe does not find it now, it was deleted since); one that failed made
+// nothing, and the next attempt gets a new key.
+func (s state) settled(opErr error) state {
+	after := s
+	after.Operation, after.OperationKind = "", ""
+	if s.OperationKind == kindCreate {
+		after.Phase = phaseCreated
+		if opErr != nil {
+			after.Phase = phaseFailed
+		}
+	}
+	return after
+}
+
 // record is the persisted state as one copy of the object holds it: the base of the next write.
 type record struct {
 	uid types.UID
