@@ -44,6 +44,7 @@ var (
 	poolFinalizers   = []string{"a.example.com/x", "b.example.com/y", "c.example.com/z"}
 	poolImages       = []string{"registry.example.com/app:1.0", "registry.example.com/app:1.1", "busybox:1.36"}
 	poolURLs         = []string{"https://git.example.com/app.git", "https://git.example.com/other.git", "ssh://git@git.example.com/app.git"}
+	poolGroups       = []string{"", "apps", "infrastructure.cluster.x-k8s.io", "cert-manager.io"}
 	poolBase64       = []string{"c2VlZA==", "YQ==", ""}
 	poolIPs          = []string{"10.0.0.1", "10.0.0.2", "192.168.1.10"}
 	poolCIDRs        = []string{"10.0.0.0/16", "192.168.0.0/16"}
@@ -200,8 +201,8 @@ var poolsByName = map[string][]string{
 	"interval":     poolDurations,
 	"timeout":      poolDurations,
 	"apiversion":   {"v1", "apps/v1", "infrastructure.cluster.x-k8s.io/v1beta2"},
-	"apigroup":     {"", "apps", "infrastructure.cluster.x-k8s.io", "cert-manager.io"},
-	"group":        {"", "apps", "infrastructure.cluster.x-k8s.io", "cert-manager.io"},
+	"apigroup":     poolGroups,
+	"group":        poolGroups,
 	"kind":         {"ConfigMap", "Deployment", "DockerMachine", "Issuer"},
 	"name":         poolNames,
 	"namespace":    poolNames,
