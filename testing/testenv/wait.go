@@ -76,10 +76,12 @@ func (e *Environment) WaitUntilSeen(ctx context.Context, reader client.Reader, o
 }
 
 // DeleteAndWait deletes obj through the environment's client and waits until reader either
-// reports it gone, or returns it with a deletionTimestamp while finalizers still hold it, at
-// obj's resourceVersion or a later one: the state in which a controller's finalizer logic runs.
-// An object that is already gone is not an error. (A cache that still holds a version from
-// before obj's, such as the one before the test removed the last finalizer, does not count.)
+// reports it gone, or returns it with a deletionTimestamp while finalizers still hold it, at the
+// resourceVersion the API server has after the delete or a later one: the state in which a
+// controller's finalizer logic runs. An object that is already gone is not an error. Which of the
+// two to wait for is read from the API server after the delete: once the object is gone there,
+// only its absence from the reader counts, so a cache that still holds a version from before (the
+// one before the test removed the last finalizer, say) is waited out.
 //
 // When the object is still present, obj is updated with the state the reader returned, so the
 // caller can inspect its finalizers and conditions.
@@ -88,10 +90,18 @@ func (e *Environment) DeleteAndWait(ctx context.Context, obj client.Object, read
 		return err
 	}
 	key := client.ObjectKeyFromObject(obj)
-	want := obj.GetResourceVersion()
 	latest, err := objects.Empty(obj)
 	if err != nil {
 		return err
+	}
+	// What the API server holds now: the object held by its finalizers, at its resourceVersion,
+	// or nothing (want stays empty, and only "gone" counts).
+	var want string
+	switch err := e.client.Get(ctx, key, latest); {
+	case err == nil:
+		want = latest.GetResourceVersion()
+	case !apierrors.IsNotFound(err):
+		return fmt.Errorf("failed to read %s %s after deleting it: %w", kindOf(e, obj), key, err)
 	}
 	var last string
 	err = e.poll(ctx, func(ctx context.Context) (bool, error) {
@@ -102,8 +112,8 @@ func (e *Environment) DeleteAndWait(ctx context.Context, obj client.Object, read
 			return false, err
 		}
 		last = fmt.Sprintf("present with finalizers %v at resourceVersion %s", latest.GetFinalizers(), latest.GetResourceVersion())
-		if latest.GetDeletionTimestamp() != nil && len(latest.GetFinalizers()) > 0 &&
-			(want == "" || atLeast(latest.GetResourceVersion(), want)) {
+		if want != "" && latest.GetDeletionTimestamp() != nil && len(latest.GetFinalizers()) > 0 &&
+			atLeast(latest.GetResourceVersion(), want) {
 			return true, objects.CopyInto(obj, latest)
 		}
 		return false, nil
