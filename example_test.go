@@ -142,7 +142,7 @@ func Example() {
 	_, err = r.Reconcile(ctx, req)
 	_ = c.Get(ctx, req.NamespacedName, cluster)
 	stalled := conditions.Get(cluster, conditions.Stalled)
-	kstatus, _, _ := conditions.Compute(cluster)
+	kstatus, _, _ := conditions.ComputeKStatus(cluster)
 	fmt.Println("terminal:", errors.Is(err, reconcile.TerminalError(nil)), "stalled:", stalled.Reason, "kstatus:", kstatus)
 
 	// Output:

@@ -92,5 +92,5 @@ func TestComputeAndCheckOnUnstructured(t *testing.T) {
 
 	res, err := compute(u)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(res.Status).To(Equal(conditions.StatusCurrent))
+	g.Expect(res.Status).To(Equal(conditions.KStatusCurrent))
 }

@@ -22,13 +22,13 @@ import (
 	"github.com/tenon-dev/tenon/conditions"
 )
 
-// kstatusResult is what conditions.Compute returns, as one value that tests compare.
+// kstatusResult is what conditions.ComputeKStatus returns, as one value that tests compare.
 type kstatusResult struct {
-	Status  conditions.Status
+	Status  conditions.KStatus
 	Message string
 }
 
 func compute(obj runtime.Object) (kstatusResult, error) {
-	status, message, err := conditions.Compute(obj)
+	status, message, err := conditions.ComputeKStatus(obj)
 	return kstatusResult{Status: status, Message: message}, err
 }

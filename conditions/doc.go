@@ -62,7 +62,7 @@ limitations under the License.
 // True; `kubectl wait --for=condition=Ready` reads Ready and the generation it was observed at.
 // requeue.Report keeps Reconciling, Stalled and status.observedGeneration from what a reconcile
 // returns; [MarkReconciling], [MarkStalled], [MarkReconciled] and [SetObservedGeneration] are
-// the pieces it is made of, for controllers that record the outcome their own way. [Compute]
+// the pieces it is made of, for controllers that record the outcome their own way. [ComputeKStatus]
 // returns the state kstatus reports (Current, InProgress, Failed, Terminating), tested to agree
 // with kstatus itself on every combination of those conditions; testing/matchers' BeCompliant
 // lists how an object breaks the convention, for tests.

@@ -138,7 +138,7 @@ func TestKubectlWaitAgreesWithIsReady(t *testing.T) {
 	g.Expect(kubectlWait("2s")).To(MatchError(ContainSubstring("timed out waiting for the condition")))
 	res, err := compute(w)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(res.Status).To(Equal(conditions.StatusInProgress))
+	g.Expect(res.Status).To(Equal(conditions.KStatusInProgress))
 
 	// The controller reconciles the new generation.
 	reconcileStatus(g, w)
@@ -147,5 +147,5 @@ func TestKubectlWaitAgreesWithIsReady(t *testing.T) {
 	g.Expect(kubectlWait("30s")).To(Succeed())
 	res, err = compute(w)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(res.Status).To(Equal(conditions.StatusCurrent))
+	g.Expect(res.Status).To(Equal(conditions.KStatusCurrent))
 }

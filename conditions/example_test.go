@@ -126,7 +126,7 @@ func ExampleCompute() {
 	cluster := &Cluster{ObjectMeta: metav1.ObjectMeta{Name: "demo", Generation: 2}}
 	cluster.Status.ObservedGeneration = 1
 	show := func() {
-		status, message, _ := conditions.Compute(cluster)
+		status, message, _ := conditions.ComputeKStatus(cluster)
 		fmt.Println(status, "-", message)
 	}
 	show()

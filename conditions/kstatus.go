@@ -149,27 +149,28 @@ func observedGenerationField(obj metav1.Object) (reflect.Value, error) {
 	return reflect.Value{}, fmt.Errorf("%T has no status.observedGeneration: give its Status an ObservedGeneration int64 field, or implement conditions.ObservedGenerationSetter", obj)
 }
 
-// Status is the overall state of an object, as the kstatus library
+// KStatus is the overall state of an object, as the kstatus library
 // (sigs.k8s.io/cli-utils/pkg/kstatus) computes it for custom resources and as kstatus-based tools
 // (Flux, kpt, Config Sync, cli-utils) show it.
-type Status string
+type KStatus string
 
-// The states [Compute] returns.
+// The states [ComputeKStatus] returns.
 const (
-	// StatusCurrent: the object's status describes its current spec, Ready (when it has one) is
+	// KStatusCurrent: the object's status describes its current spec, Ready (when it has one) is
 	// True, and nothing is in progress or stalled.
-	StatusCurrent Status = "Current"
-	// StatusInProgress: the controller has not yet observed the current generation, says it is
+	KStatusCurrent KStatus = "Current"
+	// KStatusInProgress: the controller has not yet observed the current generation, says it is
 	// Reconciling, or has a Ready condition that is False or Unknown.
-	StatusInProgress Status = "InProgress"
-	// StatusFailed: the controller says it is Stalled.
-	StatusFailed Status = "Failed"
-	// StatusTerminating: the object is being deleted.
-	StatusTerminating Status = "Terminating"
+	KStatusInProgress KStatus = "InProgress"
+	// KStatusFailed: the controller says it is Stalled.
+	KStatusFailed KStatus = "Failed"
+	// KStatusTerminating: the object is being deleted.
+	KStatusTerminating KStatus = "Terminating"
 )
 
-// Compute returns obj's state, and a message that explains it, by the rules kstatus (sigs.k8s.io/cli-utils/pkg/kstatus, v0.37)
-// applies to custom resources, with kstatus's messages. The first rule that applies decides:
+// ComputeKStatus returns obj's kstatus: its overall state, and a message that explains it, by the
+// rules kstatus (sigs.k8s.io/cli-utils/pkg/kstatus, v0.37) applies to custom resources, with
+// kstatus's messages. The first rule that applies decides:
 //
 //  1. a deletionTimestamp means Terminating;
 //  2. a status.observedGeneration different from metadata.generation means InProgress (an
@@ -191,13 +192,14 @@ const (
 // kstatus has rules of its own for some built-in kinds (Deployment, StatefulSet, DaemonSet,
 // ReplicaSet, Pod, PersistentVolumeClaim, Service, Job, PodDisruptionBudget,
 // CustomResourceDefinition, and ConfigMap, Secret and CronJob, which are always Current), which it
-// applies between rules 3 and 4. Compute does not implement them: do not use it for those kinds.
+// applies between rules 3 and 4. ComputeKStatus does not implement them: do not use it for those
+// kinds.
 //
 // obj may be typed or unstructured; a typed object is converted with the default converter,
 // which is an error only for types that cannot be represented as JSON. A field of the wrong type
 // (a metadata.generation that is not an integer, a condition that is not an object) is an error,
 // as it is for kstatus.
-func Compute(obj runtime.Object) (status Status, message string, err error) {
+func ComputeKStatus(obj runtime.Object) (status KStatus, message string, err error) {
 	u, err := toUnstructured(obj)
 	if err != nil {
 		return "", "", err
@@ -207,7 +209,7 @@ func Compute(obj runtime.Object) (status Status, message string, err error) {
 		return "", "", fmt.Errorf("failed to read metadata.deletionTimestamp of %s %s: %w", u.GetKind(), u.GetName(), err)
 	}
 	if deletion != "" {
-		return StatusTerminating, "Resource scheduled for deletion", nil
+		return KStatusTerminating, "Resource scheduled for deletion", nil
 	}
 
 	if status, message, err := generationStatus(u); status != "" || err != nil {
@@ -223,7 +225,7 @@ func Compute(obj runtime.Object) (status Status, message string, err error) {
 
 // generationStatus returns InProgress when u's status.observedGeneration is set and is not its
 // metadata.generation (rule 2), and no status otherwise.
-func generationStatus(u *unstructured.Unstructured) (Status, string, error) {
+func generationStatus(u *unstructured.Unstructured) (KStatus, string, error) {
 	gen, hasGen, err := unstructured.NestedInt64(u.Object, "metadata", "generation")
 	if err != nil {
 		return "", "", fmt.Errorf("failed to read metadata.generation of %s %s: %w", u.GetKind(), u.GetName(), err)
@@ -236,20 +238,20 @@ func generationStatus(u *unstructured.Unstructured) (Status, string, error) {
 		return "", "", fmt.Errorf("failed to read status.observedGeneration of %s %s: %w", u.GetKind(), u.GetName(), err)
 	}
 	if found && observed != gen {
-		return StatusInProgress, fmt.Sprintf("%s generation is %d, but latest observed generation is %d", u.GetKind(), gen, observed), nil
+		return KStatusInProgress, fmt.Sprintf("%s generation is %d, but latest observed generation is %d", u.GetKind(), gen, observed), nil
 	}
 	return "", "", nil
 }
 
 // conditionStatus applies rules 3 to 5 to the conditions kstatus reads: Reconciling or Stalled
 // True, whichever comes first, then Ready, then Current.
-func conditionStatus(list []kstatusCondition) (Status, string) {
+func conditionStatus(list []kstatusCondition) (KStatus, string) {
 	for _, c := range list {
 		switch {
 		case c.Type == string(Reconciling) && c.Status == metav1.ConditionTrue:
-			return StatusInProgress, c.Message
+			return KStatusInProgress, c.Message
 		case c.Type == string(Stalled) && c.Status == metav1.ConditionTrue:
-			return StatusFailed, c.Message
+			return KStatusFailed, c.Message
 		}
 	}
 	for _, c := range list {
@@ -258,12 +260,12 @@ func conditionStatus(list []kstatusCondition) (Status, string) {
 		}
 		switch c.Status {
 		case metav1.ConditionTrue:
-			return StatusCurrent, "Resource is Ready"
+			return KStatusCurrent, "Resource is Ready"
 		case metav1.ConditionFalse, metav1.ConditionUnknown:
-			return StatusInProgress, c.Message
+			return KStatusInProgress, c.Message
 		}
 	}
-	return StatusCurrent, "Resource is current"
+	return KStatusCurrent, "Resource is current"
 }
 
 // kstatusCondition holds the fields of a condition kstatus reads.

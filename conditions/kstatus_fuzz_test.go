@@ -28,7 +28,7 @@ import (
 // FuzzComputeAgreesWithKstatus goes where the exhaustive matrix does not: duplicated types,
 // statuses the API server would reject ("", "true"), conditions of other types, no
 // metadata.generation, and a status.observedGeneration ahead of it. Each input byte picks one
-// choice; conditions.Compute must return what kstatus returns, or fail where it fails.
+// choice; conditions.ComputeKStatus must return what kstatus returns, or fail where it fails.
 func FuzzComputeAgreesWithKstatus(f *testing.F) {
 	f.Add([]byte{0, 0, 0})
 	f.Add([]byte{1, 1, 3, 2, 0, 1, 1, 1, 0, 0}) // Ready False, then Ready True
@@ -82,7 +82,7 @@ func FuzzComputeAgreesWithKstatus(f *testing.F) {
 		want, wantErr := kstatus.Compute(u.DeepCopy())
 		got, gotErr := compute(u.DeepCopy())
 		if (wantErr != nil) != (gotErr != nil) {
-			t.Fatalf("kstatus error %v, conditions.Compute error %v, for %v", wantErr, gotErr, u.Object)
+			t.Fatalf("kstatus error %v, conditions.ComputeKStatus error %v, for %v", wantErr, gotErr, u.Object)
 		}
 		if wantErr != nil {
 			return

@@ -86,12 +86,12 @@ type matrixCondition struct {
 	gen    generationCase
 }
 
-// TestComputeAgreesWithKstatusOnEveryCombination compares conditions.Compute with cli-utils'
+// TestComputeAgreesWithKstatusOnEveryCombination compares conditions.ComputeKStatus with cli-utils'
 // kstatus on every combination of: Ready, Reconciling and Stalled each absent, True, False or
 // Unknown, with observedGeneration equal to, below or absent relative to metadata.generation;
 // every order of the conditions present; status.observedGeneration equal, below or absent; and
 // deletionTimestamp set or not. Each object is computed three ways: kstatus on the object as read
-// from the API server (JSON into unstructured), and conditions.Compute on that unstructured
+// from the API server (JSON into unstructured), and conditions.ComputeKStatus on that unstructured
 // object and on the typed Widget. Status and message must all be equal.
 func TestComputeAgreesWithKstatusOnEveryCombination(t *testing.T) {
 	const gen = 3
@@ -167,11 +167,11 @@ func TestComputeAgreesWithKstatusOnEveryCombination(t *testing.T) {
 	// Printed, not logged, so that every `go test` run shows the size of the matrix.
 	fmt.Fprintf(os.Stdout, "kstatus matrix: %d combinations, %d disagreements with sigs.k8s.io/cli-utils/pkg/kstatus\n", combinations, disagreements)
 	if disagreements > 0 {
-		t.Fatalf("conditions.Compute disagrees with kstatus on %d of %d combinations; the first:\n%s", disagreements, combinations, report.String())
+		t.Fatalf("conditions.ComputeKStatus disagrees with kstatus on %d of %d combinations; the first:\n%s", disagreements, combinations, report.String())
 	}
 }
 
-// computeVerdict returns what conditions.Compute computes for obj.
+// computeVerdict returns what conditions.ComputeKStatus computes for obj.
 func computeVerdict(t *testing.T, obj any) verdict {
 	t.Helper()
 	var res kstatusResult
@@ -185,7 +185,7 @@ func computeVerdict(t *testing.T, obj any) verdict {
 		t.Fatalf("unexpected %T", obj)
 	}
 	if err != nil {
-		t.Fatalf("conditions.Compute: %v", err)
+		t.Fatalf("conditions.ComputeKStatus: %v", err)
 	}
 	return verdict{Status: string(res.Status), Message: res.Message}
 }

@@ -117,7 +117,7 @@ func TestSetObservedGeneration(t *testing.T) {
 
 		res, err := compute(a)
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(res).To(Equal(kstatusResult{Status: conditions.StatusCurrent, Message: "Resource is current"}))
+		g.Expect(res).To(Equal(kstatusResult{Status: conditions.KStatusCurrent, Message: "Resource is current"}))
 	})
 	t.Run("an object without the field", func(t *testing.T) {
 		g := NewWithT(t)
@@ -134,7 +134,7 @@ func TestCompute(t *testing.T) {
 	tests := []struct {
 		name        string
 		obj         func() *testtypes.Widget
-		want        conditions.Status
+		want        conditions.KStatus
 		wantMessage string
 	}{
 		{
@@ -144,7 +144,7 @@ func TestCompute(t *testing.T) {
 				w.Status.ObservedGeneration = 2
 				return w
 			},
-			want: conditions.StatusCurrent, wantMessage: "Resource is Ready",
+			want: conditions.KStatusCurrent, wantMessage: "Resource is Ready",
 		},
 		{
 			name: "in progress: the controller has not observed the latest generation",
@@ -153,7 +153,7 @@ func TestCompute(t *testing.T) {
 				w.Status.ObservedGeneration = 2
 				return w
 			},
-			want: conditions.StatusInProgress, wantMessage: "Widget generation is 3, but latest observed generation is 2",
+			want: conditions.KStatusInProgress, wantMessage: "Widget generation is 3, but latest observed generation is 2",
 		},
 		{
 			name: "in progress: Reconciling is True",
@@ -162,7 +162,7 @@ func TestCompute(t *testing.T) {
 				w.Status.ObservedGeneration = 2
 				return w
 			},
-			want: conditions.StatusInProgress, wantMessage: "scaling up",
+			want: conditions.KStatusInProgress, wantMessage: "scaling up",
 		},
 		{
 			name: "failed: Stalled is True",
@@ -171,7 +171,7 @@ func TestCompute(t *testing.T) {
 				w.Status.ObservedGeneration = 2
 				return w
 			},
-			want: conditions.StatusFailed, wantMessage: "bad spec",
+			want: conditions.KStatusFailed, wantMessage: "bad spec",
 		},
 		{
 			name: "terminating: a deletionTimestamp wins",
@@ -180,7 +180,7 @@ func TestCompute(t *testing.T) {
 				w.DeletionTimestamp = ptr.To(at(0))
 				return w
 			},
-			want: conditions.StatusTerminating, wantMessage: "Resource scheduled for deletion",
+			want: conditions.KStatusTerminating, wantMessage: "Resource scheduled for deletion",
 		},
 		{
 			name: "in progress: Ready is False and neither Reconciling nor Stalled is True",
@@ -189,7 +189,7 @@ func TestCompute(t *testing.T) {
 				w.Status.ObservedGeneration = 2
 				return w
 			},
-			want: conditions.StatusInProgress, wantMessage: "waiting for quota",
+			want: conditions.KStatusInProgress, wantMessage: "waiting for quota",
 		},
 		{
 			name: "in progress: Ready is Unknown and Reconciling and Stalled are False",
@@ -199,7 +199,7 @@ func TestCompute(t *testing.T) {
 				w.Status.ObservedGeneration = 2
 				return w
 			},
-			want: conditions.StatusInProgress, wantMessage: "not observed",
+			want: conditions.KStatusInProgress, wantMessage: "not observed",
 		},
 		{
 			name: "current: Ready is True, with kstatus's message for it",
@@ -208,7 +208,7 @@ func TestCompute(t *testing.T) {
 				w.Status.ObservedGeneration = 2
 				return w
 			},
-			want: conditions.StatusCurrent, wantMessage: "Resource is Ready",
+			want: conditions.KStatusCurrent, wantMessage: "Resource is Ready",
 		},
 		{
 			name: "failed: Stalled before Reconciling in the list wins",
@@ -217,7 +217,7 @@ func TestCompute(t *testing.T) {
 				w.Status.ObservedGeneration = 2
 				return w
 			},
-			want: conditions.StatusFailed, wantMessage: "bad spec",
+			want: conditions.KStatusFailed, wantMessage: "bad spec",
 		},
 		{
 			name: "in progress: Reconciling before Stalled in the list wins",
@@ -226,7 +226,7 @@ func TestCompute(t *testing.T) {
 				w.Status.ObservedGeneration = 2
 				return w
 			},
-			want: conditions.StatusInProgress, wantMessage: "scaling up",
+			want: conditions.KStatusInProgress, wantMessage: "scaling up",
 		},
 		{
 			name: "in progress: a second, True Reconciling counts although the first is False",
@@ -236,12 +236,12 @@ func TestCompute(t *testing.T) {
 				w.Status.ObservedGeneration = 2
 				return w
 			},
-			want: conditions.StatusInProgress, wantMessage: "again",
+			want: conditions.KStatusInProgress, wantMessage: "again",
 		},
 		{
 			name: "current: no conditions and no status.observedGeneration",
 			obj:  func() *testtypes.Widget { return widget(1) },
-			want: conditions.StatusCurrent, wantMessage: "Resource is current",
+			want: conditions.KStatusCurrent, wantMessage: "Resource is current",
 		},
 	}
 	for _, tt := range tests {

@@ -54,7 +54,7 @@ type lifecycleVerdicts struct {
 
 // TestLifecycleVerdictsAgreeWithKstatusAndKubectlWait drives a Widget through every phase of its
 // life on a real API server, with the status a reconciler writes with the conditions and requeue
-// packages, and checks at each phase that conditions.Compute says what cli-utils' kstatus says
+// packages, and checks at each phase that conditions.ComputeKStatus says what cli-utils' kstatus says
 // (on the typed object, and on the unstructured object as tools read it) and that
 // conditions.IsReady says what `kubectl wait --for=condition=Ready` says.
 func TestLifecycleVerdictsAgreeWithKstatusAndKubectlWait(t *testing.T) {
@@ -194,10 +194,10 @@ func TestLifecycleVerdictsAgreeWithKstatusAndKubectlWait(t *testing.T) {
 			want := verdict{Status: string(ref.Status), Message: ref.Message}
 			fromTyped, err := compute(&typed)
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(cmp.Diff(want, verdict{string(fromTyped.Status), fromTyped.Message})).To(BeEmpty(), "Compute on the typed object (-kstatus +tenon)")
+			g.Expect(cmp.Diff(want, verdict{string(fromTyped.Status), fromTyped.Message})).To(BeEmpty(), "ComputeKStatus on the typed object (-kstatus +tenon)")
 			fromUnstructured, err := compute(u)
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(cmp.Diff(want, verdict{string(fromUnstructured.Status), fromUnstructured.Message})).To(BeEmpty(), "Compute on the unstructured object (-kstatus +tenon)")
+			g.Expect(cmp.Diff(want, verdict{string(fromUnstructured.Status), fromUnstructured.Message})).To(BeEmpty(), "ComputeKStatus on the unstructured object (-kstatus +tenon)")
 			adapter, err := conditions.FromUnstructured(u)
 			g.Expect(err).NotTo(HaveOccurred())
 			kubectlSaid := strings.TrimSpace(string(out))

@@ -115,8 +115,8 @@ func TestListChildren(t *testing.T) {
 	}{
 		{"Without an index, children of both mechanisms are listed in every namespace", nil, f.children},
 		{"With an index, the same children are listed", []ownership.ChildrenOption{ownership.UseIndex(true)}, f.children},
-		{"Labels narrow the children", []ownership.ChildrenOption{ownership.MatchingLabels{"group": "a"}}, []string{"apps/ref-a", "other/tracked-a"}},
-		{"Labels narrow the children with an index", []ownership.ChildrenOption{ownership.UseIndex(true), ownership.MatchingLabels{"group": "b"}}, []string{"apps/ref-b", "third/tracked-b"}},
+		{"Labels narrow the children", []ownership.ChildrenOption{ownership.ChildLabels{"group": "a"}}, []string{"apps/ref-a", "other/tracked-a"}},
+		{"Labels narrow the children with an index", []ownership.ChildrenOption{ownership.UseIndex(true), ownership.ChildLabels{"group": "b"}}, []string{"apps/ref-b", "third/tracked-b"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -122,7 +122,7 @@ func (e Existing) applyToSet(opts *setOptions) {
 }
 
 // ChildrenOption configures [ListChildren], [Prune] and [DeleteTracked]: [UseIndex],
-// [MatchingLabels], [Propagation] or [APIReader]. Without options they list without an index,
+// [ChildLabels], [Propagation] or [APIReader]. Without options they list without an index,
 // every child of the kind, and delete in the background.
 type ChildrenOption interface {
 	applyToChildren(opts *childrenOptions)
@@ -158,12 +158,12 @@ func (u UseIndex) applyToChildren(opts *childrenOptions) {
 	opts.useIndex = bool(u)
 }
 
-// MatchingLabels narrows the children to those with these labels, for an owner that prunes
+// ChildLabels narrows the children to those with these labels, for an owner that prunes
 // several groups of children of one kind separately. Several are combined. Without it every
 // child of the kind counts.
-type MatchingLabels map[string]string
+type ChildLabels map[string]string
 
-func (m MatchingLabels) applyToChildren(opts *childrenOptions) {
+func (m ChildLabels) applyToChildren(opts *childrenOptions) {
 	if opts.matchingLabels == nil {
 		opts.matchingLabels = make(map[string]string, len(m))
 	}
@@ -205,6 +205,6 @@ var (
 	_ SetOption      = BlockOwnerDeletion(true)
 	_ SetOption      = Existing{}
 	_ ChildrenOption = UseIndex(true)
-	_ ChildrenOption = MatchingLabels{}
+	_ ChildrenOption = ChildLabels{}
 	_ ChildrenOption = Propagation(metav1.DeletePropagationBackground)
 )

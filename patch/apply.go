@@ -126,7 +126,7 @@ func NewApplier(c client.Client, fieldManager string, opts ApplierOptions) *Appl
 //
 //   - The request declares the fields set in obj, owned by the Applier's field manager; fields
 //     this manager applied before and obj no longer sets are removed, fields of other managers
-//     are kept. With [ForceOwnership] fields another manager owns are taken over; without it
+//     are kept. With [ForceConflicts] fields another manager owns are taken over; without it
 //     such a field with a different value fails the request with a 409.
 //   - The object is created if it does not exist.
 //   - With [OwnedBy], the request also declares the owner's mark (a controller owner reference,
@@ -154,7 +154,7 @@ func NewApplier(c client.Client, fieldManager string, opts ApplierOptions) *Appl
 // On success obj holds the live object: the server's response, or the object read when the
 // request was skipped. changed is true when a request was sent and the object's resourceVersion
 // moved (or it was created). On error obj is not modified.
-func (a *Applier) Apply(ctx context.Context, obj client.Object, opts ...ApplyOption) (changed bool, err error) {
+func (a *Applier) Apply(ctx context.Context, obj client.Object, opts ...ApplyCallOption) (changed bool, err error) {
 	o := newApplyOptions(opts)
 	gvk, err := a.prepare(obj)
 	if err != nil {
@@ -191,7 +191,7 @@ func (a *Applier) Apply(ctx context.Context, obj client.Object, opts ...ApplyOpt
 //     of a namespaced object.
 //   - The request is the one Apply sends for an object that sets the same fields: the status and
 //     server-owned metadata are not sent, [OwnedBy] adds the owner's mark after the adoption
-//     check, [ForceOwnership] takes fields over. It is skipped under the same proof.
+//     check, [ForceConflicts] takes fields over. It is skipped under the same proof.
 //   - The Applier remembers its applies by object, field manager and subresource, whatever the
 //     form: an apply configuration that declares what a typed object declared before is skipped;
 //     one that leaves out a field that a typed object sent as its zero value is sent, and the
@@ -200,7 +200,7 @@ func (a *Applier) Apply(ctx context.Context, obj client.Object, opts ...ApplyOpt
 //     or the object read when the request was skipped (its status included). Build a fresh ac
 //     for each call: one that holds a live object declares all of it. On error ac is not
 //     modified.
-func (a *Applier) ApplyConfiguration(ctx context.Context, ac runtime.ApplyConfiguration, opts ...ApplyOption) (changed bool, err error) {
+func (a *Applier) ApplyConfiguration(ctx context.Context, ac runtime.ApplyConfiguration, opts ...ApplyCallOption) (changed bool, err error) {
 	o := newApplyOptions(opts)
 	m, gvk, err := a.prepareConfiguration(ac)
 	if err != nil {
@@ -282,11 +282,11 @@ func checkedRead(live client.Object) precondition {
 // checked live, the object its reader holds (nil for none), against the adoption policy:
 //
 //   - an object live shows controlled by the owner through an owner reference, or through
-//     tracking labels applied without ForceOwnership: the same object (its uid). Nothing can
+//     tracking labels applied without ForceConflicts: the same object (its uid). Nothing can
 //     take it from the owner in between without the API server refusing the apply: it allows
 //     one controller reference only, and another manager's tracking labels are a field
 //     conflict.
-//   - any other object live shows (unowned, or marked by tracking labels that ForceOwnership
+//   - any other object live shows (unowned, or marked by tracking labels that ForceConflicts
 //     would take over): the same version of it (its resourceVersion), so that a change of its
 //     ownership after the read, by anyone, the controller's own other workers included, fails
 //     the apply instead of being overwritten.
@@ -449,7 +449,7 @@ func (a *Applier) applyWithOwner(ctx context.Context, desired map[string]any, gv
 // The object must exist and have a status subresource (for a CRD without one use [Helper]): an
 // object of a kind without one is an error that says so (405 Method Not Allowed, which is not
 // apierrors.IsNotFound). On success obj holds the live object; on error obj is not modified.
-func (a *Applier) ApplyStatus(ctx context.Context, obj client.Object, opts ...ApplyOption) (changed bool, err error) {
+func (a *Applier) ApplyStatus(ctx context.Context, obj client.Object, opts ...ApplyCallOption) (changed bool, err error) {
 	o := newApplyOptions(opts)
 	gvk, err := a.prepare(obj)
 	if err != nil {
@@ -478,7 +478,7 @@ func (a *Applier) ApplyStatus(ctx context.Context, obj client.Object, opts ...Ap
 // it to the current time otherwise. Conditions computed as []metav1.Condition (with the
 // conditions package) convert one by one with the same builders; leave LastTransitionTime out
 // unless the condition's own time is meant.
-func (a *Applier) ApplyStatusConfiguration(ctx context.Context, ac runtime.ApplyConfiguration, opts ...ApplyOption) (changed bool, err error) {
+func (a *Applier) ApplyStatusConfiguration(ctx context.Context, ac runtime.ApplyConfiguration, opts ...ApplyCallOption) (changed bool, err error) {
 	o := newApplyOptions(opts)
 	m, gvk, err := a.prepareConfiguration(ac)
 	if err != nil {

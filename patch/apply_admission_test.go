@@ -97,7 +97,7 @@ func mutateIn(t *testing.T, ns, name, group, resource string, ops []admissionv1.
 // dryRunDiff applies desired as a new Applier of manager would (one that remembers nothing and
 // reads no managedFields, so it sends), as a dry run, and returns how the object would change
 // (content or managedFields), "" for not at all.
-func dryRunDiff(t *testing.T, desired client.Object, manager string, opts ...patch.ApplyOption) string {
+func dryRunDiff(t *testing.T, desired client.Object, manager string, opts ...patch.ApplyCallOption) string {
 	t.Helper()
 	g := NewWithT(t)
 	ctx := t.Context()

@@ -159,8 +159,8 @@ func TestDeclaredFieldsComeFromTheSchemaOfBuiltInKinds(t *testing.T) {
 func TestApplyOptionsAddUp(t *testing.T) {
 	g := NewWithT(t)
 	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner", Namespace: "ns", UID: "uid-owner"}}
-	o := newApplyOptions([]ApplyOption{
-		OwnedConditions{conditions.Ready}, nil, OwnedConditions{"Synced"}, ForceOwnership(true),
+	o := newApplyOptions([]ApplyCallOption{
+		OwnedConditions{conditions.Ready}, nil, OwnedConditions{"Synced"}, ForceConflicts(true),
 		OwnedBy(owner, ownership.AdoptNever),
 	})
 	g.Expect(o.ownedConditions).To(Equal([]conditions.Type{conditions.Ready, "Synced"}))
@@ -170,5 +170,5 @@ func TestApplyOptionsAddUp(t *testing.T) {
 	g.Expect(o.ownerOpts).To(Equal([]ownership.SetOption{ownership.AdoptNever}))
 
 	g.Expect(newApplyOptions(nil)).To(Equal(applyOptions{}), "the zero value is the default")
-	g.Expect(newApplyOptions([]ApplyOption{OwnedBy(nil)}).owned).To(BeTrue(), "OwnedBy(nil) is not ignored")
+	g.Expect(newApplyOptions([]ApplyCallOption{OwnedBy(nil)}).owned).To(BeTrue(), "OwnedBy(nil) is not ignored")
 }

@@ -54,7 +54,7 @@ func ExampleOwnedBy() {
 	config := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-config"}, Data: map[string]string{"port": "8080"}}
 	entry := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "directory", Name: "shop.web"}, Data: map[string]string{"dns": "web.shop.example.com"}}
 	for _, child := range []*corev1.ConfigMap{config, entry} {
-		changed, err := a.Apply(ctx, child, patch.OwnedBy(cluster), patch.ForceOwnership(true))
+		changed, err := a.Apply(ctx, child, patch.OwnedBy(cluster), patch.ForceConflicts(true))
 		owner, _ := ownership.OwnerOf(child)
 		fmt.Println(child.Namespace, child.Name, changed, err, owner.Mechanism, owner.Name)
 	}
@@ -65,7 +65,7 @@ func ExampleOwnedBy() {
 	if _, err := other.Apply(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "shared"}}, patch.OwnedBy(rival)); err != nil {
 		fmt.Println(err)
 	}
-	_, err := a.Apply(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "shared"}}, patch.OwnedBy(cluster), patch.ForceOwnership(true))
+	_, err := a.Apply(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "shared"}}, patch.OwnedBy(cluster), patch.ForceConflicts(true))
 	var refused *ownership.AdoptionError
 	if errors.As(err, &refused) && refused.Owner != nil {
 		fmt.Println("controlled by", refused.Owner.Name)
@@ -87,7 +87,7 @@ func ExampleApplier_ApplyConfiguration() {
 	for i := range 3 {
 		// Built from scratch each time: an apply configuration declares only what is set.
 		desired := corev1ac.ConfigMap("settings", "default").WithData(map[string]string{"replicas": "3"})
-		changed, err := a.ApplyConfiguration(ctx, desired, patch.ForceOwnership(true))
+		changed, err := a.ApplyConfiguration(ctx, desired, patch.ForceConflicts(true))
 		if err != nil {
 			fmt.Println(err)
 			return

@@ -43,7 +43,7 @@ func TestApplyRejectsWhatItCannotApply(t *testing.T) {
 		name    string
 		applier *patch.Applier
 		obj     client.Object
-		opts    []patch.ApplyOption
+		opts    []patch.ApplyCallOption
 		want    string
 	}{
 		{"a nil object", patch.NewApplier(c, "me", patch.ApplierOptions{}), nil, nil, "the object is nil"},

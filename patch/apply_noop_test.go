@@ -457,7 +457,7 @@ func TestApplyTakesOwnershipOfWhatFilledAValueItAppliedEmpty(t *testing.T) {
 				if tc.other != nil {
 					// Forced, the other manager takes the value over; applied empty once more, it
 					// is owned by this manager as a whole again, its content by the other.
-					_, err = patch.NewApplier(env.Client(), "someone-else", patch.ApplierOptions{}).Apply(ctx, tc.other(t, ns), patch.ForceOwnership(true))
+					_, err = patch.NewApplier(env.Client(), "someone-else", patch.ApplierOptions{}).Apply(ctx, tc.other(t, ns), patch.ForceConflicts(true))
 					g.Expect(err).NotTo(HaveOccurred())
 					_, err = a.Apply(ctx, tc.empty(t, ns))
 					g.Expect(err).NotTo(HaveOccurred())

@@ -150,7 +150,7 @@ func (s *oracleStats) add(i int, r caseResultForApply) {
 // server: random desired and live states of a CRD with every field shape (its spec, and its
 // status with ApplyStatus) and of built-in kinds with server defaults, with fields owned by other
 // managers (applied, updated, created), a fresh Applier or one that applied before, with and
-// without ForceOwnership, passed as typed objects, unstructured objects or apply configurations,
+// without ForceConflicts, passed as typed objects, unstructured objects or apply configurations,
 // and, for objects, with or without OwnedBy (an owner reference, tracking labels, a rival owner
 // that takes the object first). Whenever the Applier skips, a dry-run apply of the same request
 // must leave the object, and every manager's field set, as they are; an apply with OwnedBy must
@@ -378,7 +378,7 @@ func (c *oracleCase) describe() string {
 // apply applies desired with a, with Apply or, for the status kind, ApplyStatus, or their
 // counterparts for apply configurations, with OwnedBy when the case has an owner.
 func (c *oracleCase) apply(ctx context.Context, a *patch.Applier, desired map[string]any, force bool) (bool, error) {
-	opts := []patch.ApplyOption{patch.ForceOwnership(force)}
+	opts := []patch.ApplyCallOption{patch.ForceConflicts(force)}
 	if c.owner != nil {
 		opts = append(opts, patch.OwnedBy(c.owner))
 	}
@@ -601,7 +601,7 @@ func (c *oracleCase) write(ctx context.Context, first bool, mine *patch.Applier)
 	if c.owner != nil && !first && c.r.IntN(5) == 0 {
 		// A rival controller takes the object, if nobody controls it.
 		rival := patch.NewApplier(c.o.base, "rival-controller", patch.ApplierOptions{})
-		_, err := rival.Apply(ctx, c.object(c.kind.identity(c.o.ns, c.name)), patch.OwnedBy(c.o.rival), patch.ForceOwnership(true))
+		_, err := rival.Apply(ctx, c.object(c.kind.identity(c.o.ns, c.name)), patch.OwnedBy(c.o.rival), patch.ForceConflicts(true))
 		c.note("rival-controller takes it (err %v)", err)
 		return nil
 	}

@@ -172,7 +172,7 @@ func TestCreateOnlyApplyNeverTakesAnObjectThatAppearsAfterItsCheck(t *testing.T)
 			a := patch.NewApplier(env.Client(), "tenon-test", patch.ApplierOptions{Reader: laggingReader{}, APIReader: api})
 			desired := func() *corev1.ConfigMap { return ownedConfigMap(childNS, "child", "mine") }
 			if tc.appliedBefore {
-				_, err := a.Apply(ctx, desired(), patch.OwnedBy(owner, tc.policy), patch.ForceOwnership(true))
+				_, err := a.Apply(ctx, desired(), patch.OwnedBy(owner, tc.policy), patch.ForceConflicts(true))
 				g.Expect(err).NotTo(HaveOccurred())
 				deleteNow(g, desired())
 			}
@@ -186,7 +186,7 @@ func TestCreateOnlyApplyNeverTakesAnObjectThatAppearsAfterItsCheck(t *testing.T)
 				return read()
 			}
 
-			_, err := a.Apply(ctx, desired(), patch.OwnedBy(owner, tc.policy), patch.ForceOwnership(true))
+			_, err := a.Apply(ctx, desired(), patch.OwnedBy(owner, tc.policy), patch.ForceConflicts(true))
 			live := liveOf(g, desired()).(*corev1.ConfigMap)
 			g.Expect(ownership.Owns(owner, live)).To(BeFalse(), "the object that appeared is not taken:\n%s", cmp.Diff(someonesConfigMap(childNS, "child").Labels, live.Labels))
 			var refused *ownership.AdoptionError
@@ -258,7 +258,7 @@ func TestCreateOnlyApplyChecksWhatTheReadFindsAfterARefusal(t *testing.T) {
 			writes := newCountingClient(t)
 			a := patch.NewApplier(writes, "tenon-test", patch.ApplierOptions{Reader: laggingReader{}, APIReader: api})
 
-			changed, err := a.Apply(ctx, ownedConfigMap(childNS, "child", "mine"), patch.OwnedBy(owner), patch.ForceOwnership(true))
+			changed, err := a.Apply(ctx, ownedConfigMap(childNS, "child", "mine"), patch.OwnedBy(owner), patch.ForceConflicts(true))
 			live := liveOf(g, ownedConfigMap(childNS, "child", "")).(*corev1.ConfigMap)
 			if tc.wantRival {
 				var refused *ownership.AdoptionError
@@ -318,7 +318,7 @@ func TestCreateOnlyApplyToAnObjectBeingDeleted(t *testing.T) {
 
 			writes := newCountingClient(t)
 			a := patch.NewApplier(writes, "tenon-test", patch.ApplierOptions{Reader: laggingReader{}, APIReader: env.Client()})
-			_, err := a.Apply(ctx, ownedConfigMap(ns, "child", "mine"), patch.OwnedBy(owner, tc.policy), patch.ForceOwnership(true))
+			_, err := a.Apply(ctx, ownedConfigMap(ns, "child", "mine"), patch.OwnedBy(owner, tc.policy), patch.ForceConflicts(true))
 			live := liveOf(g, existing).(*corev1.ConfigMap)
 			g.Expect(live.DeletionTimestamp).NotTo(BeNil(), "still being deleted")
 			g.Expect(live.Finalizers).To(Equal([]string{hold}), "the other writer's finalizer stays")
@@ -395,7 +395,7 @@ func TestCreateOnlyApplyRefusesAChildAnotherControllerHolds(t *testing.T) {
 				a := patch.NewApplier(writes, "tenon-test", patch.ApplierOptions{Reader: laggingReader{}, APIReader: api})
 				mine := tc.child(ns, remote)
 				mine.SetLabels(map[string]string{"app": "mine"})
-				_, err := a.Apply(ctx, mine, patch.OwnedBy(owner, policy), patch.ForceOwnership(true))
+				_, err := a.Apply(ctx, mine, patch.OwnedBy(owner, policy), patch.ForceConflicts(true))
 				var refused *ownership.AdoptionError
 				g.Expect(errors.As(err, &refused)).To(BeTrue(), "want an *ownership.AdoptionError, got %v", err)
 				if tc.shared {
@@ -456,7 +456,7 @@ func TestCreateOnlyApplyAdoptsWithoutRemovingAnotherWritersFields(t *testing.T) 
 			mine := tc.child(ns)
 			mine.SetLabels(map[string]string{"app": "mine"})
 			setSize(mine, "large")
-			changed, err := a.Apply(ctx, mine, patch.OwnedBy(owner), patch.ForceOwnership(true))
+			changed, err := a.Apply(ctx, mine, patch.OwnedBy(owner), patch.ForceConflicts(true))
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(changed).To(BeTrue())
 			g.Expect(writes.take()).To(Equal(counts{"apply": 2}), "the refused creation, then the adoption")
@@ -692,7 +692,7 @@ func TestCreateOnlyApplyKeepsTheClassOfTheAPIServersRefusal(t *testing.T) {
 		is:       apierrors.IsInvalid,
 		contains: []string{"data", "immutable"},
 	}, {
-		name:     "a field another manager set, without ForceOwnership, is a conflict that names the field",
+		name:     "a field another manager set, without ForceConflicts, is a conflict that names the field",
 		existing: func(ns string) client.Object { return someonesConfigMap(ns, "child") },
 		desired:  func(ns string) client.Object { return ownedConfigMap(ns, "child", "mine") },
 		noForce:  true,
@@ -721,7 +721,7 @@ func TestCreateOnlyApplyKeepsTheClassOfTheAPIServersRefusal(t *testing.T) {
 				policy = ownership.AdoptIfUnowned
 			}
 
-			_, err := a.Apply(ctx, tc.desired(ns), patch.OwnedBy(owner, policy), patch.ForceOwnership(!tc.noForce))
+			_, err := a.Apply(ctx, tc.desired(ns), patch.OwnedBy(owner, policy), patch.ForceConflicts(!tc.noForce))
 			g.Expect(err).To(HaveOccurred())
 			var refused *ownership.AdoptionError
 			if tc.wantAdoptionError {
@@ -794,7 +794,7 @@ func TestTwoReplicasCreatingTheSameChildAtOnce(t *testing.T) {
 					wg.Go(func() {
 						<-start
 						desired := ownedConfigMap(ns, fmt.Sprintf("child-%d", c), managers[i])
-						_, errs[c][i] = appliers[i].Apply(ctx, desired, patch.OwnedBy(owners[i], tc.policy), patch.ForceOwnership(true))
+						_, errs[c][i] = appliers[i].Apply(ctx, desired, patch.OwnedBy(owners[i], tc.policy), patch.ForceConflicts(true))
 					})
 				}
 			}
@@ -859,7 +859,7 @@ func TestCreateOnlyApplyRereadsAnObjectThatChangedSinceItsRead(t *testing.T) {
 			writes := newCountingClient(t)
 			a := patch.NewApplier(writes, "tenon-test", patch.ApplierOptions{Reader: laggingReader{}, APIReader: api})
 
-			_, err := a.Apply(ctx, ownedConfigMap(ns, "child", "mine"), patch.OwnedBy(owner), patch.ForceOwnership(!tc.noForce))
+			_, err := a.Apply(ctx, ownedConfigMap(ns, "child", "mine"), patch.OwnedBy(owner), patch.ForceConflicts(!tc.noForce))
 			live := liveOf(g, someonesConfigMap(ns, "child")).(*corev1.ConfigMap)
 			g.Expect(writes.take()).To(Equal(counts{"apply": tc.wantApplies}))
 			g.Expect(api.calls).To(Equal(tc.wantReads))
@@ -893,7 +893,7 @@ func (r heldReader) Get(_ context.Context, key client.ObjectKey, obj client.Obje
 // appliedChild applies desired with opts (OwnedBy among them) through a fresh Applier, as the
 // Applier under test once did, and returns the child as the API server then has it: what a
 // reader that lags goes on holding.
-func appliedChild(g Gomega, desired client.Object, opts ...patch.ApplyOption) client.Object {
+func appliedChild(g Gomega, desired client.Object, opts ...patch.ApplyCallOption) client.Object {
 	first := patch.NewApplier(env.Client(), "tenon-test", patch.ApplierOptions{})
 	_, err := first.Apply(context.Background(), desired, opts...)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -935,7 +935,7 @@ func TestOwnedByNeverTakesAnObjectThatReplacedTheOneItsReaderHolds(t *testing.T)
 			key := client.ObjectKey{Namespace: ns, Name: "child"}
 
 			// The child as the Applier applied it, and as its reader goes on holding it.
-			held := appliedChild(g, ownedConfigMap(ns, "child", "mine"), patch.OwnedBy(owner, tc.policy), patch.ForceOwnership(true))
+			held := appliedChild(g, ownedConfigMap(ns, "child", "mine"), patch.OwnedBy(owner, tc.policy), patch.ForceConflicts(true))
 			deleteNow(g, held)
 			switch tc.replace {
 			case "someone":
@@ -956,7 +956,7 @@ func TestOwnedByNeverTakesAnObjectThatReplacedTheOneItsReaderHolds(t *testing.T)
 			}
 			a := patch.NewApplier(writes, "tenon-test", opts)
 			// A change, so that what the reader holds cannot prove the apply needless.
-			_, err := a.Apply(ctx, ownedConfigMap(ns, "child", "changed"), patch.OwnedBy(owner, tc.policy), patch.ForceOwnership(true))
+			_, err := a.Apply(ctx, ownedConfigMap(ns, "child", "changed"), patch.OwnedBy(owner, tc.policy), patch.ForceConflicts(true))
 			g.Expect(writes.take()).To(Equal(counts{"apply": tc.wantApplies}))
 			g.Expect(api.calls).To(Equal(tc.wantReads))
 
@@ -1000,14 +1000,14 @@ func TestOwnedByAppliesToTheObjectItsReaderHoldsInOneRequest(t *testing.T) {
 	ctx := t.Context()
 	ns := env.Namespace(t)
 	owner := newOwner(t, ns, "owner")
-	held := appliedChild(g, ownedConfigMap(ns, "child", "mine"), patch.OwnedBy(owner), patch.ForceOwnership(true))
+	held := appliedChild(g, ownedConfigMap(ns, "child", "mine"), patch.OwnedBy(owner), patch.ForceConflicts(true))
 
 	writes := newCountingClient(t)
 	api := &hookedReader{Reader: env.Client()}
 	a := patch.NewApplier(writes, "tenon-test", patch.ApplierOptions{
 		Reader: heldReader{held: map[client.ObjectKey]client.Object{client.ObjectKeyFromObject(held): held}}, APIReader: api,
 	})
-	changed, err := a.Apply(ctx, ownedConfigMap(ns, "child", "changed"), patch.OwnedBy(owner), patch.ForceOwnership(true))
+	changed, err := a.Apply(ctx, ownedConfigMap(ns, "child", "changed"), patch.OwnedBy(owner), patch.ForceConflicts(true))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(changed).To(BeTrue())
 	g.Expect(writes.take()).To(Equal(counts{"apply": 1}))

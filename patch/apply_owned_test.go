@@ -256,7 +256,7 @@ func TestOwnedByNeverTakesAChildOwnedElsewhere(t *testing.T) {
 				a := patch.NewApplier(c, "tenon-test", patch.ApplierOptions{})
 
 				obj := ownedConfigMap(state.namespace, name, "mine")
-				_, err := a.Apply(ctx, obj, patch.OwnedBy(owner, p.policy), patch.ForceOwnership(true))
+				_, err := a.Apply(ctx, obj, patch.OwnedBy(owner, p.policy), patch.ForceConflicts(true))
 
 				now := liveOf(g, before).(*corev1.ConfigMap)
 				var refused *ownership.AdoptionError
@@ -316,7 +316,7 @@ func TestOwnedByChecksAChildTheCacheDoesNotHold(t *testing.T) {
 	api := newCountingClient(t)
 	writes := newCountingClient(t)
 	a := patch.NewApplier(writes, "tenon-test", patch.ApplierOptions{Reader: mgr.GetClient(), APIReader: api})
-	_, err = a.Apply(ctx, desired("entry"), patch.OwnedBy(owner), patch.ForceOwnership(true))
+	_, err = a.Apply(ctx, desired("entry"), patch.OwnedBy(owner), patch.ForceConflicts(true))
 	var refused *ownership.AdoptionError
 	g.Expect(errors.As(err, &refused)).To(BeTrue(), "want an *ownership.AdoptionError, got %v", err)
 	g.Expect(refused.Owner.UID).To(Equal(rival.GetUID()))
@@ -328,13 +328,13 @@ func TestOwnedByChecksAChildTheCacheDoesNotHold(t *testing.T) {
 
 	// A child that does not exist costs its apply and no read when it is created, and nothing
 	// once the cache holds it.
-	changed, err := a.Apply(ctx, desired("fresh"), patch.OwnedBy(owner), patch.ForceOwnership(true))
+	changed, err := a.Apply(ctx, desired("fresh"), patch.OwnedBy(owner), patch.ForceConflicts(true))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(changed).To(BeTrue())
 	g.Expect(api.take()).To(BeEmpty())
 	g.Expect(writes.take()).To(Equal(counts{"apply": 1}))
 	g.Eventually(func(g Gomega) {
-		changed, err := a.Apply(ctx, desired("fresh"), patch.OwnedBy(owner), patch.ForceOwnership(true))
+		changed, err := a.Apply(ctx, desired("fresh"), patch.OwnedBy(owner), patch.ForceConflicts(true))
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(changed).To(BeFalse())
 		g.Expect(api.take()).To(BeEmpty(), "the cache holds the labelled child")
@@ -343,9 +343,9 @@ func TestOwnedByChecksAChildTheCacheDoesNotHold(t *testing.T) {
 
 	// Without an APIReader the Applier cannot check the rival's entry, which the cache hides: its
 	// apply may only create, and the API server refuses it. Nothing is taken over, even with
-	// ForceOwnership; the conflict says what to set.
+	// ForceConflicts; the conflict says what to set.
 	blind := patch.NewApplier(writes, "tenon-test", patch.ApplierOptions{Reader: mgr.GetClient()})
-	_, err = blind.Apply(ctx, desired("entry"), patch.OwnedBy(owner), patch.ForceOwnership(true))
+	_, err = blind.Apply(ctx, desired("entry"), patch.OwnedBy(owner), patch.ForceConflicts(true))
 	g.Expect(apierrors.IsConflict(err)).To(BeTrue(), "want a conflict, got %v", err)
 	g.Expect(err).To(MatchError(ContainSubstring("APIReader")))
 	live = liveOf(g, taken)
@@ -433,7 +433,7 @@ func TestOwnedByCreatesAChildTheReaderDoesNotHoldWithoutReadingIt(t *testing.T) 
 			a := patch.NewApplier(writes, "tenon-test", patch.ApplierOptions{Reader: laggingReader{}, APIReader: api})
 
 			// Absent: one apply, no read.
-			changed, err := a.Apply(ctx, tc.desired(childNS, "fresh"), patch.OwnedBy(owner), patch.ForceOwnership(true))
+			changed, err := a.Apply(ctx, tc.desired(childNS, "fresh"), patch.OwnedBy(owner), patch.ForceConflicts(true))
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(changed).To(BeTrue())
 			g.Expect(writes.take()).To(Equal(counts{"apply": 1}))
@@ -441,7 +441,7 @@ func TestOwnedByCreatesAChildTheReaderDoesNotHoldWithoutReadingIt(t *testing.T) 
 			g.Expect(ownership.Owns(owner, liveOf(g, tc.desired(childNS, "fresh")))).To(BeTrue())
 
 			// Applied before, and still not in the reader: read first, and nothing to send.
-			changed, err = a.Apply(ctx, tc.desired(childNS, "fresh"), patch.OwnedBy(owner), patch.ForceOwnership(true))
+			changed, err = a.Apply(ctx, tc.desired(childNS, "fresh"), patch.OwnedBy(owner), patch.ForceConflicts(true))
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(changed).To(BeFalse())
 			g.Expect(api.take()).To(Equal(counts{"get": 1}))
@@ -452,7 +452,7 @@ func TestOwnedByCreatesAChildTheReaderDoesNotHoldWithoutReadingIt(t *testing.T) 
 			g.Eventually(func() error {
 				return env.Client().Get(ctx, client.ObjectKeyFromObject(tc.desired(childNS, "fresh")), tc.desired(childNS, "fresh"))
 			}).Should(MatchError(ContainSubstring("not found")))
-			changed, err = a.Apply(ctx, tc.desired(childNS, "fresh"), patch.OwnedBy(owner), patch.ForceOwnership(true))
+			changed, err = a.Apply(ctx, tc.desired(childNS, "fresh"), patch.OwnedBy(owner), patch.ForceConflicts(true))
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(changed).To(BeTrue())
 			g.Expect(api.take()).To(Equal(counts{"get": 1}))
@@ -465,7 +465,7 @@ func TestOwnedByCreatesAChildTheReaderDoesNotHoldWithoutReadingIt(t *testing.T) 
 			existing.SetLabels(map[string]string{"by": "someone"})
 			g.Expect(env.Client().Create(ctx, existing)).To(Succeed())
 			never := patch.NewApplier(writes, "tenon-test", patch.ApplierOptions{Reader: laggingReader{}, APIReader: api})
-			_, err = never.Apply(ctx, tc.desired(childNS, "existing"), patch.OwnedBy(owner, ownership.AdoptNever), patch.ForceOwnership(true))
+			_, err = never.Apply(ctx, tc.desired(childNS, "existing"), patch.OwnedBy(owner, ownership.AdoptNever), patch.ForceConflicts(true))
 			var refused *ownership.AdoptionError
 			g.Expect(errors.As(err, &refused)).To(BeTrue(), "want an *ownership.AdoptionError, got %v", err)
 			g.Expect(writes.take()).To(Equal(counts{"apply": 1}), "the apply that may only create")
@@ -474,7 +474,7 @@ func TestOwnedByCreatesAChildTheReaderDoesNotHoldWithoutReadingIt(t *testing.T) 
 			g.Expect(live.GetResourceVersion()).To(Equal(existing.GetResourceVersion()), "nothing is written")
 			g.Expect(live.GetLabels()).To(Equal(map[string]string{"by": "someone"}))
 
-			changed, err = a.Apply(ctx, tc.desired(childNS, "existing"), patch.OwnedBy(owner), patch.ForceOwnership(true))
+			changed, err = a.Apply(ctx, tc.desired(childNS, "existing"), patch.OwnedBy(owner), patch.ForceConflicts(true))
 			g.Expect(err).NotTo(HaveOccurred(), "AdoptIfUnowned takes a child nobody owns")
 			g.Expect(changed).To(BeTrue())
 			g.Expect(writes.take()).To(Equal(counts{"apply": 2}), "refused, then the apply")

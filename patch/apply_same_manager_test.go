@@ -94,11 +94,11 @@ func TestTwoWorkersOfOneControllerNeverBothTakeOneChild(t *testing.T) {
 		// labels and annotations rather than an owner reference.
 		tracked bool
 	}{
-		{name: "with ForceOwnership and an API reader", force: true, apiReader: true},
-		{name: "without ForceOwnership, with an API reader", apiReader: true},
-		{name: "with ForceOwnership, without an API reader", force: true},
-		{name: "a tracked child in another namespace, with ForceOwnership and an API reader", force: true, apiReader: true, tracked: true},
-		{name: "a tracked child in another namespace, without ForceOwnership or an API reader", tracked: true},
+		{name: "with ForceConflicts and an API reader", force: true, apiReader: true},
+		{name: "without ForceConflicts, with an API reader", apiReader: true},
+		{name: "with ForceConflicts, without an API reader", force: true},
+		{name: "a tracked child in another namespace, with ForceConflicts and an API reader", force: true, apiReader: true, tracked: true},
+		{name: "a tracked child in another namespace, without ForceConflicts or an API reader", tracked: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
@@ -121,8 +121,8 @@ func TestTwoWorkersOfOneControllerNeverBothTakeOneChild(t *testing.T) {
 				opts.APIReader = env.Client()
 			}
 			a := patch.NewApplier(env.Client(), "controller", opts)
-			applyOpts := func(owner client.Object) []patch.ApplyOption {
-				return []patch.ApplyOption{patch.OwnedBy(owner), patch.ForceOwnership(tc.force)}
+			applyOpts := func(owner client.Object) []patch.ApplyCallOption {
+				return []patch.ApplyCallOption{patch.OwnedBy(owner), patch.ForceConflicts(tc.force)}
 			}
 
 			_, err := a.Apply(ctx, ownedConfigMap(childNS, "child", "first"), applyOpts(first)...)
@@ -172,7 +172,7 @@ func TestTwoWorkersOfOneControllerApplyingOneChildAtOnce(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range 2 {
 			wg.Go(func() {
-				_, errs[i] = a.Apply(ctx, ownedConfigMap(ns, name, fmt.Sprint(i)), patch.OwnedBy(owners[i]), patch.ForceOwnership(true))
+				_, errs[i] = a.Apply(ctx, ownedConfigMap(ns, name, fmt.Sprint(i)), patch.OwnedBy(owners[i]), patch.ForceConflicts(true))
 			})
 		}
 		wg.Wait()
@@ -218,7 +218,7 @@ func TestAChildARivalAdoptsAfterOurReadIsAnAdoptionErrorNotAnInvalidSpec(t *test
 				opts.APIReader = env.Client()
 			}
 			a := patch.NewApplier(env.Client(), "controller", opts)
-			_, err := a.Apply(ctx, ownedConfigMap(ns, "child", "ours"), patch.OwnedBy(owner), patch.ForceOwnership(true))
+			_, err := a.Apply(ctx, ownedConfigMap(ns, "child", "ours"), patch.OwnedBy(owner), patch.ForceConflicts(true))
 
 			g.Expect(apierrors.IsInvalid(err)).To(BeFalse(), "a lost race is not an invalid spec: %v", err)
 			var refused *ownership.AdoptionError
@@ -398,7 +398,7 @@ func raceChildren(kinds []*realKind, remote string) []raceChild {
 // TestOurOwnWorkersNeverTakeAChildAnotherOwnerControls draws races of two workers of one
 // controller (one Applier, one field manager), each applying one child with OwnedBy for an owner
 // of its own or the same one, from readers that are fresh, lag, or hold nothing, with and
-// without an API reader and ForceOwnership, on a child that is absent, unowned, the first owner's,
+// without an API reader and ForceConflicts, on a child that is absent, unowned, the first owner's,
 // or a rival controller's. Both read before either applies. The promises: a child another owner
 // controls is never taken; a lost race is an AdoptionError or a conflict, never another error
 // (a 422) and never a silent overwrite; the child ends with one controller, whose worker's data
@@ -510,7 +510,7 @@ func runRace(ctx context.Context, seed int64, i int, ns string, owners []client.
 	for w, wk := range workers {
 		wg.Go(func() {
 			wctx := context.WithValue(ctx, workerKey{}, w)
-			_, wk.err = a.Apply(wctx, child.desired(ns, name, strconv.Itoa(w)), patch.OwnedBy(wk.owner), patch.ForceOwnership(wk.force))
+			_, wk.err = a.Apply(wctx, child.desired(ns, name, strconv.Itoa(w)), patch.OwnedBy(wk.owner), patch.ForceConflicts(wk.force))
 		})
 	}
 	wg.Wait()

@@ -188,7 +188,7 @@ func TestForceApplyRestoresAFieldAnotherManagerChanged(t *testing.T) {
 	_, err = a.Apply(ctx, desiredDeployment(ns, 3))
 	g.Expect(apierrors.IsConflict(err)).To(BeTrue(), "got %v", err)
 	obj := desiredDeployment(ns, 3)
-	changed, err := a.Apply(ctx, obj, patch.ForceOwnership(true))
+	changed, err := a.Apply(ctx, obj, patch.ForceConflicts(true))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(changed).To(BeTrue())
 	g.Expect(obj.(*appsv1.Deployment).Spec.Replicas).To(Equal(ptr.To(int32(3))))

@@ -42,7 +42,7 @@ import (
 )
 
 // applyIn applies desired with a in form: "typed", "unstructured" or "configuration".
-func applyIn(ctx context.Context, g Gomega, a *patch.Applier, form string, desired client.Object, opts ...patch.ApplyOption) error {
+func applyIn(ctx context.Context, g Gomega, a *patch.Applier, form string, desired client.Object, opts ...patch.ApplyCallOption) error {
 	if form == "typed" {
 		_, err := a.Apply(ctx, desired, opts...)
 		return err
@@ -133,7 +133,7 @@ func TestOwnedByNeverWritesAnotherObjectThanTheOneItsReaderHolds(t *testing.T) {
 				Reader: heldReader{held: map[client.ObjectKey]client.Object{client.ObjectKeyFromObject(held): held}},
 			})
 			// Forced, so that no field conflict with the other writer's values stands in for the refusal.
-			err := applyIn(ctx, g, a, tc.form, desired(ns, remote, "changed"), patch.OwnedBy(owner, tc.policy), patch.ForceOwnership(true))
+			err := applyIn(ctx, g, a, tc.form, desired(ns, remote, "changed"), patch.OwnedBy(owner, tc.policy), patch.ForceConflicts(true))
 			g.Expect(writes.take()).To(Equal(counts{"apply": 1}))
 			g.Expect(apierrors.IsConflict(err)).To(BeTrue(), "want a conflict, got %v", err)
 			gvk, _ := apiutil.GVKForObject(held, env.Scheme())
@@ -284,7 +284,7 @@ func TestOwnedByAppliesToAnObjectTheFakeClientHolds(t *testing.T) {
 				policy ownership.AdoptionPolicy
 			}{{"1", ownership.AdoptIfUnowned}, {"2", ownership.AdoptNever}} {
 				desired := ownedConfigMap("default", "child", step.value)
-				g.Expect(a.Apply(ctx, desired, patch.OwnedBy(owner, step.policy), patch.ForceOwnership(true))).To(BeTrue())
+				g.Expect(a.Apply(ctx, desired, patch.OwnedBy(owner, step.policy), patch.ForceConflicts(true))).To(BeTrue())
 				live := &corev1.ConfigMap{}
 				g.Expect(c.Get(ctx, client.ObjectKeyFromObject(desired), live)).To(Succeed())
 				g.Expect(live.UID).To(Equal(tc.uid))

@@ -187,7 +187,7 @@ limitations under the License.
 // adoption policy against the live object it reads anyway, and applies; a child another owner
 // controls is refused and nothing is sent:
 //
-//	_, err := r.Applier.Apply(ctx, configMap, patch.OwnedBy(cluster), patch.ForceOwnership(true))
+//	_, err := r.Applier.Apply(ctx, configMap, patch.OwnedBy(cluster), patch.ForceConflicts(true))
 //
 // Before each apply the Applier reads the live object (from the manager's cache, usually) and
 // skips the request when it can prove it would change nothing: when it applied the same desired
@@ -204,11 +204,11 @@ limitations under the License.
 //	field shape                      a part this manager does not   a part this manager applies
 //	                                 apply
 //	scalar                           theirs                         409 Conflict, or ours with
-//	                                                                ForceOwnership
+//	                                                                ForceConflicts
 //	granular map, struct; labels,    theirs, key by key             as a scalar, key by key
 //	  annotations
 //	atomic map or struct; atomic     theirs                         the whole value: 409, or ours
-//	  list; list without a list                                     whole with ForceOwnership
+//	  list; list without a list                                     whole with ForceConflicts
 //	  type (in a CRD)                                               (their keys or elements go)
 //	list of type map or set          theirs, element by element     as a scalar, element by element
 //	metadata.finalizers              theirs (a set)                 ours are added, never theirs
@@ -265,7 +265,7 @@ limitations under the License.
 // Every apply of an [Applier] ([Applier.Apply], [Applier.ApplyStatus] and their configuration
 // forms) is skipped, with the object set to the live one, in two cases. First, when the Applier's
 // last apply for this object, field manager and subresource had the same request body and
-// ForceOwnership, and the live object has the resourceVersion that apply left, or an older one (a
+// ForceConflicts, and the live object has the resourceVersion that apply left, or an older one (a
 // cache that has not caught up with the apply yet, and will deliver any later change in a new
 // event), and the server's answer to that apply proved it a fixed point: it wrote nothing; or it
 // holds what the object held before, content and every manager's fields; or it holds every value

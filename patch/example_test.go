@@ -250,7 +250,7 @@ func ExampleApplier_Apply() {
 			ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "default"},
 			Data:       map[string]string{"replicas": "3"},
 		}
-		changed, err := a.Apply(ctx, desired, patch.ForceOwnership(true))
+		changed, err := a.Apply(ctx, desired, patch.ForceConflicts(true))
 		if err != nil {
 			fmt.Println(err)
 			return

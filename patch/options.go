@@ -23,13 +23,13 @@ import (
 	"github.com/tenon-dev/tenon/ownership"
 )
 
-// ApplyOption configures one call of an [Applier]: [ForceOwnership], [OwnedConditions] or
+// ApplyCallOption configures one call of an [Applier]: [ForceConflicts], [OwnedConditions] or
 // [OwnedBy].
-type ApplyOption interface {
+type ApplyCallOption interface {
 	applyToApply(o *applyOptions)
 }
 
-// applyOptions is what the [ApplyOption] values of one call of an [Applier] ask for.
+// applyOptions is what the [ApplyCallOption] values of one call of an [Applier] ask for.
 type applyOptions struct {
 	force           bool
 	ownedConditions []conditions.Type
@@ -40,7 +40,7 @@ type applyOptions struct {
 }
 
 // newApplyOptions applies opts to the defaults.
-func newApplyOptions(opts []ApplyOption) applyOptions {
+func newApplyOptions(opts []ApplyCallOption) applyOptions {
 	var o applyOptions
 	for _, opt := range opts {
 		if opt != nil {
@@ -61,8 +61,8 @@ func newApplyOptions(opts []ApplyOption) applyOptions {
 type OwnedConditions []conditions.Type
 
 var (
-	_ Option      = OwnedConditions(nil)
-	_ ApplyOption = OwnedConditions(nil)
+	_ Option          = OwnedConditions(nil)
+	_ ApplyCallOption = OwnedConditions(nil)
 )
 
 func (c OwnedConditions) applyToHelper(o *helperOptions) {
@@ -73,14 +73,16 @@ func (c OwnedConditions) applyToApply(o *applyOptions) {
 	o.ownedConditions = append(o.ownedConditions, c...)
 }
 
-// ForceOwnership set to true takes over the fields in the request that another field manager
+// ForceConflicts set to true takes over the fields in the request that another field manager
 // owns, instead of failing with a 409 Conflict. A controller that is the authority over the
-// objects it applies usually sets it. Default: false.
-type ForceOwnership bool
+// objects it applies usually sets it. It is the apply request's force parameter, as kubectl's
+// --force-conflicts sets it (controller-runtime's client.ForceOwnership is the same for its own
+// client's Apply). Default: false.
+type ForceConflicts bool
 
-var _ ApplyOption = ForceOwnership(false)
+var _ ApplyCallOption = ForceConflicts(false)
 
-func (f ForceOwnership) applyToApply(o *applyOptions) {
+func (f ForceConflicts) applyToApply(o *applyOptions) {
 	o.force = bool(f)
 }
 
@@ -88,7 +90,7 @@ func (f ForceOwnership) applyToApply(o *applyOptions) {
 // [Applier.ApplyConfiguration] applies, as ownership.Set does, checked against the live object the
 // Applier reads anyway, so that one call applies an owned child:
 //
-//	_, err := r.Applier.Apply(ctx, configMap, patch.OwnedBy(cluster), patch.ForceOwnership(true))
+//	_, err := r.Applier.Apply(ctx, configMap, patch.OwnedBy(cluster), patch.ForceConflicts(true))
 //	var refused *ownership.AdoptionError
 //	if errors.As(err, &refused) {
 //		// Another owner controls it, or the adoption policy refused it: nothing was sent.
@@ -117,17 +119,17 @@ func (f ForceOwnership) applyToApply(o *applyOptions) {
 // owner must have been read from the API server (its UID is what the mark records), and its kind
 // must be known to the client's scheme. [Applier.ApplyStatus] refuses OwnedBy: ownership is
 // metadata, which the status subresource does not write.
-func OwnedBy(owner client.Object, opts ...ownership.SetOption) ApplyOption {
+func OwnedBy(owner client.Object, opts ...ownership.SetOption) ApplyCallOption {
 	return ownedBy{owner: owner, opts: opts}
 }
 
-// ownedBy is the [ApplyOption] OwnedBy returns.
+// ownedBy is the [ApplyCallOption] OwnedBy returns.
 type ownedBy struct {
 	owner client.Object
 	opts  []ownership.SetOption
 }
 
-var _ ApplyOption = ownedBy{}
+var _ ApplyCallOption = ownedBy{}
 
 func (b ownedBy) applyToApply(o *applyOptions) {
 	o.owned, o.owner, o.ownerOpts = true, b.owner, b.opts

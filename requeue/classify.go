@@ -96,7 +96,7 @@ const (
 	// manager owns fields it sets, with other values: "Apply failed with 1 conflict: conflict
 	// with "kubectl" using v1: .spec.replicas", a 409 Conflict whose status details have a cause
 	// of type FieldManagerConflict. It is not a race: the other manager keeps the fields until a
-	// person (or that manager) gives them up, or this controller applies with ForceOwnership,
+	// person (or that manager) gives them up, or this controller applies with ForceConflicts,
 	// so no retry resolves it by itself. Returned as an error, retried with backoff (the other
 	// manager may let go) and logged; [Report] marks the object Stalled and not Ready with
 	// [ReasonFieldManagerConflict] and the fields in the message. The 409 of an apply refused

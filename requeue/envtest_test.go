@@ -198,7 +198,7 @@ func TestAConflictThatNeverGoesAwayIsCountedAsAnError(t *testing.T) {
 }
 
 // applyingReconciler applies a ConfigMap that holds each Widget's color with server-side apply,
-// without ForceOwnership, marks the Widget Ready when the apply succeeded, and reports the
+// without ForceConflicts, marks the Widget Ready when the apply succeeded, and reports the
 // outcome with requeue.Report, as a reconciler built from tenon's blocks does.
 type applyingReconciler struct {
 	client.Client
@@ -283,9 +283,9 @@ func TestAFieldConflictStallsTheOwnerUntilAPersonDecides(t *testing.T) {
 		g.Expect(stalled.Message).To(And(ContainSubstring(`conflict with "gitops"`), ContainSubstring(".data.color")))
 		g.Expect(conditions.IsFalse(w, conditions.Ready)).To(BeTrue(), "Ready must not stay True")
 		g.Expect(w.Status.ObservedGeneration).To(Equal(w.Generation))
-		kstatus, _, err := conditions.Compute(w)
+		kstatus, _, err := conditions.ComputeKStatus(w)
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(kstatus).To(Equal(conditions.StatusFailed))
+		g.Expect(kstatus).To(Equal(conditions.KStatusFailed))
 	}).WithTimeout(30 * time.Second).Should(Succeed())
 	g.Expect(counter(t, "controller_runtime_reconcile_errors_total", map[string]string{"controller": name})).To(BeNumerically(">=", 1),
 		"a field conflict is logged and counted as an error")

@@ -154,7 +154,7 @@ func (c *Cluster) DeepCopyObject() runtime.Object {
 func ExampleReport() {
 	w := &Cluster{ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "default", Generation: 4}}
 	show := func(outcome string) {
-		kstatus, _, _ := conditions.Compute(w)
+		kstatus, _, _ := conditions.ComputeKStatus(w)
 		fmt.Printf("%-10s kstatus=%-10s observedGeneration=%d", outcome, kstatus, w.Status.ObservedGeneration)
 		for _, c := range w.Status.Conditions {
 			fmt.Printf(" %s=%s(%s)", c.Type, c.Status, c.Reason)

@@ -62,7 +62,7 @@ const ReasonFieldManagerConflict conditions.Reason = "FieldManagerConflict"
 //     and the error, which names the fields and their manager, as message; Reconciling is
 //     removed and status.observedGeneration set, as for a terminal error: kstatus reports
 //     Failed until a person gives the fields up or the controller takes them with
-//     ForceOwnership. [WithBackoff] still retries it with backoff, and the first reconcile
+//     ForceConflicts. [WithBackoff] still retries it with backoff, and the first reconcile
 //     that succeeds removes Stalled;
 //   - [Retry]: Reconciling True with reason [conditions.ReasonProgressing] and Retry's message;
 //   - a conflict, throttling, or a write refused by a leader election fence ([ClassFenced]):

@@ -205,10 +205,10 @@ func TestReportOnAnUnstructuredObjectSetsObservedGeneration(t *testing.T) {
 	tests := []struct {
 		name       string
 		err        error
-		wantStatus conditions.Status
+		wantStatus conditions.KStatus
 	}{
-		{name: "a terminal error: kstatus reports Failed", err: errTerminal("spec.size must be small"), wantStatus: conditions.StatusFailed},
-		{name: "success: kstatus reports Current", wantStatus: conditions.StatusCurrent},
+		{name: "a terminal error: kstatus reports Failed", err: errTerminal("spec.size must be small"), wantStatus: conditions.KStatusFailed},
+		{name: "success: kstatus reports Current", wantStatus: conditions.KStatusCurrent},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -237,7 +237,7 @@ func TestReportOnAnUnstructuredObjectSetsObservedGeneration(t *testing.T) {
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(found).To(BeTrue())
 			g.Expect(observed).To(BeEquivalentTo(2))
-			status, message, err := conditions.Compute(u)
+			status, message, err := conditions.ComputeKStatus(u)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(status).To(Equal(tt.wantStatus), message)
 		})

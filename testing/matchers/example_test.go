@@ -97,7 +97,7 @@ func ExampleBeReady() {
 	cluster := newCluster()
 
 	g.Expect(cluster).NotTo(matchers.BeReady())
-	g.Expect(cluster).To(matchers.HaveKStatus(conditions.StatusInProgress))
+	g.Expect(cluster).To(matchers.HaveKStatus(conditions.KStatusInProgress))
 	g.Expect(cluster).To(matchers.BeCompliant())
 	fmt.Println("not ready, in progress, compliant")
 

@@ -26,12 +26,12 @@ import (
 	"github.com/tenon-dev/tenon/conditions"
 )
 
-// HaveKStatus succeeds when [conditions.Compute] reports status for the actual object: Current,
+// HaveKStatus succeeds when [conditions.ComputeKStatus] reports status for the actual object: Current,
 // InProgress, Failed or Terminating, as kstatus-based tools (sigs.k8s.io/cli-utils/pkg/kstatus)
-// show it for a custom resource. HaveKStatus(conditions.StatusCurrent) is what Flux and kpt wait
+// show it for a custom resource. HaveKStatus(conditions.KStatusCurrent) is what Flux and kpt wait
 // for: the status describes the current spec, nothing is in progress or stalled, and the Ready
 // condition, when there is one, is True. The failure message gives kstatus's message.
-func HaveKStatus(status conditions.Status) types.GomegaMatcher {
+func HaveKStatus(status conditions.KStatus) types.GomegaMatcher {
 	return &matcher{
 		expectation: "be " + string(status) + " by kstatus",
 		check: func(s *subject) (bool, string, error) {
@@ -52,9 +52,9 @@ func HaveKStatus(status conditions.Status) types.GomegaMatcher {
 	}
 }
 
-// kstatusOf returns obj's kstatus state and message, by [conditions.Compute].
-func kstatusOf(obj runtime.Object) (conditions.Status, string, error) {
-	return conditions.Compute(obj)
+// kstatusOf returns obj's kstatus state and message, by [conditions.ComputeKStatus].
+func kstatusOf(obj runtime.Object) (conditions.KStatus, string, error) {
+	return conditions.ComputeKStatus(obj)
 }
 
 // BeCompliant succeeds when the actual object's status follows the condition convention that
@@ -70,7 +70,7 @@ func kstatusOf(obj runtime.Object) (conditions.Status, string, error) {
 //     InProgress while Ready says it is done);
 //  4. when Ready is not True (and the object is not being deleted), Reconciling or Stalled is
 //     True: without them kstatus falls back to Ready and reports InProgress, and can never tell
-//     a controller that makes progress from one that is stuck (see [conditions.Compute]);
+//     a controller that makes progress from one that is stuck (see [conditions.ComputeKStatus]);
 //  5. Ready True does not coexist with a True Stalled, nor Reconciling True with Stalled True
 //     (kstatus would report whichever comes first in the list). Ready and Reconciling may both
 //     be True: an object can serve while it rolls out a change or retries a failed step.

@@ -221,36 +221,36 @@ func TestHaveKStatus(t *testing.T) {
 	reconciling := widget(2, 2, cond(conditions.Reconciling, metav1.ConditionTrue, "Progressing", "scaling to 3", 2))
 	behind := widget(3, 2, cond(conditions.Ready, metav1.ConditionTrue, "Succeeded", "", 2))
 
-	ok, msg := outcome(t, matchers.HaveKStatus(conditions.StatusCurrent), current)
+	ok, msg := outcome(t, matchers.HaveKStatus(conditions.KStatusCurrent), current)
 	g.Expect(ok).To(BeTrue())
 	g.Expect(msg).To(HavePrefix("Expected Widget default/w not to be Current by kstatus\nbut it does\n"))
 
-	ok, msg = outcome(t, matchers.HaveKStatus(conditions.StatusCurrent), reconciling)
+	ok, msg = outcome(t, matchers.HaveKStatus(conditions.KStatusCurrent), reconciling)
 	g.Expect(ok).To(BeFalse())
 	g.Expect(msg).To(HavePrefix("Expected Widget default/w to be Current by kstatus\nbut kstatus computes InProgress: scaling to 3\n"))
 
-	ok, msg = outcome(t, matchers.HaveKStatus(conditions.StatusCurrent), toUnstructured(t, behind))
+	ok, msg = outcome(t, matchers.HaveKStatus(conditions.KStatusCurrent), toUnstructured(t, behind))
 	g.Expect(ok).To(BeFalse())
 	g.Expect(msg).To(ContainSubstring("but kstatus computes InProgress: Widget generation is 3, but latest observed generation is 2\n"))
 
-	ok, _ = outcome(t, matchers.HaveKStatus(conditions.StatusInProgress), reconciling)
+	ok, _ = outcome(t, matchers.HaveKStatus(conditions.KStatusInProgress), reconciling)
 	g.Expect(ok).To(BeTrue())
 
 	// kstatus falls back to Ready when neither Reconciling nor Stalled is True.
 	notReady := widget(2, 2, cond(conditions.Ready, metav1.ConditionFalse, "QuotaExceeded", "cpu quota exceeded", 2))
-	ok, msg = outcome(t, matchers.HaveKStatus(conditions.StatusCurrent), notReady)
+	ok, msg = outcome(t, matchers.HaveKStatus(conditions.KStatusCurrent), notReady)
 	g.Expect(ok).To(BeFalse())
 	g.Expect(msg).To(HavePrefix("Expected Widget default/w to be Current by kstatus\nbut kstatus computes InProgress: cpu quota exceeded\n"))
-	ok, _ = outcome(t, matchers.HaveKStatus(conditions.StatusInProgress), toUnstructured(t, notReady))
+	ok, _ = outcome(t, matchers.HaveKStatus(conditions.KStatusInProgress), toUnstructured(t, notReady))
 	g.Expect(ok).To(BeTrue())
 
 	// Stalled before Reconciling in the list: kstatus takes the first True one.
 	stalledFirst := widget(2, 2, cond(conditions.Stalled, metav1.ConditionTrue, "InvalidSpec", "size must be small", 2),
 		cond(conditions.Reconciling, metav1.ConditionTrue, "Progressing", "scaling to 3", 2))
-	ok, msg = outcome(t, matchers.HaveKStatus(conditions.StatusFailed), stalledFirst)
+	ok, msg = outcome(t, matchers.HaveKStatus(conditions.KStatusFailed), stalledFirst)
 	g.Expect(ok).To(BeTrue(), msg)
 
-	_, err := matchers.HaveKStatus(conditions.StatusCurrent).Match([]metav1.Condition{})
+	_, err := matchers.HaveKStatus(conditions.KStatusCurrent).Match([]metav1.Condition{})
 	g.Expect(err).To(MatchError(ContainSubstring("kstatus needs an object")))
 }
 

@@ -80,7 +80,7 @@ func TestAssertIdempotentPassesForACorrectReconcilerReadingFromACache(t *testing
 	var w testtypes.Widget
 	g.Expect(env.Client().Get(t.Context(), req.NamespacedName, &w)).To(Succeed())
 	g.Expect(&w).To(matchers.BeReady())
-	g.Expect(&w).To(matchers.HaveKStatus(conditions.StatusCurrent))
+	g.Expect(&w).To(matchers.HaveKStatus(conditions.KStatusCurrent))
 	cm := &corev1.ConfigMap{}
 	g.Expect(env.Client().Get(t.Context(), client.ObjectKey{Namespace: req.Namespace, Name: "w-config"}, cm)).To(Succeed())
 	g.Expect(cm.Data).To(HaveKeyWithValue("size", "small"))

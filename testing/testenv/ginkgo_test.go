@@ -158,7 +158,7 @@ var _ = Describe("A controller in a manager that runs as the operator's user", f
 		}).WithTimeout(30 * time.Second).Should(Succeed())
 		Expect(w).To(matchers.HaveCondition(conditions.Ready, metav1.ConditionTrue,
 			matchers.WithReason(conditions.ReasonSucceeded), matchers.WithMessage("config map"), matchers.CurrentGeneration{}))
-		Expect(w).To(matchers.HaveKStatus(conditions.StatusCurrent))
+		Expect(w).To(matchers.HaveKStatus(conditions.KStatusCurrent))
 		Expect(w).To(matchers.BeCompliant())
 		cm := &corev1.ConfigMap{}
 		Expect(suiteEnv.Client().Get(ctx, client.ObjectKey{Namespace: ns, Name: "w-config"}, cm)).To(Succeed())

@@ -42,14 +42,14 @@ import (
 type tenonSSA struct {
 	client  client.Client
 	applier *patch.Applier
-	opts    []patch.ApplyOption
+	opts    []patch.ApplyCallOption
 }
 
 func newTenonSSA(c client.Client, fieldOwner string) reconcile.Reconciler {
 	return requeue.WithBackoff(&tenonSSA{
 		client:  client.WithFieldOwner(c, fieldOwner),
 		applier: patch.NewApplier(c, fieldOwner, patch.ApplierOptions{Reader: c}),
-		opts:    []patch.ApplyOption{patch.OwnedConditions(ownedTypes()), patch.ForceOwnership(true)},
+		opts:    []patch.ApplyCallOption{patch.OwnedConditions(ownedTypes()), patch.ForceConflicts(true)},
 	}, requeue.BackoffOptions{Name: "tenon-ssa", Registerer: prometheus.NewRegistry()})
 }
 

@@ -109,7 +109,7 @@ func (r *ClusterReconciler) reconcileWorkload(ctx context.Context, cluster *apps
 // stops with a terminal error (the Cluster is Stalled) until a person resolves the clash and
 // touches the Cluster (no event reaches it when the other owner lets go of the child).
 func (r *ClusterReconciler) applyOwned(ctx context.Context, cluster *appsv1alpha1.Cluster, child client.Object, t conditions.Type) (ctrl.Result, error) {
-	_, err := r.Applier.Apply(ctx, child, patch.OwnedBy(cluster), patch.ForceOwnership(true))
+	_, err := r.Applier.Apply(ctx, child, patch.OwnedBy(cluster), patch.ForceConflicts(true))
 	if refused := (*ownership.AdoptionError)(nil); errors.As(err, &refused) {
 		_, _ = conditions.MarkFalse(cluster, t, ReasonOwnedElsewhere, err.Error())
 		return requeue.Terminal(ReasonOwnedElsewhere, fmt.Errorf("child owned by another object: %w", err))

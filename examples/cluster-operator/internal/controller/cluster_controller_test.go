@@ -70,7 +70,7 @@ var _ = Describe("The Cluster controller", func() {
 
 		// The status follows the kstatus convention: tools and `kubectl wait` read it right.
 		Expect(cluster).To(matchers.BeCompliant())
-		Expect(cluster).To(matchers.HaveKStatus(conditions.StatusCurrent))
+		Expect(cluster).To(matchers.HaveKStatus(conditions.KStatusCurrent))
 		Expect(cluster).To(matchers.HaveFinalizer(controller.FinalizerName))
 		for _, c := range appsv1alpha1.DependentConditions() {
 			Expect(cluster).To(matchers.HaveCondition(c, metav1.ConditionTrue, matchers.CurrentGeneration{}))
@@ -238,14 +238,14 @@ var _ = Describe("The Cluster controller", func() {
 			g.Expect(cluster).To(matchers.HaveCondition(appsv1alpha1.WorkloadReady, metav1.ConditionFalse,
 				matchers.WithReason(controller.ReasonRollingOut), matchers.CurrentGeneration{}))
 			g.Expect(cluster).To(matchers.HaveCondition(conditions.Ready, metav1.ConditionFalse, matchers.CurrentGeneration{}))
-			g.Expect(cluster).To(matchers.HaveKStatus(conditions.StatusInProgress))
+			g.Expect(cluster).To(matchers.HaveKStatus(conditions.KStatusInProgress))
 			g.Expect(cluster).To(matchers.BeCompliant())
 		}).WithTimeout(timeout).WithPolling(interval).Should(Succeed())
 
 		eventuallyReady(t, cluster)
 		Expect(cluster.Status.ObservedGeneration).To(Equal(generation))
 		Expect(cluster.Status.ReadyReplicas).To(Equal(int32(5)))
-		Expect(cluster).To(matchers.HaveKStatus(conditions.StatusCurrent))
+		Expect(cluster).To(matchers.HaveKStatus(conditions.KStatusCurrent))
 		sts := &appsv1.StatefulSet{}
 		Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: op.namespace, Name: "scaled"}, sts)).To(Succeed())
 		Expect(*sts.Spec.Replicas).To(Equal(int32(5)))
@@ -421,7 +421,7 @@ var _ = Describe("The Cluster controller", func() {
 			g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(cluster), cluster)).To(Succeed())
 			g.Expect(cluster).To(matchers.HaveCondition(conditions.Deleting, metav1.ConditionTrue, matchers.WithReason(finalizer.ReasonCleanupFailed),
 				matchers.WithMessage("step dns-record failed"), matchers.WithMessage("503 service unavailable")))
-			g.Expect(cluster).To(matchers.HaveKStatus(conditions.StatusTerminating))
+			g.Expect(cluster).To(matchers.HaveKStatus(conditions.KStatusTerminating))
 		}).WithTimeout(timeout).WithPolling(interval).Should(Succeed())
 		// While the API is down, nothing is released: the record (which cannot be deleted) and the
 		// directory entry (whose step comes after the record's) stay, and so does the Cluster.
@@ -519,7 +519,7 @@ var _ = Describe("The Cluster controller", func() {
 				g.Expect(cluster).To(matchers.HaveCondition(appsv1alpha1.DNSReady, metav1.ConditionFalse,
 					matchers.WithReason(controller.ReasonInvalidDNSCreds), matchers.WithMessage(message)))
 				g.Expect(cluster).To(matchers.HaveCondition(conditions.Ready, metav1.ConditionFalse, matchers.CurrentGeneration{}))
-				g.Expect(cluster).To(matchers.HaveKStatus(conditions.StatusFailed))
+				g.Expect(cluster).To(matchers.HaveKStatus(conditions.KStatusFailed))
 				g.Expect(cluster).To(matchers.BeCompliant())
 			}).WithTimeout(timeout).WithPolling(interval).Should(Succeed())
 		}
@@ -535,7 +535,7 @@ var _ = Describe("The Cluster controller", func() {
 		op.writeToken(t, op.token)
 		eventuallyReady(t, cluster)
 		Expect(conditions.Get(cluster, conditions.Stalled)).To(BeNil())
-		Expect(cluster).To(matchers.HaveKStatus(conditions.StatusCurrent))
+		Expect(cluster).To(matchers.HaveKStatus(conditions.KStatusCurrent))
 		Expect(op.dns.Records()).To(HaveLen(1))
 	})
 })

@@ -114,7 +114,7 @@ func TestTheManagerRunsWithOnlyTheGeneratedRBAC(t *testing.T) {
 		g.Expect(cluster).To(matchers.BeReady())
 	}).WithTimeout(timeout).WithPolling(interval).Should(Succeed(), "manager output:\n%s", output)
 	g.Expect(cluster).To(matchers.BeCompliant())
-	g.Expect(cluster).To(matchers.HaveKStatus(conditions.StatusCurrent))
+	g.Expect(cluster).To(matchers.HaveKStatus(conditions.KStatusCurrent))
 	g.Expect(dns.Records()).To(HaveLen(1))
 	checkMetricsEndpoint(t, metricsAddress, probeAddress)
 	entry := &corev1.ConfigMap{}

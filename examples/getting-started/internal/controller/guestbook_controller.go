@@ -89,7 +89,7 @@ func (r *GuestbookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		ObjectMeta: metav1.ObjectMeta{Name: guestbook.Name + "-greeting", Namespace: guestbook.Namespace},
 		Data:       map[string]string{"message": guestbook.Spec.Message},
 	}
-	_, err = r.Applier.Apply(ctx, configMap, patch.OwnedBy(guestbook), patch.ForceOwnership(true))
+	_, err = r.Applier.Apply(ctx, configMap, patch.OwnedBy(guestbook), patch.ForceConflicts(true))
 	if refused := (*ownership.AdoptionError)(nil); errors.As(err, &refused) {
 		return requeue.Terminal(ReasonOwnedElsewhere, err) // retrying cannot take it
 	}
