@@ -76,10 +76,11 @@ func (c *Cluster) DeepCopyObject() runtime.Object {
 type ClusterReconciler struct {
 	client.Client
 	Lifecycle *finalizer.Lifecycle[*Cluster] // the finalizer and its cleanup steps
+	Writer    *patch.Writer                  // writes each reconcile's changes, one for all
 }
 
 // Reconcile is the README's quick start.
-func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
+func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
 	cluster := &Cluster{}
 	if err := r.Get(ctx, req.NamespacedName, cluster); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -88,17 +89,13 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	if proceed, res, err := r.Lifecycle.Reconcile(ctx, cluster); !proceed {
 		return res, err
 	}
-	// However this reconcile returns, write what it changed and nothing else.
-	h, err := patch.NewHelper(cluster, r.Client)
+	// However this reconcile returns, Finish records the outcome for kstatus and kubectl wait
+	// (Stalled, Reconciling, observedGeneration) and writes what changed, and nothing else.
+	h, err := r.Writer.NewHelper(cluster)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	defer func() {
-		// Report records the outcome for kstatus and kubectl wait (Stalled, Reconciling,
-		// observedGeneration); Patch writes it with whatever else changed.
-		err = errors.Join(requeue.Report(cluster, err),
-			h.Patch(ctx, cluster, patch.OwnedConditions{conditions.Ready, conditions.Reconciling, conditions.Stalled}))
-	}()
+	defer func() { res, err = h.Finish(ctx, cluster, res, err) }()
 
 	if cluster.Spec.Replicas%2 == 0 { // retrying cannot fix the spec
 		return requeue.Terminal("EvenReplicas", errors.New("even replicas: a quorum needs an odd number"))
@@ -125,7 +122,11 @@ func Example() {
 	ctx := context.Background()
 	cluster := &Cluster{ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "default", Generation: 1}, Spec: ClusterSpec{Replicas: 3}}
 	c := newClient(cluster)
-	r := &ClusterReconciler{Client: c, Lifecycle: &finalizer.Lifecycle[*Cluster]{Finalizer: "apps.example.com/cleanup", Client: c}}
+	r := &ClusterReconciler{
+		Client:    c,
+		Lifecycle: &finalizer.Lifecycle[*Cluster]{Finalizer: "apps.example.com/cleanup", Client: c},
+		Writer:    patch.NewWriter(c, patch.WriterOptions{}),
+	}
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(cluster)}
 
 	res, err := r.Reconcile(ctx, req)
@@ -221,7 +222,11 @@ func Example_migration() {
 
 	run("scaffold", func(c client.Client) reconcile.Reconciler { return &scaffoldReconciler{Client: c} })
 	run("tenon", func(c client.Client) reconcile.Reconciler {
-		return &ClusterReconciler{Client: c, Lifecycle: &finalizer.Lifecycle[*Cluster]{Finalizer: "apps.example.com/cleanup", Client: c}}
+		return &ClusterReconciler{
+			Client:    c,
+			Lifecycle: &finalizer.Lifecycle[*Cluster]{Finalizer: "apps.example.com/cleanup", Client: c},
+			Writer:    patch.NewWriter(c, patch.WriterOptions{}),
+		}
 	})
 
 	// Output:

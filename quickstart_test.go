@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tenon-dev/tenon/finalizer"
+	"github.com/tenon-dev/tenon/patch"
 	"github.com/tenon-dev/tenon/testing/reconciletest"
 )
 
@@ -32,7 +33,11 @@ import (
 func TestTheQuickStartReconcilerIsIdempotent(t *testing.T) {
 	cluster := &Cluster{ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "default", Generation: 1}, Spec: ClusterSpec{Replicas: 3}}
 	c := newClient(cluster)
-	r := &ClusterReconciler{Client: c, Lifecycle: &finalizer.Lifecycle[*Cluster]{Finalizer: "apps.example.com/cleanup", Client: c}}
+	r := &ClusterReconciler{
+		Client:    c,
+		Lifecycle: &finalizer.Lifecycle[*Cluster]{Finalizer: "apps.example.com/cleanup", Client: c},
+		Writer:    patch.NewWriter(c, patch.WriterOptions{}),
+	}
 	h := &reconciletest.Harness{Reconciler: r, Client: c}
 
 	h.AssertIdempotent(t, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(cluster)})

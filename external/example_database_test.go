@@ -37,7 +37,6 @@ import (
 	"github.com/tenon-dev/tenon/external"
 	"github.com/tenon-dev/tenon/finalizer"
 	"github.com/tenon-dev/tenon/patch"
-	"github.com/tenon-dev/tenon/requeue"
 )
 
 // This file is what a user writes for a Database whose instance a cloud creates, resizes and
@@ -53,6 +52,7 @@ type DatabaseReconciler struct {
 	client.Client
 	database  *external.Resource[*Database]
 	lifecycle *finalizer.Lifecycle[*Database]
+	writer    *patch.Writer
 }
 
 // NewDatabaseReconciler returns a DatabaseReconciler; apiReader is the manager's API reader.
@@ -65,11 +65,12 @@ func NewDatabaseReconciler(c client.Client, apiReader client.Reader, cloud *Clou
 	}
 	lifecycle := &finalizer.Lifecycle[*Database]{Finalizer: "example.tenon.dev/database", Client: c,
 		Steps: []finalizer.Step[*Database]{database.Step()}}
-	return &DatabaseReconciler{Client: c, database: database, lifecycle: lifecycle}
+	writer := patch.NewWriter(c, patch.WriterOptions{APIReader: apiReader, OwnedConditions: []conditions.Type{DatabaseReady}})
+	return &DatabaseReconciler{Client: c, database: database, lifecycle: lifecycle, writer: writer}
 }
 
 // Reconcile creates, resizes and deletes the Database's instance.
-func (r *DatabaseReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
+func (r *DatabaseReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
 	db := &Database{}
 	if err := r.Get(ctx, req.NamespacedName, db); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -77,15 +78,12 @@ func (r *DatabaseReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_
 	if proceed, res, err := r.lifecycle.Reconcile(ctx, db); !proceed {
 		return res, err
 	}
-	helper, err := patch.NewHelper(db, r.Client)
+	helper, err := r.writer.NewHelper(db)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	defer func() {
-		owned := patch.OwnedConditions{conditions.Ready, DatabaseReady, conditions.Reconciling, conditions.Stalled}
-		err = errors.Join(requeue.Report(db, err), helper.Patch(ctx, db, owned))
-	}()
-	res, err := r.database.Ensure(ctx, db)
+	defer func() { res, err = helper.Finish(ctx, db, res, err) }()
+	res, err = r.database.Ensure(ctx, db)
 	_, _ = conditions.Set(db, conditions.Summary(db, conditions.Ready, []conditions.Type{DatabaseReady}))
 	return res, err
 }

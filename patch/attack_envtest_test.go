@@ -14,10 +14,10 @@ import (
 // staleReconcile runs a Patch on a stale snapshot with the History.
 func staleReconcile(g Gomega, t *testing.T, snapshot *corev1.ConfigMap, hist *patch.History, mutate func(*corev1.ConfigMap)) {
 	cm := snapshot.DeepCopy()
-	h, err := patch.NewHelper(cm, env.Client())
+	h, err := patch.NewWriter(env.Client(), patch.WriterOptions{History: hist}).NewHelper(cm)
 	g.Expect(err).NotTo(HaveOccurred())
 	mutate(cm)
-	g.Expect(h.Patch(t.Context(), cm, hist)).To(Succeed())
+	g.Expect(h.Patch(t.Context(), cm)).To(Succeed())
 }
 
 func TestAttackHistoryStaleSnapshotKeepsOtherWritersChanges(t *testing.T) {
@@ -105,11 +105,11 @@ func TestAttackHistoryIgnoresAPredecessorWithTheSameName(t *testing.T) {
 	// History: the write must not land on the new incarnation with the old entry's content (x).
 	stale := cm.DeepCopy()
 	cmc := stale.DeepCopy()
-	h, err := patch.NewHelper(cmc, c)
+	h, err := patch.NewWriter(c, patch.WriterOptions{History: &hist}).NewHelper(cmc)
 	g.Expect(err).NotTo(HaveOccurred())
 	cmc.Data["a"] = "ctrl"
 	cmc.Data["y"] = "fromstale"
-	err = h.Patch(ctx, cmc, &hist)
+	err = h.Patch(ctx, cmc)
 	t.Logf("patch of predecessor snapshot: %v", err)
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(re), got)).To(Succeed())
 	g.Expect(got.Data).NotTo(HaveKey("x"), "the predecessor's recorded content must not reach the new incarnation")

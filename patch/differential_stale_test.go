@@ -118,8 +118,7 @@ func generateStale(dc *differentialCase, fields []kindField) {
 // and reads L1.
 func (r *caseRun) firstPatch(ctx context.Context, snapshot client.Object) error {
 	c, dc := env.Client(), r.dc
-	r.history = &patch.History{}
-	h, err := patch.NewHelper(snapshot, c)
+	h, err := patch.NewWriter(c, patch.WriterOptions{History: r.history}).NewHelper(snapshot)
 	if err != nil {
 		return fmt.Errorf("failed to create the first Helper: %w", err)
 	}
@@ -132,7 +131,7 @@ func (r *caseRun) firstPatch(ctx context.Context, snapshot client.Object) error 
 			return fmt.Errorf("failed to set status.observedGeneration: %w", err)
 		}
 	}
-	if err := h.Patch(ctx, first, append(ownedOptions(dc), r.history)...); err != nil {
+	if err := h.Patch(ctx, first, ownedOptions(dc)...); err != nil {
 		return fmt.Errorf("failed to make the first Patch: %w", err)
 	}
 	if r.l1, err = getRaw(ctx, c, dc.kind, r.key); err != nil {

@@ -252,7 +252,10 @@ func (r *caseRun) prepare(ctx context.Context) error {
 	if r.fc, err = faults.Wrap(env.Client(), faultPlan(dc, r.key)); err != nil {
 		return fmt.Errorf("failed to wrap the client: %w", err)
 	}
-	if r.h, err = patch.NewHelper(obj, r.fc); err != nil {
+	if dc.stale != "" {
+		r.history = &patch.History{}
+	}
+	if r.h, err = patch.NewWriter(r.fc, patch.WriterOptions{History: r.history}).NewHelper(obj); err != nil {
 		return fmt.Errorf("failed to create the Helper: %w", err)
 	}
 	if dc.stale != "" {
@@ -303,9 +306,6 @@ func (r *caseRun) prepare(ctx context.Context) error {
 	r.before = r.obj.DeepCopyObject().(client.Object)
 	r.a = toJSON(r.obj)
 	r.opts = ownedOptions(dc)
-	if r.history != nil {
-		r.opts = append(r.opts, r.history)
-	}
 	return nil
 }
 
@@ -809,11 +809,10 @@ func describeCase(dc *differentialCase, r *caseRun) string {
 		return b.String()
 	}
 	var opts []string
+	if r.history != nil {
+		opts = append(opts, "a Writer with a *patch.History")
+	}
 	for _, opt := range r.opts {
-		if _, ok := opt.(*patch.History); ok {
-			opts = append(opts, "*patch.History")
-			continue
-		}
 		opts = append(opts, fmt.Sprintf("%T%v", opt, opt))
 	}
 	fmt.Fprintf(&b, "\n  options: [%s]", strings.Join(opts, " "))

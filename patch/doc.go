@@ -29,21 +29,28 @@ limitations under the License.
 // # The patch helper
 //
 // Take a snapshot with [NewHelper] before changing the object, change it, then call
-// [Helper.Patch], usually deferred so that every return path writes the status:
+// [Helper.Patch], usually deferred so that every return path writes the status. A controller
+// makes one [Writer] for all its reconciles, with what they share (the API reader, a [History],
+// the conditions it owns, Events and metrics), and ends each reconcile with [Helper.Finish],
+// which records the outcome, patches, and reports what the write changed, in that order:
 //
-//	func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
+//	// In main, or the reconciler's constructor:
+//	r.Writer = patch.NewWriter(mgr.GetClient(), patch.WriterOptions{
+//		APIReader:       mgr.GetAPIReader(),
+//		OwnedConditions: []conditions.Type{ConfigReady},
+//		Recorder:        mgr.GetEventRecorder("cluster-controller"),
+//	})
+//
+//	func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
 //		cluster := &v1alpha1.Cluster{}
 //		if err := r.Get(ctx, req.NamespacedName, cluster); err != nil {
 //			return ctrl.Result{}, client.IgnoreNotFound(err)
 //		}
-//		h, err := patch.NewHelper(cluster, r.Client)
+//		h, err := r.Writer.NewHelper(cluster)
 //		if err != nil {
 //			return ctrl.Result{}, err
 //		}
-//		defer func() {
-//			err = errors.Join(requeue.Report(cluster, err), h.Patch(ctx, cluster,
-//				patch.OwnedConditions{conditions.Ready, ConfigReady, conditions.Reconciling, conditions.Stalled}))
-//		}()
+//		defer func() { res, err = h.Finish(ctx, cluster, res, err) }()
 //		controllerutil.AddFinalizer(cluster, finalizerName)
 //		conditions.MarkTrue(cluster, ConfigReady, conditions.ReasonSucceeded, "")
 //		...
@@ -145,8 +152,8 @@ limitations under the License.
 //
 // A manager's cache may not yet show what the controller itself wrote a moment ago: a reconcile
 // woken by the watch event of its finalizer patch runs before the informer delivered the status
-// patch that followed, sees no status and computes it again. A [History], kept in the reconciler
-// and given to every Patch, records the object the server returned to each write; a Patch whose
+// patch that followed, sees no status and computes it again. A [History], given to the
+// controller's [Writer] ([WriterOptions].History), records the object the server returned to each write; a Patch whose
 // snapshot is older than that object merges onto it instead:
 //
 //	snapshot and History                   what Patch does
@@ -174,6 +181,35 @@ limitations under the License.
 // writes) may mean that reconcile does not come; neither would it after a Patch with a fresh
 // read at that moment, so the guarantee is that of a fresh read then, no weaker. The
 // randomized test checks every row against the model, for the same and for other changes.
+//
+// # Ending a reconcile
+//
+// [Helper.Finish] is the deferred end of a reconcile, in the order that matters: requeue.Report
+// records the reconcile's error (or success) in Reconciling, Stalled and observedGeneration; Patch
+// writes, owning [WriterOptions].OwnedConditions and the conditions Report writes; and only after a
+// successful write, Events for the transitions of Ready and Stalled (from [Helper.Previous], so
+// that a cache behind the controller's own last write does not record one twice) and the
+// conditions' metrics. Which cache-lag setup to use: with controller-runtime's read-your-writes
+// consistency on the manager's client (the example operator's), set APIReader; with the default
+// client, set APIReader and a [History].
+//
+// # Coalescing progress
+//
+// With [WriterOptions].ProgressInterval, a [Helper.Finish] that would write progress only waits
+// instead, and asks for a requeue for when the interval since the object's last status write has
+// passed (res.RequeueAfter, or sooner if res asks for it); the reconcile then writes whatever the
+// progress is by that time. A rollout of many replicas thus costs a few status writes, not one
+// per replica. A change is progress only when the reconcile returns no error and, between the
+// snapshot and the object:
+//
+//   - nothing outside the status changed (metadata, spec);
+//   - status.observedGeneration did not change;
+//   - Ready, Reconciling and Stalled have the same status and reason (or are absent from both);
+//   - [WriterOptions].WriteAtOnce, if set, does not say otherwise.
+//
+// Everything kstatus, `kubectl wait --for=condition=Ready` or a person needs at once is written
+// at once; a dependent condition's message or a replica count may wait up to the interval. The
+// Writer remembers one time per object written in the last interval.
 //
 // # Server-side apply
 //
@@ -327,7 +363,7 @@ limitations under the License.
 //	requests in a steady state                none                          none
 //	requests for a change                     one per part changed          one, plus a read
 //	a cache behind its own last write         none sent again, with a       none sent again
-//	                                          History                       (its apply record)
+//	                                          Writer's History              (its apply record)
 //
 // In short: patch the object you reconcile with the Helper; apply the objects you own with the
 // Applier.

@@ -191,10 +191,6 @@ func TestWhatAHelperLearnsAboutAKindIsNotSharedNorTakenFromALaggingRead(t *testi
 	ctx := t.Context()
 	gone := newWidget(t, g, "gone")
 	stale := gone.DeepCopy()
-	h, err := patch.NewHelper(gone, env.Client())
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(env.Client().Delete(ctx, gone)).To(Succeed())
-
 	// The status patch of the deleted object is answered 404, and a reader that lags still finds it.
 	lagging := interceptor.NewClient(newWithWatch(t), interceptor.Funcs{
 		Get: func(_ context.Context, _ client.WithWatch, _ client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
@@ -202,9 +198,13 @@ func TestWhatAHelperLearnsAboutAKindIsNotSharedNorTakenFromALaggingRead(t *testi
 			return nil
 		},
 	})
+	h, err := patch.NewWriter(env.Client(), patch.WriterOptions{APIReader: lagging}).NewHelper(gone)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(env.Client().Delete(ctx, gone)).To(Succeed())
+
 	_, err = conditions.MarkFalse(gone, conditions.Ready, "Gone", "")
 	g.Expect(err).NotTo(HaveOccurred())
-	err = h.Patch(ctx, gone, patch.ReadLatestFrom{Reader: lagging})
+	err = h.Patch(ctx, gone)
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "got %v", err)
 
 	// Another object of the kind, through another client: its status goes to the subresource,

@@ -46,17 +46,15 @@ import (
 	"github.com/tenon-dev/tenon/patch/internal/threeway"
 )
 
-// Helper writes the changes a reconcile makes to an object, and only those. Create it with
-// [NewHelper] before changing the object, change the object, then call [Helper.Patch], usually
-// deferred:
+// Helper writes the changes a reconcile makes to an object, and only those. Create it before
+// changing the object, with the controller's [Writer.NewHelper] (or [NewHelper]), change the
+// object, then call [Helper.Finish] (or [Helper.Patch]), deferred:
 //
-//	h, err := patch.NewHelper(cluster, r.Client)
+//	h, err := r.Writer.NewHelper(cluster)
 //	if err != nil {
 //		return ctrl.Result{}, err
 //	}
-//	defer func() {
-//		err = errors.Join(requeue.Report(cluster, err), h.Patch(ctx, cluster, patch.OwnedConditions{conditions.Ready}))
-//	}()
+//	defer func() { res, err = h.Finish(ctx, cluster, res, err) }()
 //
 // A Helper may be used for several Patch calls in a row: each successful Patch takes a new
 // snapshot. It is not safe for concurrent use.
@@ -69,6 +67,9 @@ type Helper struct {
 	statusSubresource *bool
 	// previous is the object the last Patch merged its changes onto; see Previous.
 	previous client.Object
+	// writer is the Writer that made this Helper, whose options every Patch uses; nil for a
+	// Helper from NewHelper.
+	writer *Writer
 }
 
 // Previous returns the object as the API server held it when the last [Helper.Patch] merged the
@@ -124,7 +125,7 @@ func NewHelper(obj client.Object, c client.Client) (*Helper, error) {
 //     metadata only labels, annotations, finalizers and owner references are ever written.
 //
 // Conflicts: when the server refuses a request because a guard no longer holds (or answers 409
-// Conflict), Patch reads the latest object with the client (or the reader of [ReadLatestFrom]),
+// Conflict), Patch reads the latest object with the client (or the API reader of the [Writer] that made the Helper),
 // merges this reconcile's changes onto it again and sends again, up to five retries, waiting
 // between attempts (10ms doubling, jittered, capped at 1s). A conflict that a retry resolves is
 // not an error. When retries run out, or the merge finds a change both made, Patch returns a
@@ -155,7 +156,7 @@ func NewHelper(obj client.Object, c client.Client) (*Helper, error) {
 //
 // On success obj is replaced by the object the API server returned last (new resourceVersion,
 // other writers' changes, defaults) and becomes the new snapshot. When Patch sends nothing, obj
-// is left as the caller had it, except after a skip of [*History] (below). That includes a
+// is left as the caller had it, except after a skip of the [History] (below). That includes a
 // change of a condition's lastTransitionTime alone, its status unchanged: the merge keeps the
 // server's time, so there is nothing to send, and obj keeps the time the caller set.
 //
@@ -164,8 +165,8 @@ func NewHelper(obj client.Object, c client.Client) (*Helper, error) {
 // is not removed by a Patch that does not set it. For the object a controller reconciles, read it
 // with controller-runtime's read-your-writes consistency on (client.CacheOptions) or from the API
 // reader; see the cache guide. When what the cache lacks is this controller's own last write,
-// a [*History] among opts makes Patch merge onto that write instead, and send nothing when it
-// already holds the changes: see the package documentation.
+// the [History] of the Helper's [Writer] makes Patch merge onto that write instead, and send
+// nothing when it already holds the changes: see the package documentation.
 //
 // obj must be the object given to [NewHelper] (same type, name and namespace), or a copy of it.
 func (h *Helper) Patch(ctx context.Context, obj client.Object, opts ...Option) error {
@@ -177,7 +178,7 @@ func (h *Helper) Patch(ctx context.Context, obj client.Object, opts ...Option) e
 		return fmt.Errorf("failed to patch %s: the helper was created for %T %s",
 			h.describe(obj), h.before, client.ObjectKeyFromObject(h.before))
 	}
-	o := newHelperOptions(opts)
+	o := newHelperOptions(h.writer, opts)
 	h.previous = h.before
 	if equality.Semantic.DeepEqual(h.before, obj) {
 		return nil
@@ -189,6 +190,9 @@ func (h *Helper) Patch(ctx context.Context, obj client.Object, opts ...Option) e
 	after, err := objects.ToMap(obj)
 	if err != nil {
 		return err
+	}
+	if o.wait != nil && o.wait(before, after) {
+		return nil
 	}
 	_, unstructuredObj := obj.(*unstructured.Unstructured)
 	p := &patcher{
@@ -614,7 +618,7 @@ func (p *patcher) get(ctx context.Context) (client.Object, error) {
 	return fresh, p.latestReader().Get(ctx, client.ObjectKeyFromObject(p.obj), fresh)
 }
 
-// latestReader is where the latest object is read: ReadLatestFrom's reader, or the client.
+// latestReader is where the latest object is read: the Writer's API reader, or the client.
 func (p *patcher) latestReader() client.Reader {
 	if p.opts.latestFrom != nil {
 		return p.opts.latestFrom

@@ -25,8 +25,8 @@ import (
 	"github.com/tenon-dev/tenon/conditions"
 )
 
-// Option configures one call of [Helper.Patch]: [OwnedConditions], [ReadLatestFrom] or a
-// [*History].
+// Option configures one call of [Helper.Patch]: [OwnedConditions]. What every call of one
+// controller shares (the API reader, the History) is set once, in [WriterOptions].
 type Option interface {
 	applyToHelper(*helperOptions)
 }
@@ -35,12 +35,22 @@ type helperOptions struct {
 	ownedConditions []conditions.Type
 	latestFrom      client.Reader
 	history         *History
+	// wait, set by Finish with a progress interval, makes Patch send nothing when it returns
+	// true for the snapshot and the object to write.
+	wait func(before, after map[string]any) bool
 }
 
-func newHelperOptions(opts []Option) *helperOptions {
+// newHelperOptions applies the options of w, when not nil, then opts.
+func newHelperOptions(w *Writer, opts []Option) *helperOptions {
 	o := &helperOptions{}
+	if w != nil {
+		o.latestFrom, o.history = w.opts.APIReader, w.opts.History
+		o.ownedConditions = append(o.ownedConditions, w.opts.OwnedConditions...)
+	}
 	for _, opt := range opts {
-		opt.applyToHelper(o)
+		if opt != nil {
+			opt.applyToHelper(o)
+		}
 	}
 	return o
 }
@@ -49,19 +59,4 @@ func newHelperOptions(opts []Option) *helperOptions {
 // stretched by up to 100% at random, capped at 1s: at most about 0.6s of waiting.
 func retryBackoff() wait.Backoff {
 	return wait.Backoff{Duration: 10 * time.Millisecond, Factor: 2, Jitter: 1, Steps: 5, Cap: time.Second}
-}
-
-// ReadLatestFrom makes [Helper.Patch] read the latest object from this reader after a conflict,
-// instead of from the Helper's client. A manager's client reads from its cache, which may not
-// have caught up with the write that caused the conflict yet, so a retry can conflict again; the
-// retries usually outlast the lag, but a reader that goes to the API server
-// (mgr.GetAPIReader()) never lags.
-type ReadLatestFrom struct {
-	client.Reader
-}
-
-var _ Option = ReadLatestFrom{}
-
-func (r ReadLatestFrom) applyToHelper(o *helperOptions) {
-	o.latestFrom = r.Reader
 }

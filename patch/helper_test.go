@@ -225,12 +225,12 @@ func TestPatchReadsTheLatestObjectFromTheGivenReader(t *testing.T) {
 		},
 	})
 	apiReader := &countingReader{Reader: c}
-	h, err := patch.NewHelper(w, c)
+	h, err := patch.NewWriter(c, patch.WriterOptions{APIReader: apiReader}).NewHelper(w)
 	g.Expect(err).NotTo(HaveOccurred())
 	_, err = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
 	g.Expect(err).NotTo(HaveOccurred())
 
-	g.Expect(h.Patch(t.Context(), w, patch.ReadLatestFrom{Reader: apiReader})).To(Succeed())
+	g.Expect(h.Patch(t.Context(), w)).To(Succeed())
 
 	g.Expect(apiReader.gets).To(Equal(1), "the conflict re-read goes to the given reader")
 	g.Expect(patched).To(Equal(2))

@@ -34,15 +34,13 @@ const (
 
 // History remembers the last object the API server returned to the writes of [Helper.Patch],
 // per object (by UID), so that a Patch whose snapshot is older than this controller's own last
-// write merges onto that write instead of onto the stale snapshot. Keep one per controller, in
-// the reconciler, and pass it to every Patch as an [Option]:
+// write merges onto that write instead of onto the stale snapshot. Give one to the controller's
+// [Writer], whose Helpers all use it:
 //
-//	type Reconciler struct {
-//		client.Client
-//		history patch.History
-//	}
-//	...
-//	err = h.Patch(ctx, cluster, patch.OwnedConditions{conditions.Ready}, &r.history)
+//	r.Writer = patch.NewWriter(mgr.GetClient(), patch.WriterOptions{
+//		APIReader: mgr.GetAPIReader(),
+//		History:   &patch.History{},
+//	})
 //
 // It removes the cost of a manager's cache lagging behind the controller's own writes: a
 // reconcile woken by the watch event of one write (a finalizer) runs before the cache shows the
@@ -100,12 +98,6 @@ type History struct {
 type historyEntry struct {
 	obj client.Object
 	at  time.Time
-}
-
-var _ Option = (*History)(nil)
-
-func (h *History) applyToHelper(o *helperOptions) {
-	o.history = h
 }
 
 func (h *History) ttl() time.Duration {

@@ -31,15 +31,15 @@ import (
 	"github.com/tenon-dev/tenon/patch"
 )
 
-// widgetReconciler keeps one History for all its reconciles, as a controller's reconciler does.
+// widgetReconciler keeps one Writer, with one History, for all its reconciles, as a
+// controller's reconciler does.
 type widgetReconciler struct {
-	client  client.Client
-	history patch.History
+	writer *patch.Writer
 }
 
 // reconcile marks w ready and patches it, as a Reconcile does with the object it read.
 func (r *widgetReconciler) reconcile(ctx context.Context, w *testtypes.Widget) error {
-	h, err := patch.NewHelper(w, r.client)
+	h, err := r.writer.NewHelper(w)
 	if err != nil {
 		return err
 	}
@@ -47,7 +47,7 @@ func (r *widgetReconciler) reconcile(ctx context.Context, w *testtypes.Widget) e
 		return err
 	}
 	w.Status.ObservedGeneration = w.Generation
-	return h.Patch(ctx, w, patch.OwnedConditions{conditions.Ready}, &r.history)
+	return h.Patch(ctx, w, patch.OwnedConditions{conditions.Ready})
 }
 
 // A manager's cache may not have delivered a reconcile's own status write when the next
@@ -62,7 +62,7 @@ func ExampleHistory() {
 	c := printRequests(fake.NewClientBuilder().WithScheme(scheme).
 		WithStatusSubresource(&testtypes.Widget{}).WithObjects(stored).Build())
 	ctx := context.Background()
-	r := &widgetReconciler{client: c}
+	r := &widgetReconciler{writer: patch.NewWriter(c, patch.WriterOptions{History: &patch.History{}})}
 
 	cached := &testtypes.Widget{} // what the cache shows, before and after the first reconcile
 	_ = c.Get(ctx, client.ObjectKeyFromObject(stored), cached)

@@ -207,10 +207,10 @@ func TestHistoryIsSafeForConcurrentUse(t *testing.T) {
 	}
 }
 
-func TestNilHistoryIsAnOptionThatDoesNothing(t *testing.T) {
+func TestANilHistoryDoesNothing(t *testing.T) {
 	g := NewWithT(t)
 	var h *History
-	o := newHelperOptions([]Option{h})
+	o := newHelperOptions(NewWriter(nil, WriterOptions{History: h}), nil)
 	h.record(historyConfigMap("u1", "20", "written"))
 	g.Expect(o.history.newer(historyConfigMap("u1", "10", "stale"))).To(BeNil())
 }

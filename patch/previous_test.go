@@ -43,16 +43,16 @@ func TestATransitionIsRecordedOnceWhenTheCacheLagsBehindTheControllersOwnWrite(t
 	g.Expect(c.Create(ctx, w)).To(Succeed())
 	stale := w.DeepCopy() // what the cache holds for both reconciles
 	recorder := events.NewFakeRecorder(10)
-	var history patch.History
+	writer := patch.NewWriter(c, patch.WriterOptions{History: &patch.History{}})
 
 	reconcile := func() (snapshot, previous []metav1.Condition) {
 		read := stale.DeepCopy()
-		h, err := patch.NewHelper(read, c)
+		h, err := writer.NewHelper(read)
 		g.Expect(err).NotTo(HaveOccurred())
 		snapshot = read.Status.Conditions
 		_, err = conditions.MarkTrue(read, conditions.Ready, conditions.ReasonSucceeded, "up")
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(h.Patch(ctx, read, patch.OwnedConditions{conditions.Ready}, &history)).To(Succeed())
+		g.Expect(h.Patch(ctx, read, patch.OwnedConditions{conditions.Ready})).To(Succeed())
 		previous = h.Previous().(*testtypes.Widget).Status.Conditions
 		observe.RecordEvents(recorder, read, previous, read.Status.Conditions)
 		return snapshot, previous
@@ -116,26 +116,26 @@ func TestAStatusAnotherWriterRevertedIsNoSignOfAStatusSubresource(t *testing.T) 
 	gd.Status.ReadyReplicas = 3
 	g.Expect(c.Create(ctx, gd)).To(Succeed())
 	s0 := gd.DeepCopy()
-	var history patch.History
+	writer := patch.NewWriter(c, patch.WriterOptions{History: &patch.History{}})
 
-	first, err := patch.NewHelper(s0.DeepCopy(), c)
+	first, err := writer.NewHelper(s0.DeepCopy())
 	g.Expect(err).NotTo(HaveOccurred())
 	l1 := s0.DeepCopy()
 	l1.Spec.Items = []string{""}
 	l1.Status.ObservedGeneration = 1
-	g.Expect(first.Patch(ctx, l1, &history)).To(Succeed())
+	g.Expect(first.Patch(ctx, l1)).To(Succeed())
 
 	theirs := l1.DeepCopy()
 	theirs.Spec.Items = []string{"b"}
 	theirs.Status.ObservedGeneration = 0
 	g.Expect(c.Update(ctx, theirs)).To(Succeed())
 
-	second, err := patch.NewHelper(s0, c)
+	second, err := writer.NewHelper(s0)
 	g.Expect(err).NotTo(HaveOccurred())
 	s0.Spec.Items = []string{""}
 	s0.Status.ObservedGeneration = 1
 	s0.Status.Phase = "running"
-	g.Expect(second.Patch(ctx, s0, &history)).To(Succeed())
+	g.Expect(second.Patch(ctx, s0)).To(Succeed())
 
 	got := &testtypes.Gadget{}
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(gd), got)).To(Succeed())

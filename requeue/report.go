@@ -35,8 +35,9 @@ const ReasonRetrying conditions.Reason = "RetryingAfterError"
 const ReasonFieldManagerConflict conditions.Reason = "FieldManagerConflict"
 
 // Report records the outcome of a reconcile, the error it returns (nil for success), in obj's
-// status the way kstatus-based tools and `kubectl wait` read it. Call it last, in the deferred
-// function that writes the status (before the patch helper's Patch):
+// status the way kstatus-based tools and `kubectl wait` read it. patch.Helper.Finish calls it
+// before it writes the status; without Finish, call it last, in the deferred function that
+// writes the status (before the patch helper's Patch):
 //
 //	defer func() {
 //		err = errors.Join(requeue.Report(cluster, err), helper.Patch(ctx, cluster, owned))

@@ -22,10 +22,12 @@ limitations under the License.
 // It is a package of its own so that the conditions package, which API types import for its
 // interfaces, depends on apimachinery only; this one brings client-go's events and Prometheus.
 //
-// Call both after the status was written, in the same deferred function as the patch:
+// patch.Helper.Finish calls both after it wrote the status, when the controller's patch.Writer
+// has a Recorder and Metrics (patch.WriterOptions). Without it, call them after the status was
+// written, in the same deferred function as the patch:
 //
 //	defer func() {
-//		err = errors.Join(err, helper.Patch(ctx, cluster, patch.OwnedConditions{conditions.Ready}, &r.history))
+//		err = errors.Join(err, helper.Patch(ctx, cluster, patch.OwnedConditions{conditions.Ready}))
 //		if err == nil {
 //			// The conditions the write was made on: not always the ones read (see RecordEvents).
 //			previous := helper.Previous().(*v1alpha1.Cluster)

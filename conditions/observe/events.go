@@ -50,7 +50,7 @@ import (
 // With patch.Helper, before is the conditions of Helper.Previous, which is that last write when a
 // patch.History made Patch send nothing:
 //
-//	if err := h.Patch(ctx, cluster, owned, &r.history); err == nil {
+//	if err := h.Patch(ctx, cluster, owned); err == nil {
 //		previous := h.Previous().(*v1alpha1.Cluster)
 //		observe.RecordEvents(r.Recorder, cluster, previous.Status.Conditions, cluster.Status.Conditions)
 //	}

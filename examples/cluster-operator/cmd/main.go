@@ -169,15 +169,19 @@ func run(o options) error {
 		// Calls to the DNS provider do not go through the API server: the lock refuses them too.
 		dns.Fence = fence
 	}
-	r := controller.NewReconciler(mgr, dns, o.directoryNamespace)
-	r.Metrics = observe.NewMetrics()
-	if err := r.Metrics.Register(metrics.Registry); err != nil {
+	conditionMetrics := observe.NewMetrics()
+	if err := conditionMetrics.Register(metrics.Registry); err != nil {
 		return fmt.Errorf("failed to register metrics: %w", err)
 	}
-	r.MaxConcurrentReconciles = o.maxConcurrentReconciles
-	if !o.readYourWrites {
-		r.History = &patch.History{}
+	ro := controller.Options{
+		DirectoryNamespace:      o.directoryNamespace,
+		MaxConcurrentReconciles: o.maxConcurrentReconciles,
+		Metrics:                 conditionMetrics,
 	}
+	if !o.readYourWrites {
+		ro.History = &patch.History{}
+	}
+	r := controller.NewReconciler(mgr, dns, ro)
 	ctx := ctrl.SetupSignalHandler()
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("failed to set up the cluster controller: %w", err)

@@ -89,8 +89,12 @@ func main() {
 // newReconciler builds the Guestbook reconciler on the manager's client, API reader and Events.
 func newReconciler(mgr ctrl.Manager) *controller.GuestbookReconciler {
 	return &controller.GuestbookReconciler{
-		Client:   mgr.GetClient(),
-		Applier:  patch.NewApplier(mgr.GetClient(), "guestbook-controller", patch.ApplierOptions{APIReader: mgr.GetAPIReader()}),
-		Recorder: mgr.GetEventRecorder("guestbook-controller"),
+		Client:  mgr.GetClient(),
+		Applier: patch.NewApplier(mgr.GetClient(), "guestbook-controller", patch.ApplierOptions{APIReader: mgr.GetAPIReader()}),
+		Writer: patch.NewWriter(mgr.GetClient(), patch.WriterOptions{
+			APIReader: mgr.GetAPIReader(),
+			History:   &patch.History{},
+			Recorder:  mgr.GetEventRecorder("guestbook-controller"),
+		}),
 	}
 }

@@ -43,14 +43,15 @@ import (
 // which turns a conflict the helper could not resolve into a quiet requeue instead of a reconcile
 // error; the benchmark counts those requeues separately.
 type tenonHelper struct {
-	client  client.Client
-	owned   patch.OwnedConditions
-	history patch.History
+	client client.Client
+	owned  patch.OwnedConditions
+	writer *patch.Writer
 }
 
 func newTenon(c client.Client, fieldOwner string) reconcile.Reconciler {
-	return requeue.WithBackoff(&tenonHelper{client: client.WithFieldOwner(c, fieldOwner), owned: ownedTypes()},
-		requeue.BackoffOptions{Name: "tenon", Registerer: prometheus.NewRegistry()})
+	c = client.WithFieldOwner(c, fieldOwner)
+	r := &tenonHelper{client: c, owned: ownedTypes(), writer: patch.NewWriter(c, patch.WriterOptions{History: &patch.History{}})}
+	return requeue.WithBackoff(r, requeue.BackoffOptions{Name: "tenon", Registerer: prometheus.NewRegistry()})
 }
 
 // Reconcile implements reconcile.Reconciler.
@@ -72,7 +73,7 @@ func (r *tenonHelper) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Res
 		return requeue.Done()
 	}
 
-	h, err := patch.NewHelper(w, r.client)
+	h, err := r.writer.NewHelper(w)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("failed to create patch helper: %w", err)
 	}
@@ -80,7 +81,7 @@ func (r *tenonHelper) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Res
 		return requeue.Terminal(conditions.ReasonFailed, err)
 	}
 	w.Status.ObservedGeneration = w.Generation
-	return ctrl.Result{}, h.Patch(ctx, w, r.owned, &r.history)
+	return ctrl.Result{}, h.Patch(ctx, w, r.owned)
 }
 
 // setConditions sets the desired conditions on w with tenon's conditions.Set.

@@ -355,7 +355,7 @@ func (r *Report) staleCacheText() string {
 		"floor %s). The excess is wasted requests, not extra writes to storage.\n"+
 		"- **Who pays it.** Every contender that reads the cache, as 409s or as requests that change nothing "+
 		"(compare its writes with the experiment's).%s\n"+
-		"- **Remedy**: give `Helper.Patch` a `patch.History`, which merges onto the controller's own last "+
+		"- **Remedy**: give the helper's `patch.Writer` a `patch.History`, which merges onto the controller's own last "+
 		"write when the object read is older (this contender does), or turn on `EnableReadYourWritesConsistency`.",
 		fmtNum(r.Stat(contender.TenonName, harness.Converge, Conflicts409).Median, 0),
 		fmtNum(r.Stat(contender.TenonName, harness.Converge, VersionsPerObject).Median, 2),

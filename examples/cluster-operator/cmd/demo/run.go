@@ -178,12 +178,13 @@ func (d *demo) startManagers(ctx context.Context, secret client.ObjectKey, dnsEn
 		return nil, fmt.Errorf("failed to create the operator's manager: %w", err)
 	}
 	dns := &controller.DNSProvider{Endpoint: dnsEndpoint, Secret: secret, Reader: operator.GetClient()}
-	r := controller.NewReconciler(operator, dns, directoryNamespace)
-	r.MaxConcurrentReconciles = 4
-	r.Metrics = observe.NewMetrics()
-	if err := r.Metrics.Register(metrics.Registry); err != nil {
+	conditionMetrics := observe.NewMetrics()
+	if err := conditionMetrics.Register(metrics.Registry); err != nil {
 		return nil, fmt.Errorf("failed to register metrics: %w", err)
 	}
+	r := controller.NewReconciler(operator, dns, controller.Options{
+		DirectoryNamespace: directoryNamespace, MaxConcurrentReconciles: 4, Metrics: conditionMetrics,
+	})
 	if err := r.SetupWithManager(ctx, operator); err != nil {
 		return nil, fmt.Errorf("failed to set up the cluster controller: %w", err)
 	}

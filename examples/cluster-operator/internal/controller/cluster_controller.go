@@ -18,19 +18,15 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"slices"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -84,7 +80,21 @@ type ClusterReconciler struct {
 	DNS *DNSProvider
 	// DirectoryNamespace is where each Cluster publishes its directory entry.
 	DirectoryNamespace string
+	// MaxConcurrentReconciles is how many Clusters are reconciled at once. Defaults to 1.
+	MaxConcurrentReconciles int
 
+	metrics   *observe.Metrics
+	lifecycle *finalizer.Lifecycle[*appsv1alpha1.Cluster]
+	// writer writes the Clusters back at the end of each reconcile.
+	writer *patch.Writer
+}
+
+// Options are a ClusterReconciler's settings besides its manager and DNS provider.
+type Options struct {
+	// DirectoryNamespace is where each Cluster publishes its directory entry.
+	DirectoryNamespace string
+	// MaxConcurrentReconciles is how many Clusters are reconciled at once. Defaults to 1.
+	MaxConcurrentReconciles int
 	// History, when set, remembers the Clusters' status writes, so that a reconcile that read a
 	// cache behind the last one merges onto that write and sends nothing it already sent. Set it
 	// when the manager's client does not wait for its own writes (ClientOptions does); optional
@@ -92,18 +102,13 @@ type ClusterReconciler struct {
 	History *patch.History
 	// Metrics, when set, exports the Clusters' conditions (tenon_condition).
 	Metrics *observe.Metrics
-	// MaxConcurrentReconciles is how many Clusters are reconciled at once. Defaults to 1.
-	MaxConcurrentReconciles int
 	// ProgressInterval is the least time between two status writes of a Cluster that report
 	// progress only (see Reconcile). Defaults to DefaultProgressInterval; negative writes every
 	// change at once.
 	ProgressInterval time.Duration
-
-	lifecycle *finalizer.Lifecycle[*appsv1alpha1.Cluster]
-	progress  progressClock
 }
 
-// DefaultProgressInterval is ClusterReconciler.ProgressInterval's default.
+// DefaultProgressInterval is Options.ProgressInterval's default.
 const DefaultProgressInterval = 5 * time.Second
 
 // +kubebuilder:rbac:groups=apps.tenon.dev,resources=clusters,verbs=get;list;watch;patch
@@ -125,21 +130,18 @@ const DefaultProgressInterval = 5 * time.Second
 // write from them, so it does not matter which event woke it up, and a reconcile of a Cluster
 // that is already as desired sends no write at all.
 //
-// Status writes that report progress only are coalesced: a change that leaves Ready,
-// Reconciling and Stalled (status and reason), observedGeneration and the endpoint as they are
-// (a dependent condition or a replica count moving during a rollout), in a reconcile that
-// returns no error, is written once
-// ProgressInterval has passed since the Cluster's last status write, by a reconcile requeued for
-// then, with whatever the Cluster's progress is by that time. Every change kstatus, `kubectl
-// wait` or a person needs at once (the Cluster became Ready or stopped being Ready, stalled,
-// started reconciling a new generation) is written at once. A rollout of many replicas thus
+// Status writes that report progress only are coalesced (patch.WriterOptions.ProgressInterval):
+// a change that leaves Ready, Reconciling and Stalled (status and reason), observedGeneration
+// and the endpoint as they are (a dependent condition or a replica count moving during a
+// rollout), in a reconcile that returns no error, is written once ProgressInterval has passed
+// since the Cluster's last status write, by a reconcile requeued for then. Every change kstatus,
+// `kubectl wait` or a person needs at once is written at once. A rollout of many replicas thus
 // costs a few status writes, not one per replica.
 func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
 	cluster := &appsv1alpha1.Cluster{}
 	if err := r.Get(ctx, req.NamespacedName, cluster); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.Metrics.Forget("Cluster", req.Namespace, req.Name)
-			r.progress.forget(req.NamespacedName)
+			r.metrics.Forget("Cluster", req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -150,43 +152,14 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		return res, err
 	}
 
-	// Everything below changes cluster in memory; one deferred Patch writes what changed: one
-	// request for the status (and one for the rest of the object, which only the finalizer step
-	// above changes), none when nothing did.
-	helper, err := patch.NewHelper(cluster, r.Client)
+	// Everything below changes cluster in memory; Finish, deferred, records the outcome
+	// (requeue.Report), writes what changed (none when nothing did), then records Events and
+	// metrics.
+	helper, err := r.writer.NewHelper(cluster)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	read := cluster.DeepCopy()
-	defer func() {
-		// Report records the outcome (Stalled for a terminal error, Reconciling while the Cluster
-		// is not Ready yet or a step is retried, observedGeneration once the generation is
-		// reconciled); Patch writes it with the rest.
-		err = requeue.Report(cluster, err)
-		changed := !equality.Semantic.DeepEqual(read.Status, cluster.Status)
-		if changed && err == nil && progressOnly(read, cluster) {
-			if wait := r.progress.wait(req.NamespacedName, r.progressInterval()); wait > 0 {
-				// Written by the reconcile requeued for then, unless something that must be
-				// written at once comes first.
-				if result.RequeueAfter == 0 || result.RequeueAfter > wait {
-					result.RequeueAfter = wait
-				}
-				return
-			}
-		}
-		patchErr := helper.Patch(ctx, cluster, ownedConditions, patch.ReadLatestFrom{Reader: r.APIReader}, r.History)
-		if patchErr != nil {
-			err = errors.Join(err, patchErr)
-			return
-		}
-		if changed {
-			r.progress.wrote(req.NamespacedName)
-		}
-		// The conditions the write was made on: a stale read's would record a transition twice.
-		previous := helper.Previous().(*appsv1alpha1.Cluster)
-		observe.RecordEvents(r.Recorder, cluster, previous.Status.Conditions, cluster.Status.Conditions)
-		r.Metrics.Record("Cluster", cluster)
-	}()
+	defer func() { result, err = helper.Finish(ctx, cluster, result, err) }()
 
 	var results requeue.Results
 	results.Add(r.reconcileConfig(ctx, cluster))
@@ -203,27 +176,40 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 
 // ownedConditions are the conditions the reconciler writes: every one of the Cluster's but
 // Deleting, which its finalizer's Lifecycle writes.
-var ownedConditions = patch.OwnedConditions(slices.DeleteFunc((&appsv1alpha1.Cluster{}).ConditionOrder(),
-	func(t conditions.Type) bool { return t == conditions.Deleting }))
+var ownedConditions = slices.DeleteFunc((&appsv1alpha1.Cluster{}).ConditionOrder(),
+	func(t conditions.Type) bool { return t == conditions.Deleting })
 
 // NewReconciler returns a ClusterReconciler for mgr, with an Applier that reads from the
-// manager's cache, and builds the Cluster's finalizer lifecycle from its client, API reader and
-// Event recorder and from dns (its Fence included): set those before, not on the reconciler it
-// returns. The other fields (Metrics, History, MaxConcurrentReconciles, ProgressInterval) may be
-// set until SetupWithManager.
-func NewReconciler(mgr ctrl.Manager, dns *DNSProvider, directoryNamespace string) *ClusterReconciler {
+// manager's cache, the finalizer lifecycle of a Cluster, built from the manager's client, API
+// reader and Event recorder and from dns (its Fence included), and the Writer that ends each
+// reconcile, built from the same and from opts.
+func NewReconciler(mgr ctrl.Manager, dns *DNSProvider, opts Options) *ClusterReconciler {
 	r := &ClusterReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Scheme:    mgr.GetScheme(),
 		// The cache holds only the operator's labelled children: the Applier looks for an
 		// unlabelled object of a child's name through the API reader before it adopts one.
-		Applier:            patch.NewApplier(mgr.GetClient(), Name, patch.ApplierOptions{APIReader: mgr.GetAPIReader()}),
-		Recorder:           mgr.GetEventRecorder(Name),
-		DNS:                dns,
-		DirectoryNamespace: directoryNamespace,
+		Applier:                 patch.NewApplier(mgr.GetClient(), Name, patch.ApplierOptions{APIReader: mgr.GetAPIReader()}),
+		Recorder:                mgr.GetEventRecorder(Name),
+		DNS:                     dns,
+		DirectoryNamespace:      opts.DirectoryNamespace,
+		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+		metrics:                 opts.Metrics,
 	}
 	r.lifecycle = r.newLifecycle()
+	r.writer = patch.NewWriter(r.Client, patch.WriterOptions{
+		APIReader:        r.APIReader,
+		History:          opts.History,
+		OwnedConditions:  ownedConditions,
+		Recorder:         r.Recorder,
+		Metrics:          opts.Metrics,
+		ProgressInterval: progressInterval(opts.ProgressInterval),
+		// A new endpoint is what clients of the Cluster wait for: never coalesced.
+		WriteAtOnce: func(before, after client.Object) bool {
+			return before.(*appsv1alpha1.Cluster).Status.Endpoint != after.(*appsv1alpha1.Cluster).Status.Endpoint
+		},
+	})
 	return r
 }
 
@@ -362,64 +348,14 @@ var resync = predicate.Funcs{
 	GenericFunc: func(event.GenericEvent) bool { return false },
 }
 
-// progressInterval returns ProgressInterval or its default.
-func (r *ClusterReconciler) progressInterval() time.Duration {
-	if r.ProgressInterval == 0 {
+// progressInterval returns Options.ProgressInterval d or its default, or 0 (every change written
+// at once) when it is negative.
+func progressInterval(d time.Duration) time.Duration {
+	switch {
+	case d == 0:
 		return DefaultProgressInterval
-	}
-	return r.ProgressInterval
-}
-
-// progressOnly reports whether the only changes from read to cluster are progress: the metadata,
-// observedGeneration, the endpoint and the status and reason of Ready, Reconciling and Stalled are
-// as read.
-func progressOnly(read, cluster *appsv1alpha1.Cluster) bool {
-	if !equality.Semantic.DeepEqual(read.ObjectMeta, cluster.ObjectMeta) ||
-		read.Status.ObservedGeneration != cluster.Status.ObservedGeneration || read.Status.Endpoint != cluster.Status.Endpoint {
-		return false
-	}
-	for _, t := range []conditions.Type{conditions.Ready, conditions.Reconciling, conditions.Stalled} {
-		a, b := conditions.Get(read, t), conditions.Get(cluster, t)
-		if (a == nil) != (b == nil) || a != nil && (a.Status != b.Status || a.Reason != b.Reason) {
-			return false
-		}
-	}
-	return true
-}
-
-// progressClock remembers when each Cluster's status was last written, for coalescing progress.
-type progressClock struct {
-	mu   sync.Mutex
-	last map[types.NamespacedName]time.Time
-}
-
-// wait returns how long a progress write of key must wait, 0 when it may be written now.
-func (c *progressClock) wait(key types.NamespacedName, interval time.Duration) time.Duration {
-	if interval < 0 {
+	case d < 0:
 		return 0
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	last, ok := c.last[key]
-	if !ok {
-		return 0
-	}
-	return max(0, interval-time.Since(last))
-}
-
-// wrote records that key's status was written now.
-func (c *progressClock) wrote(key types.NamespacedName) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.last == nil {
-		c.last = map[types.NamespacedName]time.Time{}
-	}
-	c.last[key] = time.Now()
-}
-
-// forget drops key, a Cluster that is gone.
-func (c *progressClock) forget(key types.NamespacedName) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.last, key)
+	return d
 }

@@ -38,8 +38,7 @@ func ExampleNewReconciler() {
 		panic(err)
 	}
 	dns := &controller.DNSProvider{Endpoint: "https://dns.example.com", Secret: secret, Reader: mgr.GetClient()}
-	r := controller.NewReconciler(mgr, dns, "cluster-directory")
-	r.MaxConcurrentReconciles = 4
+	r := controller.NewReconciler(mgr, dns, controller.Options{DirectoryNamespace: "cluster-directory", MaxConcurrentReconciles: 4})
 	ctx := context.Background()
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		panic(err)

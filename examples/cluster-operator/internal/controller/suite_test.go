@@ -191,8 +191,7 @@ func startOperator(t tb, o operatorOptions) *operator {
 		},
 	})
 	dns := &controller.DNSProvider{Endpoint: server.URL, Secret: op.secret, Reader: op.mgr.GetClient()}
-	op.reconciler = controller.NewReconciler(op.mgr, dns, op.directory)
-	op.reconciler.MaxConcurrentReconciles = 4
+	op.reconciler = controller.NewReconciler(op.mgr, dns, controller.Options{DirectoryNamespace: op.directory, MaxConcurrentReconciles: 4})
 	if !o.manual {
 		if err := op.reconciler.SetupWithManager(t.Context(), op.mgr); err != nil {
 			t.Fatalf("failed to set up the controller: %v", err)

@@ -654,8 +654,7 @@ func (w *world) inProcessOperator(t *testing.T, plan faults.Plan) *faults.Client
 		},
 	})
 	dns := &controller.DNSProvider{Endpoint: w.dnsURL, Secret: secret, Reader: mgr.GetClient()}
-	r := controller.NewReconciler(mgr, dns, directoryNamespace)
-	r.MaxConcurrentReconciles = 8
+	r := controller.NewReconciler(mgr, dns, controller.Options{DirectoryNamespace: directoryNamespace, MaxConcurrentReconciles: 8})
 	if err := r.SetupWithManager(t.Context(), mgr); err != nil {
 		t.Fatalf("failed to set up the operator: %v", err)
 	}

@@ -25,12 +25,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tenon-dev/tenon/conditions"
-	"github.com/tenon-dev/tenon/conditions/observe"
 	"github.com/tenon-dev/tenon/ownership"
 	"github.com/tenon-dev/tenon/patch"
 	"github.com/tenon-dev/tenon/requeue"
@@ -48,12 +46,9 @@ type GuestbookReconciler struct {
 	// Applier applies the Guestbook's ConfigMap with server-side apply, and skips the applies
 	// that would change nothing.
 	Applier *patch.Applier
-	// Recorder records an Event when Ready or Stalled change.
-	Recorder events.EventRecorder
-
-	// history remembers the controller's own status writes, so that a reconcile that reads a
-	// stale copy of the Guestbook neither writes nor records an Event twice.
-	history patch.History
+	// Writer writes each reconcile's changes to the Guestbook back, and records an Event when
+	// Ready or Stalled change; one for all reconciles.
+	Writer *patch.Writer
 }
 
 // +kubebuilder:rbac:groups=webapp.my.domain,resources=guestbooks,verbs=get;list;watch
@@ -64,25 +59,18 @@ type GuestbookReconciler struct {
 
 // Reconcile keeps a ConfigMap with the Guestbook's message, owned by the Guestbook, and reports
 // Ready.
-func (r *GuestbookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
+func (r *GuestbookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
 	guestbook := &webappv1.Guestbook{}
 	if err := r.Get(ctx, req.NamespacedName, guestbook); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	// However this reconcile returns, write what it changed to the Guestbook, and nothing else.
-	h, err := patch.NewHelper(guestbook, r.Client)
+	// However this reconcile returns, record its outcome in the status, write what it changed to
+	// the Guestbook, and nothing else, then record an Event if Ready or Stalled changed.
+	h, err := r.Writer.NewHelper(guestbook)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	defer func() {
-		err = errors.Join(requeue.Report(guestbook, err),
-			h.Patch(ctx, guestbook, patch.OwnedConditions{conditions.Ready, conditions.Reconciling, conditions.Stalled}, &r.history))
-		if err == nil {
-			// Previous is what the status was before this write: not always what was read.
-			previous := h.Previous().(*webappv1.Guestbook)
-			observe.RecordEvents(r.Recorder, guestbook, previous.Status.Conditions, guestbook.Status.Conditions)
-		}
-	}()
+	defer func() { res, err = h.Finish(ctx, guestbook, res, err) }()
 
 	configMap := &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},

@@ -66,8 +66,12 @@ func TestControllers(t *testing.T) {
 // manager's client, or a faults.Client around it) and the manager's API reader.
 func newReconciler(mgr ctrl.Manager, c client.Client) *controller.GuestbookReconciler {
 	return &controller.GuestbookReconciler{
-		Client:   c,
-		Applier:  patch.NewApplier(c, "guestbook-controller", patch.ApplierOptions{APIReader: mgr.GetAPIReader()}),
-		Recorder: mgr.GetEventRecorder("guestbook-controller"),
+		Client:  c,
+		Applier: patch.NewApplier(c, "guestbook-controller", patch.ApplierOptions{APIReader: mgr.GetAPIReader()}),
+		Writer: patch.NewWriter(c, patch.WriterOptions{
+			APIReader: mgr.GetAPIReader(),
+			History:   &patch.History{},
+			Recorder:  mgr.GetEventRecorder("guestbook-controller"),
+		}),
 	}
 }
