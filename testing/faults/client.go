@@ -27,7 +27,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -39,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/tenon-dev/tenon/internal/pause"
+	"github.com/tenon-dev/tenon/internal/testkit"
 )
 
 // withWatch is embedded under an unexported name, so that Client's methods are promoted without
@@ -115,18 +115,26 @@ func Record(c client.Client) *Client {
 	return fc
 }
 
-// TB is the part of testing.TB that [New] uses. *testing.T, *testing.B and *testing.F satisfy
-// it, and so does Ginkgo's GinkgoT(), without the GinkgoTB() wrapper: from a Ginkgo spec, call
+// TB is the interface that *testing.T, *testing.B, *testing.F and Ginkgo v2's GinkgoT() satisfy
+// (GinkgoTB() is not needed). It is the same type as
+// [github.com/tenon-dev/tenon/testing/reconciletest.TB] and
+// [github.com/tenon-dev/tenon/testing/testenv.TB], so one t passes to all three packages: a
+// helper that takes a faults.TB can pass its t on to the other two.
+//
+// It requires these methods of testing.TB, which a TB of your own must implement:
+//
+//	Helper()
+//	Name() string
+//	Context() context.Context
+//	Cleanup(func())
+//	Failed() bool
+//	Logf(format string, args ...any)
+//	Errorf(format string, args ...any)
+//	Fatalf(format string, args ...any)
+//
+// [New] uses Helper, Cleanup, Failed, Logf and Fatalf: from a Ginkgo spec, call
 // faults.New(GinkgoT(), c, plan), and a failed spec logs the seed as a failed test does.
-type TB interface {
-	Helper()
-	Cleanup(func())
-	Failed() bool
-	Logf(format string, args ...any)
-	Fatalf(format string, args ...any)
-}
-
-var _ TB = testing.TB(nil)
+type TB = testkit.TB
 
 // New is [Wrap] for tests: it fails t at once when the plan is invalid, and when t fails it logs
 // the plan's seed and how to replay the run with it.

@@ -89,7 +89,8 @@ limitations under the License.
 //
 // [New] takes a [TB], which Ginkgo v2's GinkgoT() satisfies as *testing.T does (GinkgoTB() is
 // not needed): faults.New(GinkgoT(), c, plan) in a BeforeEach or an It logs the seed when the
-// spec fails. [Wrap] and [Record] take no test at all.
+// spec fails. [TB] is the same type as testenv.TB and reconciletest.TB, so a helper of your
+// suite that takes one passes its t on to New. [Wrap] and [Record] take no test at all.
 //
 // # What this package cannot do
 //

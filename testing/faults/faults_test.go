@@ -17,6 +17,7 @@ limitations under the License.
 package faults_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -107,15 +108,22 @@ func TestAPlanWithoutASeedGetsARandomOne(t *testing.T) {
 type recordingTB struct {
 	failed   bool
 	logs     []string
+	errors   []string
 	fatal    string
 	cleanups []func()
 }
 
-func (r *recordingTB) Helper()          {}
-func (r *recordingTB) Cleanup(f func()) { r.cleanups = append(r.cleanups, f) }
-func (r *recordingTB) Failed() bool     { return r.failed }
+func (r *recordingTB) Helper()                  {}
+func (r *recordingTB) Name() string             { return "recordingTB" }
+func (r *recordingTB) Context() context.Context { return context.Background() }
+func (r *recordingTB) Cleanup(f func())         { r.cleanups = append(r.cleanups, f) }
+func (r *recordingTB) Failed() bool             { return r.failed }
 func (r *recordingTB) Logf(format string, args ...any) {
 	r.logs = append(r.logs, fmt.Sprintf(format, args...))
+}
+func (r *recordingTB) Errorf(format string, args ...any) {
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+	r.failed = true
 }
 func (r *recordingTB) Fatalf(format string, args ...any) { r.fatal = fmt.Sprintf(format, args...) }
 
@@ -150,6 +158,7 @@ func TestNewLogsTheSeedWhenTheTestFails(t *testing.T) {
 
 			g.Expect(c).NotTo(BeNil())
 			g.Expect(tb.fatal).To(BeEmpty())
+			g.Expect(tb.errors).To(BeEmpty())
 			g.Expect(tb.logs).To(Equal(tt.logs))
 		})
 	}

@@ -32,13 +32,21 @@ import (
 	"github.com/tenon-dev/tenon/testing/reconciletest"
 )
 
-// quietTB is the test of the examples: a reconciletest.Harness logs and fails through it.
+// quietTB is the test of the examples: a reconciletest.Harness logs and fails through it. It
+// prints failures only; an example has no end at which to run cleanups, and the harness registers
+// none, so Cleanup drops them, and Failed reports false.
 type quietTB struct{}
 
 func (quietTB) Helper()                           {}
+func (quietTB) Name() string                      { return "Example" }
 func (quietTB) Context() context.Context          { return context.Background() }
+func (quietTB) Cleanup(func())                    {}
+func (quietTB) Failed() bool                      { return false }
 func (quietTB) Logf(format string, args ...any)   {}
+func (quietTB) Errorf(format string, args ...any) { fmt.Printf("FAIL: "+format+"\n", args...) }
 func (quietTB) Fatalf(format string, args ...any) { fmt.Printf("FAIL: "+format+"\n", args...) }
+
+var _ reconciletest.TB = quietTB{}
 
 // Assertions on the result of one reconcile: a poll is requeued after its interval, and is not
 // done.

@@ -98,8 +98,10 @@ limitations under the License.
 // # Ginkgo
 //
 // The harness takes a [TB], which Ginkgo v2's GinkgoT() satisfies as *testing.T does; GinkgoTB()
-// is not needed: h.AssertIdempotent(GinkgoT(), req) fails the spec with the same message. The
-// step matchers are gomega matchers, for Ginkgo's Expect and Eventually.
+// is not needed: h.AssertIdempotent(GinkgoT(), req) fails the spec with the same message. [TB]
+// is the same type as faults.TB and testenv.TB, so a helper of your suite that takes one passes
+// its t on to the harness. The step matchers are gomega matchers, for Ginkgo's Expect and
+// Eventually.
 //
 // # What the harness does not do
 //

@@ -37,18 +37,26 @@ import (
 	"github.com/tenon-dev/tenon/testing/reconciletest"
 )
 
-// printingTB prints what a test would log, and the first lines of what would fail it.
+// printingTB prints what a test would log, and the first lines of what would fail it. An example
+// has no end at which to run cleanups, and the harness registers none, so Cleanup drops them;
+// what fails it is printed, not remembered, so Failed reports false.
 type printingTB struct{}
 
 func (printingTB) Helper()                  {}
+func (printingTB) Name() string             { return "Example" }
 func (printingTB) Context() context.Context { return context.Background() }
+func (printingTB) Cleanup(func())           {}
+func (printingTB) Failed() bool             { return false }
 func (printingTB) Logf(format string, args ...any) {
 	fmt.Printf(format+"\n", args...)
 }
+func (p printingTB) Errorf(format string, args ...any) { p.Fatalf(format, args...) }
 func (printingTB) Fatalf(format string, args ...any) {
 	lines := strings.Split(fmt.Sprintf(format, args...), "\n")
 	fmt.Println("FAIL: " + strings.Join(lines[:min(3, len(lines))], "\n"))
 }
+
+var _ reconciletest.TB = printingTB{}
 
 // labelReconciler makes sure a ConfigMap is labelled as managed, and looks again every ten
 // minutes, as requeue.Poll does; with bump, it also counts its reconciles in an annotation, which

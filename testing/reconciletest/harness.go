@@ -37,18 +37,29 @@ import (
 
 	"github.com/tenon-dev/tenon/internal/objects"
 	"github.com/tenon-dev/tenon/internal/pause"
+	"github.com/tenon-dev/tenon/internal/testkit"
 	"github.com/tenon-dev/tenon/testing/faults"
 )
 
-// TB is the part of testing.TB the harness uses; *testing.T, *testing.B and *testing.F satisfy
-// it, and so does Ginkgo's GinkgoT(), without the GinkgoTB() wrapper. It is an interface of its
-// own so that examples and other test frameworks can provide it.
-type TB interface {
-	Helper()
-	Context() context.Context
-	Logf(format string, args ...any)
-	Fatalf(format string, args ...any)
-}
+// TB is the interface that *testing.T, *testing.B, *testing.F and Ginkgo v2's GinkgoT() satisfy
+// (GinkgoTB() is not needed). It is the same type as
+// [github.com/tenon-dev/tenon/testing/faults.TB] and
+// [github.com/tenon-dev/tenon/testing/testenv.TB], so one t passes to all three packages: a
+// helper that takes a reconciletest.TB can pass its t on to the other two.
+//
+// It requires these methods of testing.TB, which a TB of your own must implement:
+//
+//	Helper()
+//	Name() string
+//	Context() context.Context
+//	Cleanup(func())
+//	Failed() bool
+//	Logf(format string, args ...any)
+//	Errorf(format string, args ...any)
+//	Fatalf(format string, args ...any)
+//
+// The harness uses Helper, Context, Logf and Fatalf.
+type TB = testkit.TB
 
 // Defaults of [Harness].
 const (

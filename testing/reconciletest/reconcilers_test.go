@@ -275,17 +275,27 @@ func newFake(t *testing.T, plan faults.Plan) (*faults.Client, reconcile.Request)
 }
 
 // failureTB is a reconciletest.TB that records failures instead of failing the test, so a test
-// can assert the harness's failure messages.
+// can assert the harness's failure messages. It takes its name from the test that made it, and
+// what it is given to clean up runs when that test ends.
 type failureTB struct {
+	t        *testing.T
 	ctx      context.Context
 	failures []string
 	logs     []string
 }
 
 func (f *failureTB) Helper()                  {}
+func (f *failureTB) Name() string             { return f.t.Name() }
 func (f *failureTB) Context() context.Context { return f.ctx }
+func (f *failureTB) Cleanup(fn func())        { f.t.Cleanup(fn) }
+func (f *failureTB) Failed() bool             { return len(f.failures) > 0 }
 func (f *failureTB) Logf(format string, args ...any) {
 	f.logs = append(f.logs, fmt.Sprintf(format, args...))
+}
+
+// Errorf records the failure, and the goroutine goes on, as testing.T's does.
+func (f *failureTB) Errorf(format string, args ...any) {
+	f.failures = append(f.failures, fmt.Sprintf(format, args...))
 }
 
 // Fatalf records the failure and ends the goroutine, as testing.T's does.
@@ -306,7 +316,7 @@ func run(t *testing.T, fn func(tb reconciletest.TB)) *failureTB {
 // runWith is run with ctx as the TB's context.
 func runWith(ctx context.Context, t *testing.T, fn func(tb reconciletest.TB)) *failureTB {
 	t.Helper()
-	tb := &failureTB{ctx: ctx}
+	tb := &failureTB{t: t, ctx: ctx}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -119,9 +119,11 @@ limitations under the License.
 // # Ginkgo
 //
 // The per-test helpers take a [TB], which *testing.T and Ginkgo v2's GinkgoT() both satisfy;
-// Ginkgo's GinkgoTB() wrapper is not needed. Their cleanups go through GinkgoT().Cleanup, that is
-// DeferCleanup, so a namespace or manager taken in a BeforeEach or an It lives until the spec
-// ends. A kubebuilder-style suite starts the environment in BeforeSuite instead of TestMain:
+// Ginkgo's GinkgoTB() wrapper is not needed. [TB] is the same type as faults.TB and
+// reconciletest.TB, so a helper of your suite that takes a testenv.TB passes its t on to
+// faults.New and the reconciletest harness. The helpers' cleanups go through GinkgoT().Cleanup,
+// that is DeferCleanup, so a namespace or manager taken in a BeforeEach or an It lives until the
+// spec ends. A kubebuilder-style suite starts the environment in BeforeSuite instead of TestMain:
 //
 //	var env *testenv.Environment
 //

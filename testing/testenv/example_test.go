@@ -41,12 +41,13 @@ import (
 var env = testenv.SharedEnvironment()
 
 // exampleT stands in for the *testing.T an example does not have: it runs the cleanups when the
-// example ends, prints errors, and panics on a fatal one.
+// example ends, prints logs and errors, and panics on a fatal one.
 type exampleT struct {
 	name     string
 	ctx      context.Context
 	cancel   context.CancelFunc
 	cleanups []func()
+	failed   bool
 }
 
 var _ testenv.TB = (*exampleT)(nil)
@@ -60,10 +61,18 @@ func (t *exampleT) Helper()                  {}
 func (t *exampleT) Name() string             { return t.name }
 func (t *exampleT) Context() context.Context { return t.ctx }
 func (t *exampleT) Cleanup(f func())         { t.cleanups = append(t.cleanups, f) }
+func (t *exampleT) Failed() bool             { return t.failed }
+func (t *exampleT) Logf(format string, args ...any) {
+	fmt.Printf(format+"\n", args...)
+}
 func (t *exampleT) Errorf(format string, args ...any) {
+	t.failed = true
 	fmt.Printf("ERROR: "+format+"\n", args...)
 }
-func (t *exampleT) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
+func (t *exampleT) Fatalf(format string, args ...any) {
+	t.failed = true
+	panic(fmt.Sprintf(format, args...))
+}
 
 // end cancels the context and runs the cleanups, last first, as the testing package does.
 func (t *exampleT) end() {

@@ -59,6 +59,16 @@ func TestGinkgoSuite(t *testing.T) {
 	RunSpecs(t, "tenon's test kit from Ginkgo")
 }
 
+// GinkgoT() is a TB of tenon's test kit, as *testing.T is, and the three packages' TB are one
+// type: a helper that takes a testenv.TB passes it on to faults and reconciletest.
+var (
+	_ testenv.TB       = FullGinkgoTInterface(nil)
+	_ faults.TB        = FullGinkgoTInterface(nil)
+	_ reconciletest.TB = FullGinkgoTInterface(nil)
+	_ func(testenv.TB) = func(faults.TB) {}
+	_ func(testenv.TB) = func(reconciletest.TB) {}
+)
+
 var (
 	suiteScheme = func() *runtime.Scheme {
 		s := runtime.NewScheme()
@@ -191,16 +201,17 @@ var _ = Describe("The reconciler under the harness", func() {
 		testenv.StartManager(GinkgoT(), mgr)
 	})
 
-	harness := func(ctx context.Context, plan faults.Plan) (*reconciletest.Harness, reconcile.Request) {
+	// harness takes the spec's t as a testenv.TB and passes it on to faults.New.
+	harness := func(ctx context.Context, t testenv.TB, plan faults.Plan) (*reconciletest.Harness, reconcile.Request) {
 		w := newWidget(ns)
 		Expect(suiteEnv.Client().Create(ctx, w)).To(Succeed())
-		c := faults.New(GinkgoT(), mgr.GetClient(), plan)
+		c := faults.New(t, mgr.GetClient(), plan)
 		h := &reconciletest.Harness{Reconciler: &readyReconciler{Client: c}, Client: c, Cache: mgr.GetCache(), Reader: suiteEnv.Client()}
 		return h, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(w)}
 	}
 
 	It("writes nothing once the Widget is Ready, although it polls", func(ctx SpecContext) {
-		h, req := harness(ctx, faults.Plan{})
+		h, req := harness(ctx, GinkgoT(), faults.Plan{})
 
 		h.AssertIdempotent(GinkgoT(), req)
 
@@ -210,7 +221,7 @@ var _ = Describe("The reconciler under the harness", func() {
 	})
 
 	It("becomes stable under a fault plan", func(ctx SpecContext) {
-		h, req := harness(ctx, faults.Plan{Seed: 5, Rules: []faults.Rule{
+		h, req := harness(ctx, GinkgoT(), faults.Plan{Seed: 5, Rules: []faults.Rule{
 			{Match: faults.Match{Verbs: faults.Verbs{faults.Patch}, Subresource: "status"}, Nth: 1, Fault: faults.Conflict},
 			{Match: faults.Match{Verbs: faults.Verbs{faults.Create}, Kind: "ConfigMap"}, Nth: 1, Fault: faults.InternalError},
 		}})

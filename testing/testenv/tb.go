@@ -16,25 +16,27 @@ limitations under the License.
 
 package testenv
 
-import (
-	"context"
-	"testing"
-)
+import "github.com/tenon-dev/tenon/internal/testkit"
 
-// TB is the part of testing.TB that the environment's per-test helpers ([Environment.Namespace],
-// [Environment.NewManager], [StartManager], [Environment.NewUser], [User.NewManager]) use.
-// *testing.T, *testing.B and *testing.F satisfy it, and so does Ginkgo's GinkgoT(): a Ginkgo
-// suite passes GinkgoT() where a plain test passes t, without the GinkgoTB() wrapper.
+// TB is the interface that *testing.T, *testing.B, *testing.F and Ginkgo v2's GinkgoT() satisfy
+// (GinkgoTB() is not needed). It is the same type as
+// [github.com/tenon-dev/tenon/testing/faults.TB] and
+// [github.com/tenon-dev/tenon/testing/reconciletest.TB], so one t passes to all three packages: a
+// helper that takes a testenv.TB can pass its t on to the other two.
 //
-// The helpers register their cleanups with Cleanup, so what they create lives as long as the
-// test (or, from Ginkgo, the node) that asked for it.
-type TB interface {
-	Helper()
-	Name() string
-	Context() context.Context
-	Cleanup(func())
-	Errorf(format string, args ...any)
-	Fatalf(format string, args ...any)
-}
-
-var _ TB = testing.TB(nil)
+// It requires these methods of testing.TB, which a TB of your own must implement:
+//
+//	Helper()
+//	Name() string
+//	Context() context.Context
+//	Cleanup(func())
+//	Failed() bool
+//	Logf(format string, args ...any)
+//	Errorf(format string, args ...any)
+//	Fatalf(format string, args ...any)
+//
+// The environment's per-test helpers ([Environment.Namespace], [Environment.NewManager],
+// [StartManager], [Environment.NewUser], [User.NewManager]) use Helper, Name, Context, Cleanup,
+// Errorf and Fatalf. They register their cleanups with Cleanup, so what they create lives as
+// long as the test (or, from Ginkgo, the node) that asked for it.
+type TB = testkit.TB

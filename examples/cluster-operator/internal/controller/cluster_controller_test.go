@@ -44,12 +44,13 @@ import (
 	"github.com/tenon-dev/tenon/testing/faults"
 	"github.com/tenon-dev/tenon/testing/matchers"
 	"github.com/tenon-dev/tenon/testing/reconciletest"
+	"github.com/tenon-dev/tenon/testing/testenv"
 )
 
 // eventuallyReady waits until the API server has cluster converged: Ready for its current
 // generation, with a status that follows the convention (in particular, not Reconciling after a
 // failed attempt that is being retried), and leaves cluster as read last.
-func eventuallyReady(t tb, cluster *appsv1alpha1.Cluster) {
+func eventuallyReady(t testenv.TB, cluster *appsv1alpha1.Cluster) {
 	t.Helper()
 	NewWithT(t).Eventually(func(g Gomega) {
 		g.Expect(env.Client().Get(t.Context(), client.ObjectKeyFromObject(cluster), cluster)).To(Succeed())

@@ -88,14 +88,6 @@ func TestMain(m *testing.M) {
 	os.Exit(env.Run(m))
 }
 
-// tb is what the helpers below need of a test. *testing.T is one, and so is Ginkgo's GinkgoT():
-// the plain tests of this package and its Ginkgo suite (TestControllers) share the helpers.
-type tb interface {
-	testenv.TB
-	faults.TB
-	Logf(format string, args ...any)
-}
-
 // TestControllers runs the Ginkgo suite of the controller, as kubebuilder scaffolds it: the
 // specs in cluster_controller_test.go.
 func TestControllers(t *testing.T) {
@@ -146,8 +138,10 @@ type operatorOptions struct {
 
 // startOperator starts the operator for t, as cmd/main.go does (same cache scoping, same
 // reconciler, wrapped by requeue.WithBackoff), with the simulated kubelet beside it, and a DNS
-// provider of its own. Everything stops when the test ends.
-func startOperator(t tb, o operatorOptions) *operator {
+// provider of its own. Everything stops when the test ends. t is *testing.T in the plain tests of
+// this package and GinkgoT() in its Ginkgo suite (TestControllers): both are a testenv.TB, which
+// is the same type as faults.TB and reconciletest.TB, so the helpers pass t on to either.
+func startOperator(t testenv.TB, o operatorOptions) *operator {
 	t.Helper()
 	op := &operator{
 		namespace: env.Namespace(t),
@@ -204,7 +198,7 @@ func startOperator(t tb, o operatorOptions) *operator {
 
 // startKubelet runs the simulated kubelet for the operator's StatefulSets, in a manager of its
 // own: it is another component of the cluster, and its writes are not the operator's.
-func startKubelet(t tb, namespace string, delay time.Duration) {
+func startKubelet(t testenv.TB, namespace string, delay time.Duration) {
 	t.Helper()
 	mgr := env.NewManager(t, ctrl.Options{Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{namespace: {}}}})
 	sim := &kubelet.Simulator{
@@ -219,7 +213,7 @@ func startKubelet(t tb, namespace string, delay time.Duration) {
 }
 
 // writeToken creates or updates the Secret with the DNS token.
-func (op *operator) writeToken(t tb, token string) {
+func (op *operator) writeToken(t testenv.TB, token string) {
 	t.Helper()
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: op.secret.Name, Namespace: op.secret.Namespace}}
 	_, err := ctrl.CreateOrUpdate(t.Context(), env.Client(), secret, func() error {
@@ -245,7 +239,7 @@ func (op *operator) newCluster(name string) *appsv1alpha1.Cluster {
 }
 
 // create creates cluster and waits until the operator's cache has seen it.
-func (op *operator) create(t tb, cluster *appsv1alpha1.Cluster) {
+func (op *operator) create(t testenv.TB, cluster *appsv1alpha1.Cluster) {
 	t.Helper()
 	if err := env.CreateAndWait(t.Context(), cluster, op.mgr.GetCache()); err != nil {
 		t.Fatalf("failed to create Cluster %s: %v", cluster.Name, err)
@@ -269,7 +263,7 @@ func (op *operator) directoryEntry(cluster *appsv1alpha1.Cluster) client.ObjectK
 
 // scale sets the replicas of cluster through the API server, as kubectl scale would, and
 // returns the new generation.
-func scale(t tb, cluster *appsv1alpha1.Cluster, replicas int32) int64 {
+func scale(t testenv.TB, cluster *appsv1alpha1.Cluster, replicas int32) int64 {
 	t.Helper()
 	before := cluster.DeepCopy()
 	cluster.Spec.Replicas = replicas
