@@ -86,7 +86,7 @@ func (r *DatabaseReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_
 		err = errors.Join(requeue.Report(db, err), helper.Patch(ctx, db, owned))
 	}()
 	res, err := r.database.Ensure(ctx, db)
-	_, _ = conditions.Set(db, conditions.Summary(db, conditions.Ready, []conditions.Type{DatabaseReady}))
+	conditions.Set(db, conditions.Summary(db, conditions.Ready, []conditions.Type{DatabaseReady}))
 	return res, err
 }
 
