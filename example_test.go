@@ -101,9 +101,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 		return requeue.Terminal("EvenReplicas", errors.New("even replicas: a quorum needs an odd number"))
 	}
 	// ... create or update the children here (see the ownership and patch packages) ...
-	if _, err := conditions.MarkTrue(cluster, conditions.Ready, conditions.ReasonSucceeded, "all members up"); err != nil {
-		return ctrl.Result{}, err
-	}
+	conditions.MarkTrue(cluster, conditions.Ready, conditions.ReasonSucceeded, "all members up")
 	return requeue.Poll(10 * time.Minute) // look at what sends no events now and then
 }
 

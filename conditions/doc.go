@@ -16,7 +16,8 @@ limitations under the License.
 
 // Package conditions manages status conditions (metav1.Condition) the way Kubernetes tools read
 // them: each condition says which generation it describes, timestamps move only on real
-// transitions, the list has a stable order, and nothing the API server would reject is ever set.
+// transitions, the list has a stable order, and a condition the API server would reject is
+// caught before it is written.
 //
 // It works on any object that exposes its conditions with two methods (see [Setter]), on a bare
 // slice ([ForSlice]) and on unstructured objects ([FromUnstructured]); it does not need API
@@ -31,8 +32,11 @@ limitations under the License.
 //   - LastTransitionTime changes only when the status does, and is truncated to seconds, as the
 //     API server stores it, so a status does not churn (and trigger another reconcile) because
 //     of a new message or a nanosecond difference;
-//   - the condition is validated first (type, reason, status, message size) and an invalid one
-//     is an error that names the field and the rule, with the object left as it was;
+//   - an invalid condition (a type or reason the API server would reject, see [Validate]) is
+//     stored as given: it is a programmer error, and the patch package's Helper.Patch and
+//     Applier.ApplyStatus refuse to write it, with an error that wraps [ErrInvalid] and names the
+//     condition and the rule, as the BeCompliant matcher of testing/matchers does in tests;
+//     call [Validate] first on a condition built from untrusted input;
 //   - new conditions are inserted in a documented order: Ready first, then alphabetical.
 //
 // Condition types and reasons are the typed strings [Type] and [Reason]; declare yours as

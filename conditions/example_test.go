@@ -61,34 +61,37 @@ const (
 func ExampleSet() {
 	cluster := &Cluster{ObjectMeta: metav1.ObjectMeta{Name: "demo", Generation: 3}}
 
-	changed, err := conditions.Set(cluster, metav1.Condition{
+	changed := conditions.Set(cluster, metav1.Condition{
 		Type:    string(ConfigReady),
 		Status:  metav1.ConditionTrue,
 		Reason:  string(conditions.ReasonSucceeded),
 		Message: "config map written",
 	})
-	fmt.Println("changed:", changed, "error:", err)
+	fmt.Println("changed:", changed)
 	first := cluster.Status.Conditions[0].LastTransitionTime
 
 	// The same status with a new message is a change, but not a transition.
-	changed, _ = conditions.MarkTrue(cluster, ConfigReady, conditions.ReasonSucceeded, "config map up to date")
+	changed = conditions.MarkTrue(cluster, ConfigReady, conditions.ReasonSucceeded, "config map up to date")
 	fmt.Println("changed:", changed, "same transition time:", cluster.Status.Conditions[0].LastTransitionTime.Equal(&first))
 
 	// Setting it again changes nothing, so there is nothing to write.
-	changed, _ = conditions.MarkTrue(cluster, ConfigReady, conditions.ReasonSucceeded, "config map up to date")
+	changed = conditions.MarkTrue(cluster, ConfigReady, conditions.ReasonSucceeded, "config map up to date")
 	fmt.Println("changed:", changed)
 
 	c := conditions.Get(cluster, ConfigReady)
 	fmt.Printf("%s=%s reason=%s observedGeneration=%d\n", c.Type, c.Status, c.Reason, c.ObservedGeneration)
 
-	// Invalid input is refused before it reaches the API server.
-	_, err = conditions.MarkFalse(cluster, WorkloadReady, "connection refused", "dial tcp 10.0.0.7:443")
+	// An invalid reason is stored as given, and patch.Helper's Patch refuses to write it, naming
+	// it. Check a condition built from untrusted text with Validate, or make the reason with
+	// ReasonFrom.
+	conditions.MarkFalse(cluster, WorkloadReady, "connection refused", "dial tcp 10.0.0.7:443")
+	err := conditions.Validate(*conditions.Get(cluster, WorkloadReady))
 	fmt.Println(errors.Is(err, conditions.ErrInvalid))
-	_, err = conditions.MarkFalse(cluster, WorkloadReady, conditions.ReasonFrom("connection refused"), "dial tcp 10.0.0.7:443")
-	fmt.Println(err, conditions.Get(cluster, WorkloadReady).Reason)
+	conditions.MarkFalse(cluster, WorkloadReady, conditions.ReasonFrom("connection refused"), "dial tcp 10.0.0.7:443")
+	fmt.Println(conditions.Validate(*conditions.Get(cluster, WorkloadReady)), conditions.Get(cluster, WorkloadReady).Reason)
 
 	// Output:
-	// changed: true error: <nil>
+	// changed: true
 	// changed: true same transition time: true
 	// changed: false
 	// ConfigReady=True reason=Succeeded observedGeneration=3
@@ -98,16 +101,16 @@ func ExampleSet() {
 
 func ExampleSummary() {
 	cluster := &Cluster{ObjectMeta: metav1.ObjectMeta{Name: "demo", Generation: 1}}
-	_, _ = conditions.MarkTrue(cluster, ConfigReady, conditions.ReasonSucceeded, "")
-	_, _ = conditions.MarkFalse(cluster, WorkloadReady, "ReplicasUnavailable", "2 of 3 replicas unavailable")
-	_, _ = conditions.MarkFalse(cluster, conditions.Degraded, "AsExpected", "") // negative polarity: False is healthy
+	conditions.MarkTrue(cluster, ConfigReady, conditions.ReasonSucceeded, "")
+	conditions.MarkFalse(cluster, WorkloadReady, "ReplicasUnavailable", "2 of 3 replicas unavailable")
+	conditions.MarkFalse(cluster, conditions.Degraded, "AsExpected", "") // negative polarity: False is healthy
 
-	_, _ = conditions.Set(cluster, conditions.Summary(cluster, conditions.Ready, []conditions.Type{ConfigReady, WorkloadReady, conditions.Degraded}))
+	conditions.Set(cluster, conditions.Summary(cluster, conditions.Ready, []conditions.Type{ConfigReady, WorkloadReady, conditions.Degraded}))
 	ready := conditions.Get(cluster, conditions.Ready)
 	fmt.Printf("Ready=%s %s: %s\n", ready.Status, ready.Reason, ready.Message)
 
-	_, _ = conditions.MarkTrue(cluster, WorkloadReady, conditions.ReasonSucceeded, "3 of 3 replicas available")
-	_, _ = conditions.Set(cluster, conditions.Summary(cluster, conditions.Ready, []conditions.Type{ConfigReady, WorkloadReady, conditions.Degraded}))
+	conditions.MarkTrue(cluster, WorkloadReady, conditions.ReasonSucceeded, "3 of 3 replicas available")
+	conditions.Set(cluster, conditions.Summary(cluster, conditions.Ready, []conditions.Type{ConfigReady, WorkloadReady, conditions.Degraded}))
 	ready = conditions.Get(cluster, conditions.Ready)
 	fmt.Printf("Ready=%s %s\n", ready.Status, ready.Reason)
 
@@ -133,12 +136,12 @@ func ExampleCompute() {
 
 	// The controller picks up generation 2 and starts working on it.
 	_, _ = conditions.SetObservedGeneration(cluster)
-	_, _ = conditions.MarkReconciling(cluster, conditions.ReasonProgressing, "scaling to 3 replicas")
-	_, _ = conditions.MarkFalse(cluster, conditions.Ready, conditions.ReasonProgressing, "scaling to 3 replicas")
+	conditions.MarkReconciling(cluster, conditions.ReasonProgressing, "scaling to 3 replicas")
+	conditions.MarkFalse(cluster, conditions.Ready, conditions.ReasonProgressing, "scaling to 3 replicas")
 	show()
 
 	// It cannot go on: the spec asks for something impossible.
-	_, _ = conditions.MarkStalled(cluster, "InvalidSpec", "storage class fast does not exist")
+	conditions.MarkStalled(cluster, "InvalidSpec", "storage class fast does not exist")
 	show()
 
 	// Without Reconciling or Stalled, kstatus falls back to Ready=False: InProgress, never
@@ -147,7 +150,7 @@ func ExampleCompute() {
 	show()
 
 	// The user fixes the spec; the controller finishes.
-	_, _ = conditions.MarkTrue(cluster, conditions.Ready, conditions.ReasonSucceeded, "")
+	conditions.MarkTrue(cluster, conditions.Ready, conditions.ReasonSucceeded, "")
 	show()
 
 	// Output:
@@ -163,7 +166,7 @@ func ExampleCompute() {
 // status alone, IsReady also checks the generation.
 func ExampleIsReady() {
 	cluster := &Cluster{ObjectMeta: metav1.ObjectMeta{Name: "demo", Generation: 1}}
-	_, _ = conditions.MarkTrue(cluster, conditions.Ready, conditions.ReasonSucceeded, "3 of 3 replicas ready")
+	conditions.MarkTrue(cluster, conditions.Ready, conditions.ReasonSucceeded, "3 of 3 replicas ready")
 	_, _ = conditions.SetObservedGeneration(cluster)
 	fmt.Println("generation 1: IsTrue", conditions.IsTrue(cluster, conditions.Ready), "IsReady", conditions.IsReady(cluster))
 
@@ -172,7 +175,7 @@ func ExampleIsReady() {
 	fmt.Println("generation 2: IsTrue", conditions.IsTrue(cluster, conditions.Ready), "IsReady", conditions.IsReady(cluster))
 
 	// The controller reconciles generation 2 and reports on it.
-	_, _ = conditions.MarkFalse(cluster, conditions.Ready, "ScalingUp", "3 of 5 replicas ready")
+	conditions.MarkFalse(cluster, conditions.Ready, "ScalingUp", "3 of 5 replicas ready")
 	_, _ = conditions.SetObservedGeneration(cluster)
 	fmt.Println("reconciled:   IsTrue", conditions.IsTrue(cluster, conditions.Ready), "IsReady", conditions.IsReady(cluster))
 

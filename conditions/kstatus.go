@@ -27,26 +27,24 @@ import (
 	"github.com/tenon-dev/tenon/internal/objects"
 )
 
-// MarkReconciling sets Reconciling to True and removes Stalled: the controller is working
-// towards the desired state and expects to get there. kstatus reports the object InProgress.
-func MarkReconciling(obj Setter, reason Reason, message string) (changed bool, err error) {
-	changed, err = MarkTrue(obj, Reconciling, reason, message)
-	if err != nil {
-		return false, err
-	}
-	return Delete(obj, Stalled) || changed, nil
+// MarkReconciling sets Reconciling to True and removes Stalled, and reports whether anything
+// changed: the controller is working towards the desired state and expects to get there.
+// kstatus reports the object InProgress. As for [MarkTrue], an invalid reason is stored and
+// surfaces when the object is written (see [Set]).
+func MarkReconciling(obj Setter, reason Reason, message string) (changed bool) {
+	changed = MarkTrue(obj, Reconciling, reason, message)
+	return Delete(obj, Stalled) || changed
 }
 
 // MarkStalled sets Stalled to True and removes Reconciling: the controller cannot make progress
 // without outside help (an invalid spec, missing credentials) and says why in the message.
 // kstatus reports the object Failed. Pair it with a terminal error (see the requeue package), so
-// the controller waits for a change instead of retrying.
-func MarkStalled(obj Setter, reason Reason, message string) (changed bool, err error) {
-	changed, err = MarkTrue(obj, Stalled, reason, message)
-	if err != nil {
-		return false, err
-	}
-	return Delete(obj, Reconciling) || changed, nil
+// the controller waits for a change instead of retrying. It reports whether anything changed; as
+// for [MarkTrue], an invalid reason is stored and surfaces when the object is written (see
+// [Set]).
+func MarkStalled(obj Setter, reason Reason, message string) (changed bool) {
+	changed = MarkTrue(obj, Stalled, reason, message)
+	return Delete(obj, Reconciling) || changed
 }
 
 // MarkReconciled removes Reconciling and Stalled: the controller has finished acting on the

@@ -42,11 +42,17 @@ import (
 //   - A new condition is inserted at its place in the order (Ready first, then alphabetical, or
 //     obj's [Orderer] order); existing conditions are never reordered, so writers that order
 //     differently cannot fight over the list.
-//   - When c is invalid (see [Validate]), Set returns an error naming the field and the rule,
-//     and obj is not modified.
+//   - An invalid condition (see [Validate]) is stored as given, like any other: it is a
+//     programmer error, and it surfaces when the object is written. The patch package's
+//     [github.com/tenon-dev/tenon/patch.Helper.Patch] and
+//     [github.com/tenon-dev/tenon/patch.Applier.ApplyStatus] refuse to write an invalid
+//     condition, with an error that wraps [ErrInvalid] and names the condition and the rule it
+//     breaks, and the BeCompliant matcher of testing/matchers fails on it in tests. To check a
+//     condition built from untrusted input (a reason from a user or another system), call
+//     [Validate] first; [ReasonFrom] makes a valid reason of any text.
 //   - The list is copied, never changed in place: a slice read from obj before Set still holds
 //     the conditions as they were, so before and after can be compared.
-func Set(obj Setter, c metav1.Condition) (changed bool, err error) {
+func Set(obj Setter, c metav1.Condition) (changed bool) {
 	if gen := obj.GetGeneration(); gen > 0 {
 		c.ObservedGeneration = gen
 	}
@@ -61,40 +67,35 @@ func Set(obj Setter, c metav1.Condition) (changed bool, err error) {
 		} else {
 			c.LastTransitionTime = transitionTime(c.LastTransitionTime)
 		}
-		if err := Validate(c); err != nil {
-			return false, err
-		}
 		if equal(existing, &c) {
-			return false, nil
+			return false
 		}
 		list = slices.Clone(list)
 		list[i] = c
 		obj.SetConditions(list)
-		return true, nil
+		return true
 	}
 
 	c.LastTransitionTime = transitionTime(c.LastTransitionTime)
-	if err := Validate(c); err != nil {
-		return false, err
-	}
 	obj.SetConditions(insert(list, c, orderOf(obj)))
-	return true, nil
+	return true
 }
 
-// MarkTrue sets a True condition of type t on obj; see [Set]. A message longer than the API
-// server accepts (32 KiB) is truncated, with "…" at the end, so it may come straight from an
+// MarkTrue sets a True condition of type t on obj and reports whether anything changed; see
+// [Set], which also says what becomes of an invalid type or reason. A message longer than the
+// API server accepts (32 KiB) is truncated, with "…" at the end, so it may come straight from an
 // error.
-func MarkTrue(obj Setter, t Type, reason Reason, message string) (changed bool, err error) {
+func MarkTrue(obj Setter, t Type, reason Reason, message string) (changed bool) {
 	return Set(obj, newCondition(t, metav1.ConditionTrue, reason, message))
 }
 
 // MarkFalse sets a False condition of type t on obj; see [MarkTrue].
-func MarkFalse(obj Setter, t Type, reason Reason, message string) (changed bool, err error) {
+func MarkFalse(obj Setter, t Type, reason Reason, message string) (changed bool) {
 	return Set(obj, newCondition(t, metav1.ConditionFalse, reason, message))
 }
 
 // MarkUnknown sets an Unknown condition of type t on obj; see [MarkTrue].
-func MarkUnknown(obj Setter, t Type, reason Reason, message string) (changed bool, err error) {
+func MarkUnknown(obj Setter, t Type, reason Reason, message string) (changed bool) {
 	return Set(obj, newCondition(t, metav1.ConditionUnknown, reason, message))
 }
 

@@ -17,6 +17,7 @@ limitations under the License.
 package conditions_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -24,9 +25,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/internal/testtypes"
+	"github.com/tenon-dev/tenon/patch"
 )
 
 // widget returns a Widget at generation gen with the given conditions.
@@ -58,9 +64,8 @@ func TestSetStampsObservedGenerationAndTruncatedTransitionTime(t *testing.T) {
 	w := widget(7)
 	before := time.Now().Truncate(time.Second)
 
-	changed, err := conditions.Set(w, metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Succeeded", ObservedGeneration: 3})
+	changed := conditions.Set(w, metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Succeeded", ObservedGeneration: 3})
 
-	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(changed).To(BeTrue())
 	got := w.Status.Conditions[0]
 	g.Expect(got.ObservedGeneration).To(BeEquivalentTo(7), "observedGeneration comes from the object, not the caller")
@@ -138,9 +143,8 @@ func TestSetTransitionTimeRules(t *testing.T) {
 			w := widget(1, tt.existing...)
 			start := time.Now().Truncate(time.Second)
 
-			changed, err := conditions.Set(w, tt.set)
+			changed := conditions.Set(w, tt.set)
 
-			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(changed).To(Equal(tt.wantChanged))
 			g.Expect(w.Status.Conditions).To(HaveLen(1))
 			got := w.Status.Conditions[0]
@@ -157,7 +161,7 @@ func TestSetTransitionTimeRules(t *testing.T) {
 	}
 }
 
-func TestSetRejectsInvalidConditionsWithoutModifyingTheObject(t *testing.T) {
+func TestSetStoresAnInvalidConditionAndPatchRefusesToWriteIt(t *testing.T) {
 	valid := cond("Ready", "True", "Succeeded", "fine", 0, metav1.Time{})
 	tests := []struct {
 		name      string
@@ -184,48 +188,93 @@ func TestSetRejectsInvalidConditionsWithoutModifyingTheObject(t *testing.T) {
 			g := NewWithT(t)
 			existing := cond("Available", "True", "Succeeded", "", 1, at(0))
 			w := widget(1, existing)
-			snapshot := w.DeepCopy()
 			c := valid
 			tt.mutate(&c)
+			server, writes := fakeServer(t, w.DeepCopy())
+			g.Expect(server.Get(t.Context(), client.ObjectKeyFromObject(w), w)).To(Succeed())
+			h, err := patch.NewHelper(w, server)
+			g.Expect(err).NotTo(HaveOccurred())
 
-			changed, err := conditions.Set(w, c)
+			changed := conditions.Set(w, c)
+
+			g.Expect(changed).To(BeTrue())
+			got := conditions.Get(w, conditions.Type(c.Type))
+			g.Expect(got).NotTo(BeNil(), "the invalid condition is stored")
+			g.Expect(got.Status).To(Equal(c.Status))
+			g.Expect(got.Reason).To(Equal(c.Reason))
+			g.Expect(got.Message).To(Equal(c.Message))
+			g.Expect(conditions.Get(w, "Available")).To(Equal(&existing), "the other conditions are kept")
+
+			caller := w.DeepCopy()
+			err = h.Patch(t.Context(), w)
 
 			g.Expect(err).To(MatchError(conditions.ErrInvalid))
 			g.Expect(err.Error()).To(ContainSubstring("status.conditions[" + c.Type + "]." + tt.wantField))
 			g.Expect(err.Error()).To(ContainSubstring(tt.wantRule))
-			g.Expect(changed).To(BeFalse())
-			g.Expect(cmp.Diff(snapshot, w)).To(BeEmpty(), "the object must not be modified")
+			g.Expect(*writes).To(BeZero(), "Patch sends nothing")
+			g.Expect(cmp.Diff(caller, w)).To(BeEmpty(), "Patch leaves the object as the caller had it")
 		})
 	}
 }
 
-func TestSetRejectsAnInvalidReplacementWithoutModifyingTheObject(t *testing.T) {
+func TestSetStoresAnInvalidReplacement(t *testing.T) {
 	g := NewWithT(t)
 	w := widget(2, cond("Ready", "True", "Succeeded", "", 2, at(0)))
-	snapshot := w.DeepCopy()
 
-	_, err := conditions.MarkFalse(w, conditions.Ready, "not valid", "boom")
+	changed := conditions.MarkFalse(w, conditions.Ready, "not valid", "boom")
 
-	g.Expect(err).To(MatchError(conditions.ErrInvalid))
-	g.Expect(cmp.Diff(snapshot, w)).To(BeEmpty())
+	g.Expect(changed).To(BeTrue())
+	g.Expect(w.Status.Conditions).To(HaveLen(1))
+	got := w.Status.Conditions[0]
+	g.Expect(got.Reason).To(Equal("not valid"))
+	g.Expect(got.Status).To(Equal(metav1.ConditionFalse))
+	g.Expect(got.LastTransitionTime.Time).NotTo(BeTemporally("==", at(0).Time), "a flip is a transition, valid or not")
+	g.Expect(conditions.Validate(got)).To(MatchError(ContainSubstring("status.conditions[Ready].reason")))
+}
+
+// fakeServer returns a fake client holding obj, and the number of writes sent to it.
+func fakeServer(t *testing.T, obj client.Object) (client.Client, *int) {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := testtypes.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	writes := new(int)
+	count := func() { *writes++ }
+	c := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(obj).WithObjects(obj).WithInterceptorFuncs(interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
+			count()
+			return c.Patch(ctx, obj, p, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			count()
+			return c.Update(ctx, obj, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+			count()
+			return c.SubResource(sub).Patch(ctx, obj, p, opts...)
+		},
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			count()
+			return c.SubResource(sub).Update(ctx, obj, opts...)
+		},
+	}).Build()
+	return c, writes
 }
 
 func TestSetInsertsNewConditionsInOrderAndNeverReorders(t *testing.T) {
 	g := NewWithT(t)
 	w := widget(1)
 	for _, ct := range []conditions.Type{"Zeta", "Alpha", conditions.Ready, "Mid", "Beta"} {
-		_, err := conditions.MarkTrue(w, ct, conditions.ReasonSucceeded, "")
-		g.Expect(err).NotTo(HaveOccurred())
+		conditions.MarkTrue(w, ct, conditions.ReasonSucceeded, "")
 	}
 	g.Expect(types(w.Status.Conditions)).To(Equal([]string{"Ready", "Alpha", "Beta", "Mid", "Zeta"}))
 
 	// A list someone else wrote in another order keeps its order; new types go before the first
 	// condition that sorts after them.
 	w = widget(1, cond("Zeta", "True", "R", "", 1, at(0)), cond("Alpha", "True", "R", "", 1, at(0)))
-	_, err := conditions.MarkFalse(w, "Zeta", "R", "changed")
-	g.Expect(err).NotTo(HaveOccurred())
-	_, err = conditions.MarkTrue(w, "Beta", "R", "")
-	g.Expect(err).NotTo(HaveOccurred())
+	conditions.MarkFalse(w, "Zeta", "R", "changed")
+	conditions.MarkTrue(w, "Beta", "R", "")
 	g.Expect(types(w.Status.Conditions)).To(Equal([]string{"Beta", "Zeta", "Alpha"}))
 }
 
@@ -240,16 +289,14 @@ func TestSetUsesTheObjectsOrder(t *testing.T) {
 	g := NewWithT(t)
 	o := &ordered{}
 	for _, ct := range []conditions.Type{"Zeta", "Progressing", "Alpha", "Available", conditions.Ready} {
-		_, err := conditions.MarkTrue(o, ct, conditions.ReasonSucceeded, "")
-		g.Expect(err).NotTo(HaveOccurred())
+		conditions.MarkTrue(o, ct, conditions.ReasonSucceeded, "")
 	}
 	g.Expect(types(o.Status.Conditions)).To(Equal([]string{"Ready", "Available", "Progressing", "Alpha", "Zeta"}))
 
 	// Set in the order's own order, after the first of it: each goes after those before it.
 	o = &ordered{}
 	for _, ct := range []conditions.Type{conditions.Ready, "Progressing", "Available", "Alpha"} {
-		_, err := conditions.MarkTrue(o, ct, conditions.ReasonSucceeded, "")
-		g.Expect(err).NotTo(HaveOccurred())
+		conditions.MarkTrue(o, ct, conditions.ReasonSucceeded, "")
 	}
 	g.Expect(types(o.Status.Conditions)).To(Equal([]string{"Ready", "Available", "Progressing", "Alpha"}))
 }
@@ -259,9 +306,8 @@ func TestSetCopiesTheListItChanges(t *testing.T) {
 	w := widget(1, cond("Ready", "False", "Waiting", "", 1, at(0)))
 	before := w.Status.Conditions
 
-	_, err := conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
+	conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
 
-	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(before[0].Status).To(BeEquivalentTo("False"), "the slice read before Set is unchanged")
 	g.Expect(w.Status.Conditions[0].Status).To(BeEquivalentTo("True"))
 }
@@ -270,13 +316,11 @@ func TestSetReplacesInvalidUTF8AsTheAPIServerWould(t *testing.T) {
 	g := NewWithT(t)
 	w := widget(1)
 
-	_, err := conditions.MarkFalse(w, conditions.Ready, conditions.ReasonFailed, "bad \xff byte")
-	g.Expect(err).NotTo(HaveOccurred())
+	conditions.MarkFalse(w, conditions.Ready, conditions.ReasonFailed, "bad \xff byte")
 	g.Expect(w.Status.Conditions[0].Message).To(Equal("bad \uFFFD byte"))
 
 	// Setting the same text again must not be a change (no hot loop after a round trip).
-	changed, err := conditions.MarkFalse(w, conditions.Ready, conditions.ReasonFailed, "bad \xff byte")
-	g.Expect(err).NotTo(HaveOccurred())
+	changed := conditions.MarkFalse(w, conditions.Ready, conditions.ReasonFailed, "bad \xff byte")
 	g.Expect(changed).To(BeFalse())
 }
 
@@ -284,9 +328,8 @@ func TestMarkTruncatesLongMessages(t *testing.T) {
 	g := NewWithT(t)
 	w := widget(1)
 
-	_, err := conditions.MarkFalse(w, conditions.Ready, conditions.ReasonFailed, strings.Repeat("é", 20000))
+	conditions.MarkFalse(w, conditions.Ready, conditions.ReasonFailed, strings.Repeat("é", 20000))
 
-	g.Expect(err).NotTo(HaveOccurred())
 	msg := w.Status.Conditions[0].Message
 	g.Expect(len(msg)).To(BeNumerically("<=", 32768))
 	g.Expect(msg).To(HaveSuffix("…"))
@@ -335,9 +378,8 @@ func TestSetGivesAConditionWithoutTransitionTimeOne(t *testing.T) {
 			w := widget(1, cond("Ready", "True", "Succeeded", "built in memory", 1, metav1.Time{}))
 			start := time.Now().Truncate(time.Second)
 
-			changed, err := conditions.Set(w, tt.set)
+			changed := conditions.Set(w, tt.set)
 
-			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(changed).To(BeTrue())
 			got := w.Status.Conditions[0]
 			g.Expect(got.Message).To(Equal(tt.set.Message))
@@ -356,27 +398,23 @@ func TestForSlice(t *testing.T) {
 	g := NewWithT(t)
 	var list []metav1.Condition
 
-	_, err := conditions.Set(conditions.ForSlice(&list, 0), cond("Ready", "True", "R", "", 4, metav1.Time{}))
-	g.Expect(err).NotTo(HaveOccurred())
+	conditions.Set(conditions.ForSlice(&list, 0), cond("Ready", "True", "R", "", 4, metav1.Time{}))
 	g.Expect(list).To(HaveLen(1))
 	g.Expect(list[0].ObservedGeneration).To(BeEquivalentTo(4), "generation 0 keeps the caller's observedGeneration")
 
-	_, err = conditions.MarkFalse(conditions.ForSlice(&list, 9), conditions.Ready, "R", "")
-	g.Expect(err).NotTo(HaveOccurred())
+	conditions.MarkFalse(conditions.ForSlice(&list, 9), conditions.Ready, "R", "")
 	g.Expect(list[0].ObservedGeneration).To(BeEquivalentTo(9))
 }
 
 func TestSetOfAnUnchangedConditionDoesNotAllocate(t *testing.T) {
 	w := widget(3)
-	if _, err := conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "all good"); err != nil {
-		t.Fatal(err)
-	}
+	conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "all good")
 	c := w.Status.Conditions[0]
 	c.LastTransitionTime = metav1.Time{}
 
 	allocs := testing.AllocsPerRun(100, func() {
-		if changed, err := conditions.Set(w, c); changed || err != nil {
-			t.Fatalf("changed=%v err=%v", changed, err)
+		if conditions.Set(w, c) {
+			t.Fatal("setting the same condition again was a change")
 		}
 	})
 

@@ -40,8 +40,9 @@ const (
 	maxTypeLength = 316
 )
 
-// ErrInvalid is wrapped by the errors this package returns for a condition the API server
-// would reject; test for it with errors.Is.
+// ErrInvalid is wrapped by the errors of [Validate] for a condition the API server would reject,
+// and so by those of the patch package's Helper.Patch and Applier.ApplyStatus when they refuse
+// to write one; test for it with errors.Is.
 var ErrInvalid = errors.New("invalid condition")
 
 // Validate reports why the API server would reject c, or nil if it would accept it. It applies the
@@ -68,8 +69,9 @@ func Validate(c metav1.Condition) error {
 	return fmt.Errorf("%w %q: %w", ErrInvalid, c.Type, errs.ToAggregate())
 }
 
-// valid is an allocation-free equivalent of metav1validation.ValidateCondition, so that setting
-// a valid condition costs nothing; its agreement with the API server's rules is fuzz-tested.
+// valid is an allocation-free equivalent of metav1validation.ValidateCondition, so that
+// validating a valid condition costs nothing; its agreement with the API server's rules is
+// fuzz-tested.
 func valid(c *metav1.Condition) bool {
 	switch c.Status {
 	case metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown:
@@ -141,7 +143,7 @@ func validReason(r string) bool {
 	return true
 }
 
-// Character classes, looked up in a table: validation runs on every Set.
+// Character classes, looked up in a table: validation runs on every condition a write changes.
 const (
 	classAlpha      = 1 << iota // A-Z a-z
 	classDigit                  // 0-9

@@ -84,7 +84,7 @@ func (r *DatabaseReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	}
 	defer func() { res, err = helper.Finish(ctx, db, res, err) }()
 	res, err = r.database.Ensure(ctx, db)
-	_, _ = conditions.Set(db, conditions.Summary(db, conditions.Ready, []conditions.Type{DatabaseReady}))
+	conditions.Set(db, conditions.Summary(db, conditions.Ready, []conditions.Type{DatabaseReady}))
 	return res, err
 }
 

@@ -249,9 +249,7 @@ func (r *Resource[T]) ensure(ctx context.Context, obj T, rec record) (ctrl.Resul
 	case !obs.UpToDate:
 		return r.update(ctx, obj, rec, name)
 	}
-	if _, err := r.mark(obj, true, ReasonAvailable, orDefault(obs.Message, fmt.Sprintf("%s %s is available", r.Name, name))); err != nil {
-		return ctrl.Result{}, err
-	}
+	r.mark(obj, true, ReasonAvailable, orDefault(obs.Message, fmt.Sprintf("%s %s is available", r.Name, name)))
 	if d := r.driftInterval(); d > 0 {
 		return requeue.Poll(d)
 	}
@@ -336,9 +334,7 @@ func (r *Resource[T]) operation(ctx context.Context, obj T, rec record) (next re
 	}
 	// Unlike a call that failed, an operation that failed says something: the change was not
 	// made. The condition says so, and the error is retried.
-	if _, markErr := r.mark(obj, false, reason, err.Error()); markErr != nil {
-		err = errors.Join(err, markErr)
-	}
+	r.mark(obj, false, reason, err.Error())
 	return next, ctrl.Result{}, true, err
 }
 
@@ -419,9 +415,7 @@ func (r *Resource[T]) conflict(obj T) error {
 // progress marks the condition False with reason and message (detail, when set, replaces the
 // message) and polls.
 func (r *Resource[T]) progress(obj T, reason conditions.Reason, message, detail string) (ctrl.Result, error) {
-	if _, err := r.mark(obj, false, reason, orDefault(detail, message)); err != nil {
-		return ctrl.Result{}, err
-	}
+	r.mark(obj, false, reason, orDefault(detail, message))
 	return requeue.Poll(r.pollInterval())
 }
 
@@ -448,32 +442,29 @@ func providerReason(err error, def conditions.Reason) conditions.Reason {
 
 // terminal marks the condition False with reason and returns the terminal error.
 func (r *Resource[T]) terminal(obj T, reason conditions.Reason, err error) (ctrl.Result, error) {
-	if _, markErr := r.mark(obj, false, reason, err.Error()); markErr != nil {
-		return ctrl.Result{}, errors.Join(err, markErr)
-	}
+	r.mark(obj, false, reason, err.Error())
 	return requeue.Terminal(reason, err)
 }
 
 // providerError returns err, retried, and sets the condition Unknown only when there is none.
 func (r *Resource[T]) providerError(obj T, err error) (ctrl.Result, error) {
 	if s, ok := any(obj).(conditions.Setter); ok && r.Condition != "" && conditions.Get(s, r.Condition) == nil {
-		if _, markErr := conditions.MarkUnknown(s, r.Condition, ReasonProviderError, err.Error()); markErr != nil {
-			return ctrl.Result{}, errors.Join(err, markErr)
-		}
+		conditions.MarkUnknown(s, r.Condition, ReasonProviderError, err.Error())
 	}
 	return ctrl.Result{}, err
 }
 
 // mark sets the condition, when there is one.
-func (r *Resource[T]) mark(obj T, ok bool, reason conditions.Reason, message string) (bool, error) {
+func (r *Resource[T]) mark(obj T, ok bool, reason conditions.Reason, message string) {
 	if r.Condition == "" {
-		return false, nil
+		return
 	}
 	s := any(obj).(conditions.Setter) // validate checked it
 	if ok {
-		return conditions.MarkTrue(s, r.Condition, reason, message)
+		conditions.MarkTrue(s, r.Condition, reason, message)
+	} else {
+		conditions.MarkFalse(s, r.Condition, reason, message)
 	}
-	return conditions.MarkFalse(s, r.Condition, reason, message)
 }
 
 // check asks the fence, when there is one.

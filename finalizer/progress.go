@@ -92,7 +92,7 @@ func (l *Lifecycle[T]) setLine(s conditions.Setter, obj T, t conditions.Type, li
 		conditions.Delete(s, t)
 		return
 	}
-	_, _ = conditions.MarkTrue(s, t, reason(kept), strings.Join(out, "\n"))
+	conditions.MarkTrue(s, t, reason(kept), strings.Join(out, "\n"))
 }
 
 // deletingReason is the reason of the Deleting condition: CleanupFailed when any finalizer's step

@@ -441,6 +441,12 @@ func (a *Applier) applyWithOwner(ctx context.Context, desired map[string]any, gv
 //   - The request is skipped when the Applier proves it would change nothing, as for
 //     [Applier.Apply], from its last status apply or the manager's managedFields entry for the
 //     status subresource.
+//   - When obj is a conditions.Getter (a typed object with conditions), every condition the
+//     request would hold is first checked with conditions.Validate (all but lastTransitionTime,
+//     which the Applier sets). When one is invalid (a type or reason the API server would
+//     reject), nothing is sent (the live object is not even read), and the error wraps
+//     conditions.ErrInvalid and names the object, the condition and the rule it breaks;
+//     requeue.Classify reports it as requeue.ClassInvalid, which is not retried.
 //
 // As for [Applier.Apply], a typed object's status fields whose Go type has no omitempty are sent
 // even when they are the zero value, and become owned by this manager; struct-typed fields with
@@ -477,7 +483,9 @@ func (a *Applier) ApplyStatus(ctx context.Context, obj client.Object, opts ...Ap
 // LastTransitionTime: the Applier carries it over while the status does not change, and sets
 // it to the current time otherwise. Conditions computed as []metav1.Condition (with the
 // conditions package) convert one by one with the same builders; leave LastTransitionTime out
-// unless the condition's own time is meant.
+// unless the condition's own time is meant. The conditions are checked before anything is sent,
+// as ApplyStatus checks them, when the client's scheme maps the kind to a Go type that is a
+// conditions.Getter.
 func (a *Applier) ApplyStatusConfiguration(ctx context.Context, ac runtime.ApplyConfiguration, opts ...ApplyCallOption) (changed bool, err error) {
 	o := newApplyOptions(opts)
 	m, gvk, err := a.prepareConfiguration(ac)
@@ -498,6 +506,9 @@ func (a *Applier) ApplyStatusConfiguration(ctx context.Context, ac runtime.Apply
 func (a *Applier) applyStatus(ctx context.Context, m map[string]any, gvk schema.GroupVersionKind, like client.Object, o *applyOptions) (client.Object, bool, error) {
 	if o.owned {
 		return nil, false, fmt.Errorf("failed to apply %s: OwnedBy applies to the object, not to its status", describeBody(m, gvk, "status"))
+	}
+	if err := checkConditions(m, gvk, like, o.ownedConditions); err != nil {
+		return nil, false, err
 	}
 	live, err := a.readLive(ctx, a.reader, like, gvk)
 	if err != nil {
@@ -534,6 +545,33 @@ func (a *Applier) applyStatus(ctx context.Context, m map[string]any, gvk schema.
 		err = a.noStatusSubresource(ctx, err, desired, gvk, like, live)
 	}
 	return result, changed, err
+}
+
+// checkConditions returns an error that wraps conditions.ErrInvalid when the status in m, a
+// desired object of kind gvk as a JSON value, has a condition to apply (of a type in owned, or
+// any when owned is nil) that the API server would reject. Only the conditions of a kind whose Go
+// type is a conditions.Getter (like, typed) are checked: they are metav1.Conditions, which other
+// kinds' conditions need not be. A condition without a lastTransitionTime is checked as if it had
+// one: the Applier gives it one, or the kind's conditions have none.
+func checkConditions(m map[string]any, gvk schema.GroupVersionKind, like client.Object, owned []conditions.Type) error {
+	if _, ok := like.(conditions.Getter); !ok {
+		return nil
+	}
+	raw, _ := jsonvalue.Nested(m, "status", "conditions")
+	for _, e := range jsonvalue.List(raw) {
+		var c metav1.Condition
+		if owned != nil && !slices.Contains(owned, conditions.Type(jsonvalue.ConditionType(e))) ||
+			jsonvalue.Map(e) == nil || runtime.DefaultUnstructuredConverter.FromUnstructured(jsonvalue.Map(e), &c) != nil {
+			continue // not applied, or not a metav1.Condition: the API server decides
+		}
+		if c.LastTransitionTime.IsZero() {
+			c.LastTransitionTime = metav1.Unix(0, 0)
+		}
+		if err := conditions.Validate(c); err != nil {
+			return fmt.Errorf("failed to apply %s: %w", describeBody(m, gvk, "status"), err)
+		}
+	}
+	return nil
 }
 
 // noStatusSubresource returns err, the NotFound of a status apply of desired to live, as an

@@ -34,6 +34,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -43,6 +44,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/internal/realkinds"
 	"github.com/tenon-dev/tenon/internal/testtypes"
 	"github.com/tenon-dev/tenon/ownership"
@@ -476,6 +478,11 @@ func (c *oracleCase) run(ctx context.Context) (caseResultForApply, error) {
 		return caseResultForApply{refused: true, owned: true, configuration: c.form == formConfiguration}, nil
 	}
 	switch {
+	case sent == 0 && errors.Is(err, conditions.ErrInvalid):
+		if err := c.confirmRefusal(ctx, desired, err); err != nil {
+			return caseResultForApply{}, err
+		}
+		return caseResultForApply{rejected: true}, nil
 	case sent == 0 && err != nil:
 		return caseResultForApply{}, fmt.Errorf("the Applier failed without applying: %w", err)
 	case sent == 0:
@@ -552,6 +559,42 @@ func (c *oracleCase) confirmSkip(ctx context.Context, desired map[string]any, fo
 		return fmt.Errorf("the Applier skipped an apply that changes managedFields (-live +dry run):\n%s\nrequest: %s", d, request)
 	}
 	return nil
+}
+
+// confirmRefusal checks, with a dry-run status apply of desired that bypasses the Applier, that
+// the API server rejects as invalid the status the Applier refused to send for an invalid
+// condition (refusal). The request carries the transition times the Applier would have added,
+// so that a missing one is not what the server rejects.
+func (c *oracleCase) confirmRefusal(ctx context.Context, desired map[string]any, refusal error) error {
+	if !c.kind.status {
+		return fmt.Errorf("the Applier refused an apply that writes no status: %w", refusal)
+	}
+	status, _ := runtime.DeepCopyJSONValue(desired["status"]).(map[string]any)
+	for _, e := range jsonList(status["conditions"]) {
+		if m, ok := e.(map[string]any); ok && (m["lastTransitionTime"] == nil || m["lastTransitionTime"] == "") {
+			m["lastTransitionTime"] = "2026-01-01T00:00:00Z"
+		}
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"status": status}}
+	u.SetGroupVersionKind(c.kind.gvk)
+	u.SetName(c.name)
+	u.SetNamespace(c.o.ns)
+	err := c.o.base.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
+		client.FieldOwner(oracleManager), client.ForceOwnership, client.DryRunAll)
+	if !apierrors.IsInvalid(err) {
+		answer := errors.New("accepted")
+		if err != nil {
+			answer = err
+		}
+		return fmt.Errorf("the Applier refused a status the API server does not reject as invalid (a dry run: %w): %w", answer, refusal)
+	}
+	return nil
+}
+
+// jsonList returns v as a JSON list, or nil when it is not one.
+func jsonList(v any) []any {
+	l, _ := v.([]any)
+	return l
 }
 
 // withoutManagedFields reads objects without their managedFields.

@@ -271,8 +271,7 @@ func TestTwoFieldManagersOwnTwoConditions(t *testing.T) {
 	// The network controller reconciles from the object it read, which has both conditions, and
 	// changes its own; OwnedConditions keeps it from claiming the other's.
 	mine := get(g, w)
-	_, err = conditions.MarkTrue(mine, network, "Allocated", "")
-	g.Expect(err).NotTo(HaveOccurred())
+	conditions.MarkTrue(mine, network, "Allocated", "")
 	// Meanwhile the storage controller changes its condition.
 	_, err = storCtrl.ApplyStatus(ctx, statusOf(w, condition(storage, metav1.ConditionFalse, "Detached", "")))
 	g.Expect(err).NotTo(HaveOccurred())

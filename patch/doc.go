@@ -24,7 +24,10 @@ limitations under the License.
 // finalizer, a label, a condition, a list element, a field) is never dropped: where both changed
 // the same thing and the change cannot be merged, the write is refused with a conflict rather
 // than lose theirs. The only value of theirs a write replaces is one it sets itself (a scalar or
-// a map key the controller changed). The tables below say so field shape by field shape.
+// a map key the controller changed). The tables below say so field shape by field shape. Neither
+// writes a condition the API server would reject: a new or changed condition of a typed object
+// that conditions.Validate refuses stops [Helper.Patch] and [Applier.ApplyStatus] before they
+// send anything, with an error that wraps conditions.ErrInvalid and names the condition.
 //
 // # The patch helper
 //

@@ -139,9 +139,7 @@ func ExampleHelper_Patch() {
 			return err
 		}
 		controllerutil.AddFinalizer(w, "example.com/cleanup")
-		if _, err := conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "all replicas ready"); err != nil {
-			return err
-		}
+		conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "all replicas ready")
 		w.Status.ObservedGeneration = w.Generation // what requeue.Report does at the end of a reconcile
 		return h.Patch(ctx, w, patch.OwnedConditions{conditions.Ready})
 	}
@@ -184,12 +182,12 @@ func ExampleHelper_Patch_conditions() {
 
 	// Another controller updates its condition meanwhile: w is stale.
 	other := w.DeepCopy()
-	_, _ = conditions.MarkFalse(other, "Synced", "Lagging", "3 changes behind")
+	conditions.MarkFalse(other, "Synced", "Lagging", "3 changes behind")
 	_ = c.Status().Update(ctx, other)
 
 	// This controller's change to Ready is written in place; Synced is left as the other
 	// controller wrote it.
-	_, _ = conditions.MarkTrue(w, conditions.Ready, "Running", "")
+	conditions.MarkTrue(w, conditions.Ready, "Running", "")
 	if err := h.Patch(ctx, w); err != nil {
 		fmt.Println(err)
 	}
@@ -225,7 +223,7 @@ func ExampleHelper_Patch_staleObject() {
 	other.Labels = map[string]string{"team": "b"}
 	_ = c.Update(ctx, other)
 
-	_, _ = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
+	conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
 	err := c.Status().Update(ctx, w.DeepCopy())
 	fmt.Println("update:", apierrors.IsConflict(err))
 

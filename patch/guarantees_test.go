@@ -202,8 +202,7 @@ func TestWhatAHelperLearnsAboutAKindIsNotSharedNorTakenFromALaggingRead(t *testi
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(env.Client().Delete(ctx, gone)).To(Succeed())
 
-	_, err = conditions.MarkFalse(gone, conditions.Ready, "Gone", "")
-	g.Expect(err).NotTo(HaveOccurred())
+	conditions.MarkFalse(gone, conditions.Ready, "Gone", "")
 	err = h.Patch(ctx, gone)
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "got %v", err)
 
@@ -213,8 +212,7 @@ func TestWhatAHelperLearnsAboutAKindIsNotSharedNorTakenFromALaggingRead(t *testi
 	w := newWidget(t, g, "unrelated")
 	h, err = patch.NewHelper(w, c)
 	g.Expect(err).NotTo(HaveOccurred())
-	_, err = conditions.MarkFalse(w, conditions.Ready, "Scaling", "")
-	g.Expect(err).NotTo(HaveOccurred())
+	conditions.MarkFalse(w, conditions.Ready, "Scaling", "")
 	g.Expect(h.Patch(ctx, w)).To(Succeed())
 	g.Expect(c.take()).To(Equal(counts{"status patch": 1}))
 }
@@ -279,8 +277,7 @@ func TestAnErrorThatIsNotAConflictKeepsItsClass(t *testing.T) {
 			})
 			h, err := patch.NewHelper(s, c)
 			g.Expect(err).NotTo(HaveOccurred())
-			_, err = conditions.MarkTrue(s, conditions.Ready, "Running", "")
-			g.Expect(err).NotTo(HaveOccurred())
+			conditions.MarkTrue(s, conditions.Ready, "Running", "")
 			err = h.Patch(ctx, s)
 			g.Expect(err).To(HaveOccurred())
 			g.Expect(apierrors.IsConflict(err)).To(BeFalse(), "got %v", err)

@@ -168,6 +168,15 @@ func NewHelper(obj client.Object, c client.Client) (*Helper, error) {
 // the [History] of the Helper's [Writer] makes Patch merge onto that write instead, and send
 // nothing when it already holds the changes: see the package documentation.
 //
+// Invalid conditions: when obj is a conditions.Getter (a typed object with conditions), Patch
+// first checks, with conditions.Validate, every condition of obj that is new or differs from the
+// snapshot's condition of its type. When one is invalid (a type or reason the API server would
+// reject), Patch sends nothing, neither the metadata and spec nor the status, leaves obj and the
+// snapshot as they are, and returns an error that wraps conditions.ErrInvalid and names the
+// object, the condition and the rule it breaks; requeue.Classify reports it as
+// requeue.ClassInvalid, which is not retried. Conditions this reconcile did not change are not
+// checked: another writer's invalid condition already on the server does not stop the write.
+//
 // obj must be the object given to [NewHelper] (same type, name and namespace), or a copy of it.
 func (h *Helper) Patch(ctx context.Context, obj client.Object, opts ...Option) error {
 	if obj == nil || reflect.ValueOf(obj).IsNil() {
@@ -177,6 +186,9 @@ func (h *Helper) Patch(ctx context.Context, obj client.Object, opts ...Option) e
 		obj.GetName() != h.before.GetName() || obj.GetNamespace() != h.before.GetNamespace() {
 		return fmt.Errorf("failed to patch %s: the helper was created for %T %s",
 			h.describe(obj), h.before, client.ObjectKeyFromObject(h.before))
+	}
+	if err := h.checkConditions(obj); err != nil {
+		return err
 	}
 	o := newHelperOptions(h.writer, opts)
 	h.previous = h.before
@@ -209,6 +221,31 @@ func (h *Helper) Patch(ctx context.Context, obj client.Object, opts ...Option) e
 		p.order = orderer.ConditionOrder()
 	}
 	return p.run(ctx)
+}
+
+// checkConditions returns an error that wraps conditions.ErrInvalid when obj, a
+// conditions.Getter, has a condition the API server would reject that is new or differs from the
+// snapshot's condition of its type. The snapshot's own conditions are not checked: they are on
+// the server already, perhaps written by another writer.
+func (h *Helper) checkConditions(obj client.Object) error {
+	g, ok := obj.(conditions.Getter)
+	if !ok {
+		return nil
+	}
+	var before []metav1.Condition
+	if b, ok := h.before.(conditions.Getter); ok {
+		before = b.GetConditions()
+	}
+	for _, c := range g.GetConditions() {
+		i := slices.IndexFunc(before, func(b metav1.Condition) bool { return b.Type == c.Type })
+		if i >= 0 && equality.Semantic.DeepEqual(before[i], c) {
+			continue
+		}
+		if err := conditions.Validate(c); err != nil {
+			return fmt.Errorf("failed to patch %s: %w", h.describe(obj), err)
+		}
+	}
+	return nil
 }
 
 // patcher is the state of one Patch call. The object goes by these names:

@@ -59,7 +59,7 @@ func TestPreviousIsTheServersObjectWhenTheMetadataIsWrittenFirst(t *testing.T) {
 	earlier := w.DeepCopy()
 	h, err := patch.NewHelper(earlier, env.Client())
 	g.Expect(err).NotTo(HaveOccurred())
-	_, _ = conditions.MarkTrue(earlier, conditions.Ready, conditions.ReasonSucceeded, "")
+	conditions.MarkTrue(earlier, conditions.Ready, conditions.ReasonSucceeded, "")
 	g.Expect(h.Patch(ctx, earlier, patch.OwnedConditions{conditions.Ready})).To(Succeed())
 
 	// This reconcile, from the stale snapshot.
@@ -67,7 +67,7 @@ func TestPreviousIsTheServersObjectWhenTheMetadataIsWrittenFirst(t *testing.T) {
 	h, err = patch.NewHelper(obj, env.Client())
 	g.Expect(err).NotTo(HaveOccurred())
 	metav1.SetMetaDataAnnotation(&obj.ObjectMeta, "example.com/config-hash", "abc")
-	_, _ = conditions.MarkTrue(obj, conditions.Ready, conditions.ReasonSucceeded, "")
+	conditions.MarkTrue(obj, conditions.Ready, conditions.ReasonSucceeded, "")
 	g.Expect(h.Patch(ctx, obj, patch.OwnedConditions{conditions.Ready})).To(Succeed())
 
 	previous := h.Previous().(*testtypes.Widget)
@@ -142,7 +142,7 @@ func TestAFinalizerAddedByTheHelperToAnObjectDeletedMeanwhileIsNoInvalidRequest(
 	h, err := patch.NewHelper(read, env.Client())
 	g.Expect(err).NotTo(HaveOccurred())
 	controllerutil.AddFinalizer(read, "apps.example.com/cleanup")
-	_, _ = conditions.MarkTrue(read, conditions.Ready, conditions.ReasonSucceeded, "")
+	conditions.MarkTrue(read, conditions.Ready, conditions.ReasonSucceeded, "")
 	err = h.Patch(ctx, read, patch.OwnedConditions{conditions.Ready})
 
 	g.Expect(err == nil || requeue.Classify(err) != requeue.ClassInvalid).To(BeTrue(),

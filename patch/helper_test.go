@@ -121,8 +121,7 @@ func TestPatchRetriesConflicts(t *testing.T) {
 			})
 			h, err := patch.NewHelper(w, c)
 			g.Expect(err).NotTo(HaveOccurred())
-			_, err = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
-			g.Expect(err).NotTo(HaveOccurred())
+			conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
 
 			err = h.Patch(t.Context(), w)
 			g.Expect(calls).To(Equal(tc.wantCalls))
@@ -227,8 +226,7 @@ func TestPatchReadsTheLatestObjectFromTheGivenReader(t *testing.T) {
 	apiReader := &countingReader{Reader: c}
 	h, err := patch.NewWriter(c, patch.WriterOptions{APIReader: apiReader}).NewHelper(w)
 	g.Expect(err).NotTo(HaveOccurred())
-	_, err = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
-	g.Expect(err).NotTo(HaveOccurred())
+	conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
 
 	g.Expect(h.Patch(t.Context(), w)).To(Succeed())
 
@@ -249,15 +247,15 @@ func TestADroppedConditionIsRemovedAloneAndTheOthersAreNotTestedWhole(t *testing
 		},
 	})
 	ctx := t.Context()
-	_, _ = conditions.MarkFalse(w, conditions.Ready, "Starting", "")
-	_, _ = conditions.MarkTrue(w, "Synced", "Synced", "written by another controller")
-	_, _ = conditions.MarkReconciling(w, "Starting", "")
+	conditions.MarkFalse(w, conditions.Ready, "Starting", "")
+	conditions.MarkTrue(w, "Synced", "Synced", "written by another controller")
+	conditions.MarkReconciling(w, "Starting", "")
 	g.Expect(c.Status().Update(ctx, w)).To(Succeed())
 	g.Expect(w.Status.Conditions).To(HaveLen(3))
 
 	h, err := patch.NewHelper(w, c)
 	g.Expect(err).NotTo(HaveOccurred())
-	_, _ = conditions.MarkTrue(w, conditions.Ready, "Running", "")
+	conditions.MarkTrue(w, conditions.Ready, "Running", "")
 	conditions.Delete(w, conditions.Reconciling)
 	g.Expect(h.Patch(ctx, w, patch.OwnedConditions{conditions.Ready, conditions.Reconciling})).To(Succeed())
 

@@ -43,9 +43,7 @@ func (r *widgetReconciler) reconcile(ctx context.Context, w *testtypes.Widget) e
 	if err != nil {
 		return err
 	}
-	if _, err := conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "all replicas ready"); err != nil {
-		return err
-	}
+	conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "all replicas ready")
 	w.Status.ObservedGeneration = w.Generation
 	return h.Patch(ctx, w, patch.OwnedConditions{conditions.Ready})
 }

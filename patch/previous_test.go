@@ -50,8 +50,7 @@ func TestATransitionIsRecordedOnceWhenTheCacheLagsBehindTheControllersOwnWrite(t
 		h, err := writer.NewHelper(read)
 		g.Expect(err).NotTo(HaveOccurred())
 		snapshot = read.Status.Conditions
-		_, err = conditions.MarkTrue(read, conditions.Ready, conditions.ReasonSucceeded, "up")
-		g.Expect(err).NotTo(HaveOccurred())
+		conditions.MarkTrue(read, conditions.Ready, conditions.ReasonSucceeded, "up")
 		g.Expect(h.Patch(ctx, read, patch.OwnedConditions{conditions.Ready})).To(Succeed())
 		previous = h.Previous().(*testtypes.Widget).Status.Conditions
 		observe.RecordEvents(recorder, read, previous, read.Status.Conditions)
@@ -93,8 +92,7 @@ func TestPreviousIsWhatThePatchMergedOnto(t *testing.T) {
 	theirs := w.DeepCopy()
 	theirs.Status.Conditions = []metav1.Condition{{Type: "Theirs", Status: metav1.ConditionTrue, Reason: "Set", LastTransitionTime: metav1.Now()}}
 	g.Expect(c.Status().Update(ctx, theirs)).To(Succeed())
-	_, err = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
-	g.Expect(err).NotTo(HaveOccurred())
+	conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
 	g.Expect(h.Patch(ctx, w, patch.OwnedConditions{conditions.Ready})).To(Succeed())
 	g.Expect(h.Previous().GetResourceVersion()).To(Equal(theirs.ResourceVersion), "the object read after the conflict")
 	g.Expect(conditions.Get(h.Previous().(*testtypes.Widget), "Theirs")).NotTo(BeNil())

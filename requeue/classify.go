@@ -25,6 +25,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+
+	"github.com/tenon-dev/tenon/conditions"
 )
 
 // Class is what kind of failure an error is, which decides how [WithBackoff] and [Report] treat
@@ -70,8 +72,10 @@ const (
 	ClassAuth
 
 	// ClassInvalid is a request the API server rejects as malformed or invalid (400, 405, 406,
-	// 413, 415, 422): sending it again fails again until the object changes. A terminal error:
-	// not retried, logged once.
+	// 413, 415, 422), or one refused before it was sent because a condition it would write is
+	// invalid (an error wrapping conditions.ErrInvalid, as tenon's patch.Helper and
+	// patch.Applier return): sending it again fails again until the object or the code changes.
+	// A terminal error: not retried, logged once.
 	ClassInvalid
 
 	// ClassTerminal is an error already marked terminal (see [Terminal]). Passed through.
@@ -196,7 +200,7 @@ func classifyStatus(err error) Class {
 		return ClassNotFound
 	case apierrors.IsUnauthorized(err), apierrors.IsForbidden(err):
 		return ClassAuth
-	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err), apierrors.IsMethodNotSupported(err),
+	case apierrors.IsInvalid(err), errors.Is(err, conditions.ErrInvalid), apierrors.IsBadRequest(err), apierrors.IsMethodNotSupported(err),
 		apierrors.IsNotAcceptable(err), apierrors.IsRequestEntityTooLargeError(err), apierrors.IsUnsupportedMediaType(err):
 		return ClassInvalid
 	case apierrors.IsTimeout(err), apierrors.IsInternalError(err), apierrors.IsServiceUnavailable(err),

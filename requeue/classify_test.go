@@ -34,6 +34,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/fencing"
 	"github.com/tenon-dev/tenon/patch"
 	"github.com/tenon-dev/tenon/requeue"
@@ -75,6 +76,10 @@ func TestClassify(t *testing.T) {
 		{"invalid", apierrors.NewInvalid(schema.GroupKind{Group: "test.tenon.dev", Kind: "Widget"}, "w", nil), requeue.ClassInvalid},
 		{"bad request", apierrors.NewBadRequest("nope"), requeue.ClassInvalid},
 		{"request entity too large", apierrors.NewRequestEntityTooLargeError("big"), requeue.ClassInvalid},
+		{"a write refused for an invalid condition", fmt.Errorf("failed to patch Widget ns/w: %w", conditions.Validate(metav1.Condition{
+			Type: "Ready", Status: metav1.ConditionTrue, Reason: "not valid", LastTransitionTime: metav1.Now(),
+		})), requeue.ClassInvalid},
+		{"an invalid condition joined with a conflict", errors.Join(apierrors.NewConflict(widgets, "w", errors.New("x")), fmt.Errorf("failed to patch: %w", conditions.ErrInvalid)), requeue.ClassInvalid},
 		{"an internal error", apierrors.NewInternalError(errors.New("etcd")), requeue.ClassTransient},
 		{"service unavailable", apierrors.NewServiceUnavailable("later"), requeue.ClassTransient},
 		{"a timeout", apierrors.NewTimeoutError("slow", 0), requeue.ClassTransient},

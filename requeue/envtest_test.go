@@ -80,9 +80,7 @@ func (r *conflictingReconciler) Reconcile(ctx context.Context, req reconcile.Req
 			return ctrl.Result{}, err
 		}
 	}
-	if _, err := conditions.MarkTrue(&w, conditions.Ready, conditions.ReasonSucceeded, ""); err != nil {
-		return requeue.Terminal("InvalidCondition", err)
-	}
+	conditions.MarkTrue(&w, conditions.Ready, conditions.ReasonSucceeded, "")
 	// A plain Update with the stale resourceVersion: 409 Conflict on the first reconcile.
 	return ctrl.Result{}, r.Status().Update(ctx, &w)
 }
@@ -229,8 +227,8 @@ func (r *applyingReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 	if _, err := r.applier.Apply(ctx, cm); err != nil {
 		return ctrl.Result{}, err
 	}
-	_, err = conditions.MarkTrue(&w, conditions.Ready, conditions.ReasonSucceeded, "")
-	return ctrl.Result{}, err
+	conditions.MarkTrue(&w, conditions.Ready, conditions.ReasonSucceeded, "")
+	return ctrl.Result{}, nil
 }
 
 // applyConfigMapColor applies the ConfigMap w-config as fieldManager: with the color, forcing

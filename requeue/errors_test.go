@@ -166,6 +166,11 @@ func TestAPIServerErrorsAreTreatedAsDocumented(t *testing.T) {
 			produce:      fencedWrite,
 			wantResponse: "none: not sent", wantClass: "fenced", wantBackoff: quiet, wantReport: nothing,
 		},
+		{
+			name:         "a condition tenon's patch helper refuses to write as invalid",
+			produce:      invalidConditionWrite,
+			wantResponse: "none: not sent", wantClass: "invalid", wantBackoff: terminal, wantReport: "`Stalled` True and `Ready` False (Failed)",
+		},
 	}
 
 	var rows []errorRow
@@ -219,7 +224,7 @@ func observe(how string, err error) errorRow {
 	}
 
 	w := &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Generation: 2}}
-	_, _ = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
+	conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
 	before := w.DeepCopy()
 	_ = requeue.Report(w, err)
 	stalled, reconciling := conditions.Get(w, conditions.Stalled), conditions.Get(w, conditions.Reconciling)
@@ -580,6 +585,21 @@ func fencedWrite(ctx context.Context, t *testing.T, ns string) error {
 		t.Fatalf("failed to build the fenced client: %v", err)
 	}
 	return c.Create(ctx, configMap(ns, "fenced", nil))
+}
+
+// invalidConditionWrite patches a Widget with a condition whose reason the API server would
+// reject: the patch helper refuses it before sending anything.
+func invalidConditionWrite(ctx context.Context, t *testing.T, ns string) error {
+	w := &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{Name: "invalid-condition", Namespace: ns}}
+	if err := env.Client().Create(ctx, w); err != nil {
+		t.Fatalf("failed to create the Widget: %v", err)
+	}
+	h, err := patch.NewHelper(w, env.Client())
+	if err != nil {
+		t.Fatalf("failed to create the patch helper: %v", err)
+	}
+	conditions.MarkFalse(w, conditions.Ready, "rolling out", "1 of 3 replicas ready")
+	return h.Patch(ctx, w)
 }
 
 func clientset(t *testing.T) *kubernetes.Clientset {

@@ -173,12 +173,12 @@ func ExampleReport() {
 
 	// The user fixes the spec; the next reconcile gets going, the replicas are not up yet.
 	w.Generation = 5
-	_, _ = conditions.MarkFalse(w, conditions.Ready, "RollingOut", "1 of 3 replicas ready")
+	conditions.MarkFalse(w, conditions.Ready, "RollingOut", "1 of 3 replicas ready")
 	_ = requeue.Report(w, nil)
 	show("progress")
 
 	// The replicas are up.
-	_, _ = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
+	conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
 	_ = requeue.Report(w, nil)
 	show("done")
 
@@ -194,7 +194,7 @@ func ExampleReport() {
 // WithBackoff returns the error, retried with backoff, instead of a quiet requeue.
 func ExampleReport_fieldConflict() {
 	w := &Cluster{ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "default", Generation: 2}}
-	_, _ = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
+	conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
 
 	// What the API server answers an apply of .data.color, which "gitops" owns with another value.
 	refused := apierrors.NewApplyConflict([]metav1.StatusCause{{

@@ -43,8 +43,10 @@ const ReasonFieldManagerConflict conditions.Reason = "FieldManagerConflict"
 //		err = errors.Join(requeue.Report(cluster, err), helper.Patch(ctx, cluster, owned))
 //	}()
 //
-// It returns err, joined with the reason it could not record the outcome, if any (an invalid
-// reason, an object without status.observedGeneration), so that it can wrap the return value.
+// It returns err, joined with the reason it could not record the outcome, if any (an object
+// without status.observedGeneration), so that it can wrap the return value. A condition it sets
+// with an invalid reason (one given to [Terminal] is made valid; Ready's own is copied as it is)
+// is stored, and the patch package's Helper.Patch refuses to write it, naming it.
 //
 // Report owns the Reconciling and Stalled conditions and status.observedGeneration; set Ready
 // (and the conditions it summarises) yourself, and return:
@@ -88,32 +90,31 @@ func record(obj conditions.Setter, err error) error {
 	case ClassRetry:
 		var retry *retryError
 		errors.As(err, &retry)
-		_, markErr := conditions.MarkReconciling(obj, conditions.ReasonProgressing, retry.message)
-		return markErr
+		conditions.MarkReconciling(obj, conditions.ReasonProgressing, retry.message)
+		return nil
 	case ClassTerminal, ClassInvalid:
 		return stall(obj, stalledReason(err), strings.TrimPrefix(err.Error(), "terminal error: "))
 	case ClassFieldConflict:
 		return stall(obj, ReasonFieldManagerConflict, err.Error())
 	case ClassNone:
 		conditions.Delete(obj, conditions.Stalled)
-		var markErr error
 		if ready := conditions.Get(obj, conditions.Ready); ready != nil && ready.Status != metav1.ConditionTrue {
-			_, markErr = conditions.MarkReconciling(obj, conditions.Reason(ready.Reason), ready.Message)
+			conditions.MarkReconciling(obj, conditions.Reason(ready.Reason), ready.Message)
 		} else {
 			conditions.Delete(obj, conditions.Reconciling)
 		}
-		return errors.Join(markErr, setObservedGeneration(obj))
+		return setObservedGeneration(obj)
 	}
-	_, markErr := conditions.MarkReconciling(obj, ReasonRetrying, err.Error())
-	return markErr
+	conditions.MarkReconciling(obj, ReasonRetrying, err.Error())
+	return nil
 }
 
 // stall marks obj Stalled and not Ready with reason and message, and records that its
 // generation was observed. MarkStalled removes Reconciling.
 func stall(obj conditions.Setter, reason conditions.Reason, message string) error {
-	_, stalledErr := conditions.MarkStalled(obj, reason, message)
-	_, readyErr := conditions.MarkFalse(obj, conditions.Ready, reason, message)
-	return errors.Join(stalledErr, readyErr, setObservedGeneration(obj))
+	conditions.MarkStalled(obj, reason, message)
+	conditions.MarkFalse(obj, conditions.Ready, reason, message)
+	return setObservedGeneration(obj)
 }
 
 // stalledReason returns the reason of a terminal error: the one given to Terminal, or the API's

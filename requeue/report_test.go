@@ -45,8 +45,8 @@ func TestReport(t *testing.T) {
 		{
 			name: "a terminal error stalls the object with its reason and makes it not ready",
 			start: func(w *testtypes.Widget) {
-				_, _ = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
-				_, _ = conditions.MarkReconciling(w, conditions.ReasonProgressing, "")
+				conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
+				conditions.MarkReconciling(w, conditions.ReasonProgressing, "")
 			},
 			err:            errors.Join(errTerminal("replicas must be odd")),
 			wantTypes:      map[conditions.Type]metav1.ConditionStatus{conditions.Ready: "False", conditions.Stalled: "True"},
@@ -57,7 +57,7 @@ func TestReport(t *testing.T) {
 		{
 			name: "a request the API server rejects stalls the object with the API's reason",
 			start: func(w *testtypes.Widget) {
-				_, _ = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
+				conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
 			},
 			err:            apierrors.NewBadRequest("spec.replicas: must be odd"),
 			wantTypes:      map[conditions.Type]metav1.ConditionStatus{conditions.Ready: "False", conditions.Stalled: "True"},
@@ -67,7 +67,7 @@ func TestReport(t *testing.T) {
 		{
 			name: "a transient error marks Reconciling and leaves Ready alone",
 			start: func(w *testtypes.Widget) {
-				_, _ = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
+				conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
 			},
 			err:         errors.New("dial tcp: connection refused"),
 			wantTypes:   map[conditions.Type]metav1.ConditionStatus{conditions.Ready: "True", conditions.Reconciling: "True"},
@@ -77,7 +77,7 @@ func TestReport(t *testing.T) {
 		{
 			name: "a retry marks Reconciling with what it waits for",
 			start: func(w *testtypes.Widget) {
-				_, _ = conditions.MarkFalse(w, conditions.Ready, conditions.ReasonProgressing, "")
+				conditions.MarkFalse(w, conditions.Ready, conditions.ReasonProgressing, "")
 			},
 			err:         func() error { _, err := requeue.Retry("waiting for the database"); return err }(),
 			wantTypes:   map[conditions.Type]metav1.ConditionStatus{conditions.Ready: "False", conditions.Reconciling: "True"},
@@ -87,7 +87,7 @@ func TestReport(t *testing.T) {
 		{
 			name: "a conflict changes nothing",
 			start: func(w *testtypes.Widget) {
-				_, _ = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
+				conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
 			},
 			err:       apierrors.NewConflict(widgets, "w", errors.New("modified")),
 			wantTypes: map[conditions.Type]metav1.ConditionStatus{conditions.Ready: "True"},
@@ -95,8 +95,8 @@ func TestReport(t *testing.T) {
 		{
 			name: "a field conflict stalls the object with the fields in the message and makes it not ready",
 			start: func(w *testtypes.Widget) {
-				_, _ = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
-				_, _ = conditions.MarkReconciling(w, requeue.ReasonRetrying, "earlier")
+				conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
+				conditions.MarkReconciling(w, requeue.ReasonRetrying, "earlier")
 			},
 			err:            fmt.Errorf("failed to apply ConfigMap ns/c: %w", fieldConflict()),
 			wantTypes:      map[conditions.Type]metav1.ConditionStatus{conditions.Ready: "False", conditions.Stalled: "True"},
@@ -107,7 +107,7 @@ func TestReport(t *testing.T) {
 		{
 			name: "a write refused by a leader election fence changes nothing",
 			start: func(w *testtypes.Widget) {
-				_, _ = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
+				conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
 			},
 			err:       &fencing.RefusedError{Lease: "ns/lease"},
 			wantTypes: map[conditions.Type]metav1.ConditionStatus{conditions.Ready: "True"},
@@ -115,9 +115,9 @@ func TestReport(t *testing.T) {
 		{
 			name: "success clears Stalled and Reconciling once Ready is True",
 			start: func(w *testtypes.Widget) {
-				_, _ = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
-				_, _ = conditions.MarkReconciling(w, requeue.ReasonRetrying, "dial tcp: connection refused")
-				_, _ = conditions.MarkStalled(w, "InvalidSpec", "bad")
+				conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "")
+				conditions.MarkReconciling(w, requeue.ReasonRetrying, "dial tcp: connection refused")
+				conditions.MarkStalled(w, "InvalidSpec", "bad")
 			},
 			wantTypes:      map[conditions.Type]metav1.ConditionStatus{conditions.Ready: "True"},
 			wantObservedAt: 2,
@@ -125,7 +125,7 @@ func TestReport(t *testing.T) {
 		{
 			name: "success while Ready is not True is Reconciling, with Ready's reason",
 			start: func(w *testtypes.Widget) {
-				_, _ = conditions.MarkFalse(w, conditions.Ready, "RollingOut", "2 of 3 replicas updated")
+				conditions.MarkFalse(w, conditions.Ready, "RollingOut", "2 of 3 replicas updated")
 			},
 			wantTypes:      map[conditions.Type]metav1.ConditionStatus{conditions.Ready: "False", conditions.Reconciling: "True"},
 			wantReason:     map[conditions.Type]conditions.Reason{conditions.Reconciling: "RollingOut"},
@@ -134,7 +134,7 @@ func TestReport(t *testing.T) {
 		},
 		{
 			name:           "success without a Ready condition is done",
-			start:          func(w *testtypes.Widget) { _, _ = conditions.MarkReconciling(w, requeue.ReasonRetrying, "x") },
+			start:          func(w *testtypes.Widget) { conditions.MarkReconciling(w, requeue.ReasonRetrying, "x") },
 			wantTypes:      map[conditions.Type]metav1.ConditionStatus{},
 			wantObservedAt: 2,
 		},
@@ -173,12 +173,30 @@ func TestReportSaysWhatItCouldNotRecord(t *testing.T) {
 	// A Gadget's status has no observedGeneration field.
 	obj := &gadgetWithoutObservedGeneration{}
 	obj.Generation = 3
-	_, _ = conditions.MarkTrue(obj, conditions.Ready, conditions.ReasonSucceeded, "")
+	conditions.MarkTrue(obj, conditions.Ready, conditions.ReasonSucceeded, "")
 
 	err := requeue.Report(obj, nil)
 
 	g.Expect(err).To(MatchError(ContainSubstring("failed to report the outcome of the reconcile in the status")))
 	g.Expect(err).To(MatchError(ContainSubstring("status.observedGeneration")))
+}
+
+func TestReportStoresAnInvalidReasonAndKeepsTheReconcileError(t *testing.T) {
+	g := NewWithT(t)
+	w := &testtypes.Widget{}
+	w.Generation = 2
+	// Ready's reason is invalid: Report copies it to Reconciling as it is, and the write (the
+	// patch helper) is where it surfaces.
+	conditions.MarkFalse(w, conditions.Ready, "rolling out", "1 of 3 replicas ready")
+
+	g.Expect(requeue.Report(w, nil)).To(Succeed())
+	g.Expect(conditions.Get(w, conditions.Reconciling).Reason).To(Equal("rolling out"))
+	g.Expect(w.Status.ObservedGeneration).To(BeEquivalentTo(2))
+
+	cause := errors.New("dial tcp: connection refused")
+	err := requeue.Report(w, cause)
+	g.Expect(err).To(BeIdenticalTo(cause), "the reconcile's error is returned as it is")
+	g.Expect(conditions.Get(w, conditions.Reconciling).Reason).To(BeEquivalentTo(requeue.ReasonRetrying))
 }
 
 // gadgetWithoutObservedGeneration has conditions but no status.observedGeneration.
@@ -223,8 +241,7 @@ func TestReportOnAnUnstructuredObjectSetsObservedGeneration(t *testing.T) {
 			a, err := conditions.FromUnstructured(u)
 			g.Expect(err).NotTo(HaveOccurred())
 			if tt.err == nil {
-				_, err = conditions.MarkTrue(a, conditions.Ready, conditions.ReasonSucceeded, "")
-				g.Expect(err).NotTo(HaveOccurred())
+				conditions.MarkTrue(a, conditions.Ready, conditions.ReasonSucceeded, "")
 			}
 
 			if err := requeue.Report(a, tt.err); tt.err == nil {

@@ -34,10 +34,10 @@ import (
 func ExampleRecordEvents() {
 	recorder := events.NewFakeRecorder(10) // in a controller: mgr.GetEventRecorder("widget-controller")
 	w := &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "default", Generation: 1}}
-	_, _ = conditions.MarkFalse(w, conditions.Ready, "Provisioning", "waiting for the volume")
+	conditions.MarkFalse(w, conditions.Ready, "Provisioning", "waiting for the volume")
 
 	before := slices.Clone(w.Status.Conditions)
-	_, _ = conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "all replicas ready")
+	conditions.MarkTrue(w, conditions.Ready, conditions.ReasonSucceeded, "all replicas ready")
 	// ... the status is written here ...
 	observe.RecordEvents(recorder, w, before, w.Status.Conditions)
 
@@ -53,7 +53,7 @@ func ExampleMetrics() {
 		panic(err)
 	}
 	w := &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "default", Generation: 1}}
-	_, _ = conditions.MarkFalse(w, conditions.Ready, "Provisioning", "")
+	conditions.MarkFalse(w, conditions.Ready, "Provisioning", "")
 	m.Record("Widget", w)
 
 	err := testutil.GatherAndCompare(reg, strings.NewReader(`

@@ -82,10 +82,7 @@ func (r *widgetReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 	}
 
 	before := w.DeepCopy()
-	changed, err := conditions.MarkTrue(&w, conditions.Ready, conditions.ReasonSucceeded, "config map is up to date")
-	if err != nil {
-		return ctrl.Result{}, reconcile.TerminalError(err)
-	}
+	changed := conditions.MarkTrue(&w, conditions.Ready, conditions.ReasonSucceeded, "config map is up to date")
 	observed, _ := conditions.SetObservedGeneration(&w)
 	if changed || observed {
 		if err := r.Status().Patch(ctx, &w, client.MergeFrom(before)); err != nil {
@@ -221,15 +218,11 @@ func (r *provisioner) Reconcile(ctx context.Context, req reconcile.Request) (ctr
 	}
 	before := w.DeepCopy()
 	var changed bool
-	var err error
 	remaining := r.takes - time.Since(r.started)
 	if remaining > 0 {
-		changed, err = conditions.MarkFalse(&w, conditions.Ready, conditions.ReasonProgressing, "provisioning")
+		changed = conditions.MarkFalse(&w, conditions.Ready, conditions.ReasonProgressing, "provisioning")
 	} else {
-		changed, err = conditions.MarkTrue(&w, conditions.Ready, conditions.ReasonSucceeded, "provisioned")
-	}
-	if err != nil {
-		return ctrl.Result{}, reconcile.TerminalError(err)
+		changed = conditions.MarkTrue(&w, conditions.Ready, conditions.ReasonSucceeded, "provisioned")
 	}
 	if observed, _ := conditions.SetObservedGeneration(&w); changed || observed {
 		if err := r.Status().Patch(ctx, &w, client.MergeFrom(before)); err != nil {

@@ -116,10 +116,7 @@ func (r *readyReconciler) Reconcile(ctx context.Context, req reconcile.Request) 
 		return ctrl.Result{}, fmt.Errorf("failed to read the config map: %w", err)
 	}
 	before := w.DeepCopy()
-	changed, err := conditions.MarkTrue(&w, conditions.Ready, conditions.ReasonSucceeded, "the config map exists")
-	if err != nil {
-		return ctrl.Result{}, reconcile.TerminalError(err)
-	}
+	changed := conditions.MarkTrue(&w, conditions.Ready, conditions.ReasonSucceeded, "the config map exists")
 	if observed, _ := conditions.SetObservedGeneration(&w); changed || observed {
 		if err := r.Status().Patch(ctx, &w, client.MergeFrom(before)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("failed to patch the status: %w", err)

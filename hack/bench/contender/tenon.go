@@ -77,21 +77,16 @@ func (r *tenonHelper) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Res
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("failed to create patch helper: %w", err)
 	}
-	if err := setConditions(w); err != nil {
-		return requeue.Terminal(conditions.ReasonFailed, err)
-	}
+	setConditions(w)
 	w.Status.ObservedGeneration = w.Generation
 	return ctrl.Result{}, h.Patch(ctx, w, r.owned)
 }
 
 // setConditions sets the desired conditions on w with tenon's conditions.Set.
-func setConditions(w *benchv1.Widget) error {
+func setConditions(w *benchv1.Widget) {
 	for _, c := range Desired(w) {
-		if _, err := conditions.Set(w, c); err != nil {
-			return fmt.Errorf("failed to set condition %s: %w", c.Type, err)
-		}
+		conditions.Set(w, c)
 	}
-	return nil
 }
 
 func ownedTypes() []conditions.Type {

@@ -26,7 +26,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/finalizer"
 	"github.com/tenon-dev/tenon/patch"
 	"github.com/tenon-dev/tenon/requeue"
@@ -74,9 +73,7 @@ func (r *tenonSSA) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		return requeue.Done()
 	}
 
-	if err := setConditions(w); err != nil {
-		return requeue.Terminal(conditions.ReasonFailed, err)
-	}
+	setConditions(w)
 	w.Status.ObservedGeneration = w.Generation
 	if _, err := r.applier.ApplyStatus(ctx, w, r.opts...); err != nil {
 		return ctrl.Result{}, fmt.Errorf("failed to apply status: %w", err)

@@ -47,8 +47,8 @@ var setters = []setter{
 		return nil
 	}},
 	{"tenon", func(w *benchv1.Widget, c metav1.Condition) error {
-		_, err := conditions.Set(w, c)
-		return err
+		conditions.Set(w, c)
+		return nil
 	}},
 	{"flux", func(w *benchv1.Widget, c metav1.Condition) error {
 		fluxconditions.Set(w, &c)

@@ -40,13 +40,13 @@ func BenchmarkCompute(b *testing.B) {
 	}}
 	cs, _ := conditions.FromUnstructured(before)
 	for _, t := range []string{"Ready", "Available", "Synced"} {
-		_, _ = conditions.Set(cs, metav1.Condition{Type: t, Status: metav1.ConditionTrue, Reason: t, LastTransitionTime: now})
+		conditions.Set(cs, metav1.Condition{Type: t, Status: metav1.ConditionTrue, Reason: t, LastTransitionTime: now})
 	}
 	var afters []*unstructured.Unstructured
 	for i := range 2 {
 		after := before.DeepCopy()
 		cs, _ := conditions.FromUnstructured(after)
-		_, _ = conditions.MarkTrue(cs, conditions.Ready, "Ready", strconv.Itoa(i))
+		conditions.MarkTrue(cs, conditions.Ready, "Ready", strconv.Itoa(i))
 		afters = append(afters, after)
 	}
 	b.ReportAllocs()

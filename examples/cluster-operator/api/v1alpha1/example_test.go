@@ -33,10 +33,10 @@ func ExampleCluster() {
 		ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "default", Generation: 2},
 		Spec:       appsv1alpha1.ClusterSpec{Replicas: 3, Version: "1.4.2", DNSName: "demo.clusters.example.com"},
 	}
-	_, _ = conditions.MarkTrue(cluster, appsv1alpha1.ConfigReady, "Applied", "config map applied")
-	_, _ = conditions.MarkTrue(cluster, appsv1alpha1.WorkloadReady, "ReplicasReady", "3 of 3 replicas ready")
-	_, _ = conditions.MarkFalse(cluster, appsv1alpha1.DNSReady, "RecordPropagating", "record is propagating")
-	_, _ = conditions.Set(cluster, conditions.Summary(cluster, conditions.Ready, appsv1alpha1.DependentConditions()))
+	conditions.MarkTrue(cluster, appsv1alpha1.ConfigReady, "Applied", "config map applied")
+	conditions.MarkTrue(cluster, appsv1alpha1.WorkloadReady, "ReplicasReady", "3 of 3 replicas ready")
+	conditions.MarkFalse(cluster, appsv1alpha1.DNSReady, "RecordPropagating", "record is propagating")
+	conditions.Set(cluster, conditions.Summary(cluster, conditions.Ready, appsv1alpha1.DependentConditions()))
 
 	for _, c := range cluster.Status.Conditions {
 		fmt.Printf("%s=%s %s (generation %d)\n", c.Type, c.Status, c.Reason, c.ObservedGeneration)

@@ -60,9 +60,9 @@ func (r *ClusterReconciler) reconcileConfig(ctx context.Context, cluster *appsv1
 			return res, err
 		}
 	}
-	_, err := conditions.MarkTrue(cluster, appsv1alpha1.ConfigReady, ReasonApplied,
+	conditions.MarkTrue(cluster, appsv1alpha1.ConfigReady, ReasonApplied,
 		fmt.Sprintf("config map %s and directory entry %s/%s applied", config.Name, entry.Namespace, entry.Name))
-	return ctrl.Result{}, err
+	return ctrl.Result{}, nil
 }
 
 // reconcileWorkload applies the Services and the StatefulSet, sets WorkloadReady and
@@ -92,13 +92,11 @@ func (r *ClusterReconciler) reconcileWorkload(ctx context.Context, cluster *apps
 	case status.ReadyReplicas < replicas:
 		message = fmt.Sprintf("%d of %d replicas ready", status.ReadyReplicas, replicas)
 	default:
-		_, err = conditions.MarkTrue(cluster, appsv1alpha1.WorkloadReady, ReasonReplicasReady,
+		conditions.MarkTrue(cluster, appsv1alpha1.WorkloadReady, ReasonReplicasReady,
 			fmt.Sprintf("%d of %d replicas ready", status.ReadyReplicas, replicas))
-		return svc.Spec.ClusterIP, ctrl.Result{}, err
+		return svc.Spec.ClusterIP, ctrl.Result{}, nil
 	}
-	if _, err := conditions.MarkFalse(cluster, appsv1alpha1.WorkloadReady, ReasonRollingOut, message); err != nil {
-		return "", ctrl.Result{}, err
-	}
+	conditions.MarkFalse(cluster, appsv1alpha1.WorkloadReady, ReasonRollingOut, message)
 	// The StatefulSet's status changes wake this controller up (Owns): no need to poll. The Cluster
 	// stays Reconciling meanwhile (see Reconcile).
 	return svc.Spec.ClusterIP, ctrl.Result{}, nil
@@ -111,7 +109,7 @@ func (r *ClusterReconciler) reconcileWorkload(ctx context.Context, cluster *apps
 func (r *ClusterReconciler) applyOwned(ctx context.Context, cluster *appsv1alpha1.Cluster, child client.Object, t conditions.Type) (ctrl.Result, error) {
 	_, err := r.Applier.Apply(ctx, child, patch.OwnedBy(cluster), patch.ForceConflicts(true))
 	if refused := (*ownership.AdoptionError)(nil); errors.As(err, &refused) {
-		_, _ = conditions.MarkFalse(cluster, t, ReasonOwnedElsewhere, err.Error())
+		conditions.MarkFalse(cluster, t, ReasonOwnedElsewhere, err.Error())
 		return requeue.Terminal(ReasonOwnedElsewhere, fmt.Errorf("child owned by another object: %w", err))
 	}
 	if err != nil {
@@ -122,7 +120,7 @@ func (r *ClusterReconciler) applyOwned(ctx context.Context, cluster *appsv1alpha
 		switch requeue.Classify(err) {
 		case requeue.ClassConflict, requeue.ClassAlreadyExists, requeue.ClassGone, requeue.ClassThrottled, requeue.ClassTransient:
 		default:
-			_, _ = conditions.MarkFalse(cluster, t, ReasonApplyFailed, err.Error())
+			conditions.MarkFalse(cluster, t, ReasonApplyFailed, err.Error())
 		}
 		return ctrl.Result{}, err
 	}

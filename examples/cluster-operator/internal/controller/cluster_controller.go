@@ -168,9 +168,7 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (re
 	results.Add(r.reconcileDNS(ctx, cluster, address))
 
 	ready := conditions.Summary(cluster, conditions.Ready, appsv1alpha1.DependentConditions())
-	if _, err := conditions.Set(cluster, ready); err != nil {
-		return ctrl.Result{}, err
-	}
+	conditions.Set(cluster, ready)
 	return results.Merge()
 }
 

@@ -255,8 +255,8 @@ func (r *ClusterReconciler) reconcileDNS(ctx context.Context, cluster *appsv1alp
 	if address == "" {
 		cluster.Status.Endpoint = ""
 		// The Service's update wakes this controller up (Owns).
-		_, err := conditions.MarkFalse(cluster, appsv1alpha1.DNSReady, ReasonWaitingForService, "waiting for the Service to get a cluster IP")
-		return ctrl.Result{}, err
+		conditions.MarkFalse(cluster, appsv1alpha1.DNSReady, ReasonWaitingForService, "waiting for the Service to get a cluster IP")
+		return ctrl.Result{}, nil
 	}
 	res, err := r.dnsRecord(address).Ensure(ctx, cluster)
 	if !conditions.IsTrue(cluster, appsv1alpha1.DNSReady) {
