@@ -603,11 +603,13 @@ type prediction struct {
 
 func metadataOf(obj map[string]any) map[string]any { return asObject(obj["metadata"]) }
 
-// withoutTimes returns c with every condition's lastTransitionTime removed.
+// withoutTimes returns c with every condition's lastTransitionTime removed, when its conditions
+// are keyed by type: a list with a type twice is a list like any other, whose times the Helper
+// writes as any other change.
 func withoutTimes(c map[string]any) map[string]any {
 	status := asObject(c["status"])
 	conds := asList(status["conditions"])
-	if conds == nil {
+	if conds == nil || !conditionsByType(status["conditions"]) {
 		return c
 	}
 	out := map[string]any{}
