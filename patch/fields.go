@@ -542,8 +542,10 @@ func ownsWhole(d, l any, others []map[string]any) bool {
 		return ownedByOthers(others)
 	case !isList || len(ll) == len(dl):
 		// The value as applied, exactly: admission may have changed it as it was applied (on a
-		// creation only, say), and applying again would set it back.
-		return jsonvalue.Equal(d, l) || isMap && len(dm) == 0
+		// creation only, say), and applying again would set it back. An empty map applied that
+		// the object lacks proves nothing: a stored form may omit it, or the apply may have
+		// pruned it as the parent of fields the manager gave up, and the next apply set it.
+		return jsonvalue.Equal(d, l)
 	}
 	if len(dl) > 0 {
 		return false
@@ -551,8 +553,17 @@ func ownsWhole(d, l any, others []map[string]any) bool {
 	return ownedByOthers(others)
 }
 
-// ownsOnlyFields is ownsOnly for the fields of a map or struct, d, live l.
+// ownsOnlyFields is ownsOnly for the fields of a map or struct, d, live l. A field d sets that
+// the manager does not own and l lacks proves nothing (an empty map or list pruned by the apply,
+// which the next one may set): the apply is sent once more.
 func ownsOnlyFields(owned, d, l map[string]any, others []map[string]any) bool {
+	for k := range d {
+		if _, isOwned := owned["f:"+k]; !isOwned {
+			if _, inLive := l[k]; !inLive {
+				return false
+			}
+		}
+	}
 	for k, sub := range owned {
 		if k == "." {
 			continue

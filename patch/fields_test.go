@@ -474,8 +474,12 @@ func TestAnEmptyMapAppliedIsAFixedPointOnlyWhenNoKeyIsOurs(t *testing.T) {
 	g := NewWithT(t)
 	desired := map[string]any{"apiVersion": "v1", "kind": "Thing", "metadata": map[string]any{"name": "n"}, "spec": map[string]any{"selector": map[string]any{}}}
 	thing := func(selector map[string]any, entries ...metav1.ManagedFieldsEntry) *unstructured.Unstructured {
+		spec := map[string]any{"selector": selector}
+		if selector == nil { // the object lacks it
+			spec = map[string]any{}
+		}
 		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Thing", "metadata": map[string]any{"name": "n"},
-			"spec": map[string]any{"selector": selector}}}
+			"spec": spec}}
 		obj.SetManagedFields(entries)
 		return obj
 	}
@@ -489,7 +493,10 @@ func TestAnEmptyMapAppliedIsAFixedPointOnlyWhenNoKeyIsOurs(t *testing.T) {
 	theirs := entry("other", metav1.ManagedFieldsOperationUpdate, `{"f:spec":{"f:selector":{"f:zone":{}}}}`)
 	g.Expect(fixedPoint(desired, thing(map[string]any{"zone": "a"}, ours, theirs), "me", "")).To(BeTrue(), "a key another manager owns stays")
 	g.Expect(fixedPoint(desired, thing(map[string]any{}, ours), "me", "")).To(BeTrue())
-	g.Expect(fixedPoint(desired, thing(nil, ours), "me", "")).To(BeTrue(), "an empty map the server omits")
+	g.Expect(fixedPoint(desired, thing(nil, ours), "me", "")).To(BeFalse(),
+		"an empty map the object lacks proves nothing: the apply may have pruned it, and the next one set it")
+	g.Expect(fixedPoint(desired, thing(nil, entry("me", metav1.ManagedFieldsOperationApply, `{"f:spec":{}}`)), "me", "")).To(BeFalse(),
+		"nor does one the manager does not own")
 }
 
 // TestAnApplyThatStoredTheSameObjectAgainProvesAFixedPoint: the API server stores a custom
