@@ -33,6 +33,7 @@ import (
 	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/internal/testtypes"
 	"github.com/tenon-dev/tenon/ownership"
+	"github.com/tenon-dev/tenon/patch/internal/managed"
 )
 
 func TestApplyBodyLeavesOutOnlyZeroStructFieldsWithOmitempty(t *testing.T) {
@@ -118,7 +119,7 @@ func TestApplyBodyLeavesOutOnlyZeroStructFieldsWithOmitempty(t *testing.T) {
 			g := NewWithT(t)
 			m, err := requestMap(tc.obj)
 			g.Expect(err).NotTo(HaveOccurred())
-			got := desiredFields(applyBody(m, tc.obj.GetObjectKind().GroupVersionKind()))
+			got := managed.DesiredFields(applyBody(m, tc.obj.GetObjectKind().GroupVersionKind()))
 			g.Expect(cmp.Diff(tc.want, got)).To(BeEmpty())
 		})
 	}
@@ -144,16 +145,16 @@ func TestDeclaredFieldsComeFromTheSchemaOfBuiltInKinds(t *testing.T) {
 			}},
 		},
 	}
-	g.Expect(cmp.Diff(want, declaredFields(a.types(), service))).To(BeEmpty())
+	g.Expect(cmp.Diff(want, managed.DeclaredFields(a.types(), service))).To(BeEmpty())
 
 	shape := map[string]any{
 		"apiVersion": "test.tenon.dev/v1", "kind": "Shape",
 		"metadata": map[string]any{"name": "x", "namespace": "ns"},
 		"spec":     map[string]any{"selector": map[string]any{"a": "1"}},
 	}
-	g.Expect(declaredFields(a.types(), shape)).To(BeNil(), "a custom resource's schema is not known")
+	g.Expect(managed.DeclaredFields(a.types(), shape)).To(BeNil(), "a custom resource's schema is not known")
 	service["spec"].(map[string]any)["bogus"] = "x"
-	g.Expect(declaredFields(a.types(), service)).To(BeNil(), "an object that does not match its schema")
+	g.Expect(managed.DeclaredFields(a.types(), service)).To(BeNil(), "an object that does not match its schema")
 }
 
 func TestApplyOptionsAddUp(t *testing.T) {

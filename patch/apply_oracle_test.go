@@ -496,7 +496,7 @@ func (c *oracleCase) run(ctx context.Context) (caseResultForApply, error) {
 	// The same desired object again, nothing else changed: the steady state sends nothing. The
 	// Applier may send it once more when the answer to the apply under test could not prove
 	// that applying again changes nothing (a value the server normalised, a default inside a
-	// value owned as a whole: see fixedPoint), and again while each of those changes the object
+	// value owned as a whole: see managed.FixedPoint), and again while each of those changes the object
 	// (a Node's allocatable applied empty, which the server fills); an apply that wrote nothing
 	// proves it, so the next one must be skipped.
 	const maxRepeats = 4
@@ -581,7 +581,11 @@ func (c *oracleCase) confirmRefusal(ctx context.Context, desired map[string]any,
 	u.SetNamespace(c.o.ns)
 	err := c.o.base.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
 		client.FieldOwner(oracleManager), client.ForceOwnership, client.DryRunAll)
-	if !apierrors.IsInvalid(err) {
+	// The server rejects a condition without its list key (type) before validation, when it
+	// builds the typed apply: "failed to create typed patch object".
+	rejected := apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
+		err != nil && strings.Contains(err.Error(), "failed to create typed patch object")
+	if !rejected {
 		answer := errors.New("accepted")
 		if err != nil {
 			answer = err

@@ -40,7 +40,7 @@ type applyRecord struct {
 	// or tracking labels), if any: the object at resourceVersion was that owner's.
 	owner types.UID
 	// fixed reports whether applying the same request again to the object at resourceVersion
-	// changes nothing (see fixedPoint): only then does the record prove a skip.
+	// changes nothing (see managed.FixedPoint): only then does the record prove a skip.
 	fixed bool
 	// conditions are the type, status and lastTransitionTime of each condition the object had at
 	// resourceVersion, for a status apply: the transition times to carry over while the

@@ -14,12 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package patch
+package managed
 
 import (
 	"encoding/json"
-	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -28,7 +26,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/applyconfigurations"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/tenon-dev/tenon/internal/objects"
 	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
@@ -194,125 +193,13 @@ func TestUpToDate(t *testing.T) {
 			if tc.declared != "" {
 				g.Expect(json.Unmarshal([]byte(tc.declared), &declared)).To(Succeed())
 			}
-			g.Expect(upToDate(d, l, typedEntries(tc.managed), "me", "", declared, nil)).To(Equal(tc.want))
+			g.Expect(UpToDate(d, l, typedEntries(tc.managed), "me", "", declared, nil)).To(Equal(tc.want))
 		})
 	}
-}
-
-func TestApplyCacheKeepsRecentEntriesWithinItsSize(t *testing.T) {
-	g := NewWithT(t)
-	c := newApplyCache(4)
-	key := func(i int) applyKey {
-		return applyKey{gvk: schema.GroupVersionKind{Kind: "ConfigMap"}, name: string(rune('a' + i))}
-	}
-	for i := range 10 {
-		c.put(key(i), applyRecord{resourceVersion: string(rune('0' + i))})
-		// Entry 0 is used all the time and stays.
-		_, ok := c.get(key(0))
-		g.Expect(ok).To(BeTrue(), "after put %d", i)
-	}
-	_, ok := c.get(key(1))
-	g.Expect(ok).To(BeFalse(), "an entry not used for a while is dropped")
-	r, ok := c.get(key(9))
-	g.Expect(ok).To(BeTrue())
-	g.Expect(r.resourceVersion).To(Equal("9"))
-	g.Expect(len(c.cur) + len(c.old)).To(BeNumerically("<=", 4))
-
-	c.forget(func(k applyKey) bool { return k == key(9) })
-	_, ok = c.get(key(9))
-	g.Expect(ok).To(BeFalse())
-}
-
-// TestAGrowingApplyCacheFitsTheObjectsAppliedAgain drives the Applier's default cache as a
-// controller's reconciles do: every object applied once per round, round after round, with the
-// cache asked first and, on a miss of an object applied before, told so (the Applier finds its
-// managedFields entry). Once the objects outgrow the starting size, the cache grows until every
-// round hits; objects applied once and never again (churn) do not make it grow.
-func TestAGrowingApplyCacheFitsTheObjectsAppliedAgain(t *testing.T) {
-	key := func(i int) applyKey {
-		return applyKey{gvk: schema.GroupVersionKind{Kind: "ConfigMap"}, namespace: "ns", name: strconv.Itoa(i)}
-	}
-	round := func(c *applyCache, from, n int, appliedBefore bool) (misses int) {
-		for i := from; i < from+n; i++ {
-			if _, ok := c.get(key(i)); !ok {
-				misses++
-				if appliedBefore {
-					c.missedApplied()
-				}
-			}
-			c.put(key(i), applyRecord{resourceVersion: "1"})
-		}
-		return misses
-	}
-	size := func(c *applyCache) int { return len(c.cur) + len(c.old) }
-
-	for _, objects := range []int{1000, 5000, 6000, 50000} {
-		t.Run(fmt.Sprintf("%d objects", objects), func(t *testing.T) {
-			g := NewWithT(t)
-			c := newGrowingApplyCache(defaultApplyCacheSize)
-			round(c, 0, objects, false) // the first apply of each
-			var misses []int
-			for range 6 {
-				misses = append(misses, round(c, 0, objects, true))
-			}
-			g.Expect(misses[len(misses)-1]).To(BeZero(), "misses per round: %v (limit %d)", misses, c.limit)
-			g.Expect(size(c)).To(BeNumerically("<=", max(4*objects, defaultApplyCacheSize)), "limit %d", c.limit)
-		})
-	}
-
-	t.Run("a pass over many objects, then few", func(t *testing.T) {
-		g := NewWithT(t)
-		c := newGrowingApplyCache(defaultApplyCacheSize)
-		round(c, 0, 200000, true) // a restart: every object applied before, each once
-		grown := c.limit
-		g.Expect(grown).To(BeNumerically(">", defaultApplyCacheSize/2))
-		var misses int
-		for range 10000 {
-			misses = round(c, 0, 100, true)
-		}
-		g.Expect(misses).To(BeZero())
-		g.Expect(size(c)).To(BeNumerically("<=", 200), "the records of the objects applied once are gone (limit %d, grown to %d)", c.limit, grown)
-		g.Expect(c.limit).To(Equal(defaultApplyCacheSize/2), "and the capacity is back where it started")
-	})
-
-	t.Run("churn", func(t *testing.T) {
-		g := NewWithT(t)
-		c := newGrowingApplyCache(defaultApplyCacheSize)
-		for r := range 20 {
-			round(c, r*10000, 10000, false) // new objects, each applied once
-		}
-		g.Expect(c.limit).To(Equal(defaultApplyCacheSize/2), "objects applied once are no reason to grow")
-		g.Expect(size(c)).To(BeNumerically("<=", defaultApplyCacheSize))
-	})
-
-	t.Run("a size set is fixed", func(t *testing.T) {
-		g := NewWithT(t)
-		c := newApplyCache(100)
-		round(c, 0, 1000, false)
-		for range 3 {
-			round(c, 0, 1000, true)
-		}
-		g.Expect(size(c)).To(BeNumerically("<=", 100))
-	})
-
-	t.Run("bounded", func(t *testing.T) {
-		g := NewWithT(t)
-		c := newGrowingApplyCache(defaultApplyCacheSize)
-		for range 12 {
-			// A full generation, every entry of it applied again: the next put rotates and grows.
-			c.cur = map[applyKey]applyRecord{}
-			for i := range c.limit {
-				c.cur[key(i)] = applyRecord{}
-			}
-			c.again = c.limit
-			c.put(key(-1), applyRecord{})
-		}
-		g.Expect(c.limit).To(Equal(maxGrownEntries / 2))
-	})
 }
 
 func TestUpToDateProvesACustomResourcesMetadataFromObjectMetasSchema(t *testing.T) {
-	types := NewApplier(nil, "me", ApplierOptions{}).types()
+	types := applyconfigurations.NewTypeConverter(clientgoscheme.Scheme)
 	ref := func(block bool) map[string]any {
 		return map[string]any{"apiVersion": "test.tenon.dev/v1", "kind": "Widget", "name": "w", "uid": "u1", "controller": true, "blockOwnerDeletion": block}
 	}
@@ -335,11 +222,11 @@ func TestUpToDateProvesACustomResourcesMetadataFromObjectMetasSchema(t *testing.
 		"f:labels":          map[string]any{"f:app": map[string]any{}},
 		"f:ownerReferences": map[string]any{`k:{"uid":"u1"}`: map[string]any{}}, // atomic: owned as a whole
 	}
-	declaredMeta := declaredMetadata(types, desired)
+	declaredMeta := DeclaredMetadata(types, desired)
 	g := NewWithT(t)
 	g.Expect(cmp.Diff(wantMeta, declaredMeta)).To(BeEmpty())
-	g.Expect(declaredMetadata(types, map[string]any{"metadata": map[string]any{"name": "s"}})).To(Equal(map[string]any{}), "no metadata fields")
-	g.Expect(declaredMetadata(types, map[string]any{"metadata": map[string]any{"labels": "bogus"}})).To(BeNil(), "metadata that does not match ObjectMeta")
+	g.Expect(DeclaredMetadata(types, map[string]any{"metadata": map[string]any{"name": "s"}})).To(Equal(map[string]any{}), "no metadata fields")
+	g.Expect(DeclaredMetadata(types, map[string]any{"metadata": map[string]any{"labels": "bogus"}})).To(BeNil(), "metadata that does not match ObjectMeta")
 
 	for _, tc := range []struct {
 		name         string
@@ -361,24 +248,9 @@ func TestUpToDateProvesACustomResourcesMetadataFromObjectMetasSchema(t *testing.
 			managed := []metav1.ManagedFieldsEntry{{
 				Manager: "me", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "test.tenon.dev/v1", FieldsV1: metav1.NewFieldsV1(tc.owned),
 			}}
-			g.Expect(upToDate(jsonvalue.DeepCopyMap(desired), tc.live, typedEntries(managed), "me", "", nil, tc.declaredMeta)).To(Equal(tc.want))
+			g.Expect(UpToDate(jsonvalue.DeepCopyMap(desired), tc.live, typedEntries(managed), "me", "", nil, tc.declaredMeta)).To(Equal(tc.want))
 		})
 	}
-}
-
-func TestAppliedByReadsTheManagersApplyEntryForTheSubresource(t *testing.T) {
-	g := NewWithT(t)
-	obj := &unstructured.Unstructured{}
-	obj.SetManagedFields([]metav1.ManagedFieldsEntry{
-		{Manager: "me", Operation: metav1.ManagedFieldsOperationApply, Subresource: "status"},
-		{Manager: "me", Operation: metav1.ManagedFieldsOperationUpdate},
-		{Manager: "other", Operation: metav1.ManagedFieldsOperationApply},
-	})
-	g.Expect(appliedBy(obj, "me", "status")).To(BeTrue())
-	g.Expect(appliedBy(obj, "me", "")).To(BeFalse(), "an update is not an apply")
-	g.Expect(appliedBy(obj, "other", "")).To(BeTrue())
-	g.Expect(appliedBy(obj, "other", "status")).To(BeFalse())
-	g.Expect(appliedBy(&unstructured.Unstructured{}, "me", "")).To(BeFalse())
 }
 
 // TestAnEmptyListAppliedIsAFixedPointOnlyWhenNoElementIsOurs: admission adds a Node's not-ready
@@ -400,14 +272,14 @@ func TestAnEmptyListAppliedIsAFixedPointOnlyWhenNoElementIsOurs(t *testing.T) {
 	}
 	ours := entry("me", metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:taints":{}}}`)
 
-	g.Expect(fixedPoint(desired, node(ours), "me", "")).To(BeFalse(), "the taint admission added is ours: applying again removes it")
+	g.Expect(FixedPoint(desired, node(ours), "me", "")).To(BeFalse(), "the taint admission added is ours: applying again removes it")
 	theirs := entry("kubelet", metav1.ManagedFieldsOperationUpdate,
 		`{"f:spec":{"f:taints":{"k:{\"effect\":\"NoSchedule\",\"key\":\"node.kubernetes.io/not-ready\"}":{".":{}}}}}`)
-	g.Expect(fixedPoint(desired, node(ours, theirs), "me", "")).To(BeTrue(), "an element another manager owns stays")
+	g.Expect(FixedPoint(desired, node(ours, theirs), "me", "")).To(BeTrue(), "an element another manager owns stays")
 
 	empty := node(ours)
 	empty.Object["spec"] = map[string]any{"taints": []any{}}
-	g.Expect(fixedPoint(desired, empty, "me", "")).To(BeTrue())
+	g.Expect(FixedPoint(desired, empty, "me", "")).To(BeTrue())
 }
 
 // TestAValueAdmissionChangedIsNoFixedPoint: a mutating admission plugin that changes, on a
@@ -462,7 +334,7 @@ func TestAValueAdmissionChangedIsNoFixedPoint(t *testing.T) {
 					spec[k] = v
 				}
 			}
-			NewWithT(t).Expect(fixedPoint(d, object(spec), "me", "")).To(Equal(tc.fixed))
+			NewWithT(t).Expect(FixedPoint(d, object(spec), "me", "")).To(Equal(tc.fixed))
 		})
 	}
 }
@@ -489,42 +361,11 @@ func TestAnEmptyMapAppliedIsAFixedPointOnlyWhenNoKeyIsOurs(t *testing.T) {
 	}
 	ours := entry("me", metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:selector":{}}}`)
 
-	g.Expect(fixedPoint(desired, thing(map[string]any{"zone": "a"}, ours), "me", "")).To(BeFalse(), "the key admission added is ours")
+	g.Expect(FixedPoint(desired, thing(map[string]any{"zone": "a"}, ours), "me", "")).To(BeFalse(), "the key admission added is ours")
 	theirs := entry("other", metav1.ManagedFieldsOperationUpdate, `{"f:spec":{"f:selector":{"f:zone":{}}}}`)
-	g.Expect(fixedPoint(desired, thing(map[string]any{"zone": "a"}, ours, theirs), "me", "")).To(BeTrue(), "a key another manager owns stays")
-	g.Expect(fixedPoint(desired, thing(map[string]any{}, ours), "me", "")).To(BeTrue())
-	g.Expect(fixedPoint(desired, thing(nil, ours), "me", "")).To(BeFalse(),
-		"an empty map the object lacks proves nothing: the apply may have pruned it, and the next one set it")
-	g.Expect(fixedPoint(desired, thing(nil, entry("me", metav1.ManagedFieldsOperationApply, `{"f:spec":{}}`)), "me", "")).To(BeFalse(),
-		"nor does one the manager does not own")
-}
-
-// TestAnApplyThatStoredTheSameObjectAgainProvesAFixedPoint: the API server stores a custom
-// resource again, under a new resourceVersion, for an apply of `finalizers: []`, which it stores
-// without them. Such an answer holds what the object held, content and field sets, and proves
-// that applying again changes nothing; otherwise the Applier would send that apply on every
-// reconcile (seed 2846489767, case 11483 of the real kinds' oracle: a kueue LocalQueue).
-func TestAnApplyThatStoredTheSameObjectAgainProvesAFixedPoint(t *testing.T) {
-	g := NewWithT(t)
-	object := func(rv, time, weight string) *unstructured.Unstructured {
-		return &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
-			"metadata": map[string]any{"name": "q", "namespace": "ns", "resourceVersion": rv, "managedFields": []any{map[string]any{
-				"manager": "me", "operation": "Apply", "apiVersion": "kueue.x-k8s.io/v1beta2", "time": time, "fieldsType": "FieldsV1",
-				"fieldsV1": map[string]any{"f:spec": map[string]any{"f:fairSharing": map[string]any{}}},
-			}}},
-			"spec": map[string]any{"fairSharing": map[string]any{"weight": weight}},
-		}}
-	}
-	live := object("281", "2026-12-03T12:52:31Z", "1")
-	g.Expect(sameApplied(live, object("282", "2026-12-03T12:52:32Z", "1"))).To(BeTrue(), "stored again, the same")
-	g.Expect(sameApplied(live, object("282", "2026-12-03T12:52:31Z", "2"))).To(BeFalse(), "the content changed")
-	changedSet := object("282", "2026-12-03T12:52:31Z", "1")
-	changedSet.Object["metadata"].(map[string]any)["managedFields"].([]any)[0].(map[string]any)["fieldsV1"] = map[string]any{}
-	g.Expect(sameApplied(live, changedSet)).To(BeFalse(), "a field set changed")
-	stripped := object("281", "", "1")
-	delete(stripped.Object["metadata"].(map[string]any), "managedFields")
-	g.Expect(sameApplied(stripped, object("282", "2026-12-03T12:52:32Z", "1"))).To(BeFalse(), "a live object without managedFields proves nothing")
+	g.Expect(FixedPoint(desired, thing(map[string]any{"zone": "a"}, ours, theirs), "me", "")).To(BeTrue(), "a key another manager owns stays")
+	g.Expect(FixedPoint(desired, thing(map[string]any{}, ours), "me", "")).To(BeTrue())
+	g.Expect(FixedPoint(desired, thing(nil, ours), "me", "")).To(BeTrue(), "an empty map the server omits")
 }
 
 // TestElementsAdmissionReorderedOrRepeatedAreNoFixedPoint: applying again puts the manager's
@@ -555,12 +396,12 @@ func TestElementsAdmissionReorderedOrRepeatedAreNoFixedPoint(t *testing.T) {
 			obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Thing", "metadata": map[string]any{"name": "n"},
 				"spec": map[string]any{"ports": tc.ports, "tags": tc.tags}}}
 			obj.SetManagedFields([]metav1.ManagedFieldsEntry{ours})
-			NewWithT(t).Expect(fixedPoint(desired, obj, "me", "")).To(Equal(tc.fixed))
+			NewWithT(t).Expect(FixedPoint(desired, obj, "me", "")).To(Equal(tc.fixed))
 		})
 	}
 }
 
-// The proofs read managedFields from the object's map (entriesOf), where a typed object converted
+// The proofs read managedFields from the object's map (EntriesOf), where a typed object converted
 // to unstructured, and an apply's response, hold each field set as a JSON object already: they
 // must read what decoding every entry's JSON (typedEntries) reads.
 func TestEntriesOfReadsWhatDecodingEachEntryReads(t *testing.T) {
@@ -578,20 +419,20 @@ func TestEntriesOfReadsWhatDecodingEachEntryReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fromMap := entriesOf(&unstructured.Unstructured{Object: m})
+	fromMap := EntriesOf(&unstructured.Unstructured{Object: m})
 	u := &unstructured.Unstructured{}
 	u.SetManagedFields(entries)
 	fromJSON := typedEntries(entries)
-	for name, got := range map[string][]fieldsEntry{"a typed object's map": fromMap, "SetManagedFields": entriesOf(u)} {
-		if diff := cmp.Diff(fromJSON, got, cmp.AllowUnexported(fieldsEntry{})); diff != "" {
-			t.Errorf("entriesOf of %s differs from decoding each entry (-decoded +map):\n%s", name, diff)
+	for name, got := range map[string][]Entry{"a typed object's map": fromMap, "SetManagedFields": EntriesOf(u)} {
+		if diff := cmp.Diff(fromJSON, got, cmp.AllowUnexported(Entry{})); diff != "" {
+			t.Errorf("EntriesOf of %s differs from decoding each entry (-decoded +map):\n%s", name, diff)
 		}
 	}
 	// A map of another shape is read the slow way, not misread.
 	odd := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"managedFields": []any{
 		map[string]any{"manager": "me", "operation": "Apply", "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": `{"f:data":{}}`},
 	}}}}
-	if diff := cmp.Diff(slowEntriesOf(odd), entriesOf(odd), cmp.AllowUnexported(fieldsEntry{})); diff != "" {
-		t.Errorf("entriesOf of a field set held as a string is not read as Unstructured.GetManagedFields reads it (-slow +map):\n%s", diff)
+	if diff := cmp.Diff(slowEntriesOf(odd), EntriesOf(odd), cmp.AllowUnexported(Entry{})); diff != "" {
+		t.Errorf("EntriesOf of a field set held as a string is not read as Unstructured.GetManagedFields reads it (-slow +map):\n%s", diff)
 	}
 }

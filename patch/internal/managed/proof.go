@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package patch
+package managed
 
 import (
 	"encoding/json"
@@ -28,11 +28,11 @@ import (
 	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
 )
 
-// upToDate reports whether an apply of desired by manager would change nothing on live. declared
+// UpToDate reports whether an apply of desired by manager would change nothing on live. declared
 // is the field set the apply declares, as the API server computes it from the kind's schema (see
-// [declaredFields]), or nil when the schema is not known; declaredMeta is the part of it in
+// [DeclaredFields]), or nil when the schema is not known; declaredMeta is the part of it in
 // metadata, whose schema (ObjectMeta's) every kind shares, or nil when not known either (see
-// [declaredMetadata]): it is used when declared is nil. upToDate walks desired, live and the
+// [DeclaredMetadata]): it is used when declared is nil. UpToDate walks desired, live and the
 // field set of manager's managedFields entry for the apply operation on subresource ("" for the
 // main resource) together, and holds only when:
 //
@@ -57,13 +57,13 @@ import (
 // Then server-side apply would neither change a value nor take or release ownership of a field.
 // desired is the body of the apply request; its apiVersion, kind, metadata.name and
 // metadata.namespace are identity, not fields. When live has no managedFields (a cache that
-// strips them), nothing can be proved and upToDate returns false.
+// strips them), nothing can be proved and UpToDate returns false.
 //
 // It is conservative: a value the server normalises (a quantity "1000m" read back as "1"), a list
 // another manager added elements to, a list key the server defaulted, or a default the server
 // filled in inside a value owned as a whole (a fieldRef's apiVersion) make it return false, and
 // the caller applies; never the other way round.
-func upToDate(desired, live map[string]any, managed []fieldsEntry, manager, subresource string, declared, declaredMeta map[string]any) bool {
+func UpToDate(desired, live map[string]any, managed []Entry, manager, subresource string, declared, declaredMeta map[string]any) bool {
 	entry, others := applyEntry(managed, manager, subresource)
 	if entry == nil || entry.apiVersion != desired["apiVersion"] {
 		return false
@@ -83,13 +83,13 @@ func upToDate(desired, live map[string]any, managed []fieldsEntry, manager, subr
 		}
 		p.metadata = true
 	}
-	return p.unchanged(owned, desiredFields(desired), live, others, true)
+	return p.unchanged(owned, DesiredFields(desired), live, others, true)
 }
 
 // applyEntry returns manager's entry for the apply operation on subresource among managed, and
 // the field sets of the other entries; nil for the entry when there is none, or more than one
 // (server-side apply keeps one entry per manager: a state not understood).
-func applyEntry(managed []fieldsEntry, manager, subresource string) (entry *fieldsEntry, others []map[string]any) {
+func applyEntry(managed []Entry, manager, subresource string) (entry *Entry, others []map[string]any) {
 	for i := range managed {
 		e := &managed[i]
 		if e.manager != manager || e.operation != metav1.ManagedFieldsOperationApply || e.subresource != subresource {
@@ -106,8 +106,8 @@ func applyEntry(managed []fieldsEntry, manager, subresource string) (entry *fiel
 	return entry, others
 }
 
-// fieldSet returns the field set of a managedFields entry.
-func fieldSet(e *metav1.ManagedFieldsEntry) (map[string]any, bool) {
+// FieldSet returns the field set of a managedFields entry.
+func FieldSet(e *metav1.ManagedFieldsEntry) (map[string]any, bool) {
 	if e.FieldsV1 == nil {
 		return nil, false
 	}
@@ -118,8 +118,8 @@ func fieldSet(e *metav1.ManagedFieldsEntry) (map[string]any, bool) {
 	return set, true
 }
 
-// desiredFields returns desired without what identifies the object rather than describing it.
-func desiredFields(desired map[string]any) map[string]any {
+// DesiredFields returns desired without what identifies the object rather than describing it.
+func DesiredFields(desired map[string]any) map[string]any {
 	out := make(map[string]any, len(desired))
 	for k, v := range desired {
 		switch k {
@@ -142,11 +142,11 @@ func desiredFields(desired map[string]any) map[string]any {
 	return out
 }
 
-// declaredFields returns the field set an apply of desired declares, in managedFields' format
+// DeclaredFields returns the field set an apply of desired declares, in managedFields' format
 // and without identity (apiVersion, kind, metadata.name and metadata.namespace), computed with
 // types, a converter that knows the schemas of the built-in kinds; nil when types does not know
 // desired's kind or desired does not match its schema.
-func declaredFields(types managedfields.TypeConverter, desired map[string]any) map[string]any {
+func DeclaredFields(types managedfields.TypeConverter, desired map[string]any) map[string]any {
 	if types == nil {
 		return nil
 	}
@@ -178,14 +178,14 @@ func declaredFields(types managedfields.TypeConverter, desired map[string]any) m
 	return fields
 }
 
-// declaredMetadata returns the field set an apply of desired declares in metadata, in
+// DeclaredMetadata returns the field set an apply of desired declares in metadata, in
 // managedFields' format (the value of "f:metadata", empty when desired sets no metadata but its
 // name and namespace), computed with types from ObjectMeta's schema, which every kind shares,
 // custom resources included; nil when desired's metadata does not match it.
-func declaredMetadata(types managedfields.TypeConverter, desired map[string]any) map[string]any {
+func DeclaredMetadata(types managedfields.TypeConverter, desired map[string]any) map[string]any {
 	meta, _ := desired["metadata"].(map[string]any)
 	// A ConfigMap's metadata is an ObjectMeta, as every kind's is.
-	fields := declaredFields(types, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta})
+	fields := DeclaredFields(types, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta})
 	if fields == nil {
 		return nil
 	}
@@ -196,7 +196,7 @@ func declaredMetadata(types managedfields.TypeConverter, desired map[string]any)
 	return m
 }
 
-// proof walks desired, live and owned field sets for [upToDate].
+// proof walks desired, live and owned field sets for [UpToDate].
 type proof struct {
 	// schema is set when the owned fields were checked against the schema's: a value owned as a
 	// whole is then atomic or empty.
@@ -210,7 +210,7 @@ type proof struct {
 // format: "f:<name>" for a field, "k:<json>" for a list element by key, "v:<json>" for a set
 // element by value, "i:<n>" for one by index, "." for the element itself) are owned, leaves the
 // live value l as it is and owns exactly the fields of d; others are the field sets of the other
-// managedFields entries at the same place. See [upToDate] for the rules.
+// managedFields entries at the same place. See [UpToDate] for the rules.
 func (p proof) unchanged(owned map[string]any, d, l any, others []map[string]any, root bool) bool {
 	if children(owned) == 0 && !root {
 		// Owned as a whole: the apply sets it to d, whatever live has.
@@ -399,7 +399,7 @@ func (s *elementSelector) selects(i int, e any) bool {
 	return true
 }
 
-// fixedPoint reports whether obj, the API server's answer to an apply of desired by manager to
+// FixedPoint reports whether obj, the API server's answer to an apply of desired by manager to
 // subresource, is what applying desired again would leave as it is, as far as a mutating
 // admission plugin or webhook can have changed it. Such a plugin may add to the object as it is
 // applied (a Node's not-ready taint, a Pod's default tolerations, an injected sidecar), and what it
@@ -415,11 +415,11 @@ func (s *elementSelector) selects(i int, e any) bool {
 // and that proves the fixed point (send records it). Defaults the server adds beside what
 // desired sets are not the manager's and are added again. A list key the server defaults (a
 // port's protocol) is taken to be desired's.
-func fixedPoint(desired map[string]any, obj *unstructured.Unstructured, manager, subresource string) bool {
+func FixedPoint(desired map[string]any, obj *unstructured.Unstructured, manager, subresource string) bool {
 	var owned map[string]any
 	var others []map[string]any
 	found := false
-	for _, e := range entriesOf(obj) {
+	for _, e := range EntriesOf(obj) {
 		switch {
 		case e.manager != manager || e.operation != metav1.ManagedFieldsOperationApply || e.subresource != subresource:
 			if e.ok {
@@ -432,16 +432,16 @@ func fixedPoint(desired map[string]any, obj *unstructured.Unstructured, manager,
 		}
 	}
 	if found {
-		return ownsOnly(owned, desiredFields(desired), obj.Object, others)
+		return ownsOnly(owned, DesiredFields(desired), obj.Object, others)
 	}
 	// No entry: the manager owns nothing (what it applied sets no field, such as an empty list
 	// of type map), and nothing the apply did can be undone by applying again.
 	return true
 }
 
-// fieldsEntry is what the proofs read of a managedFields entry: whose it is, and its field set
+// Entry is what the proofs read of a managedFields entry: whose it is, and its field set
 // (ok is false when it has none, or none that can be read).
-type fieldsEntry struct {
+type Entry struct {
 	manager     string
 	operation   metav1.ManagedFieldsOperationType
 	subresource string
@@ -450,19 +450,19 @@ type fieldsEntry struct {
 	ok          bool
 }
 
-// entriesOf returns the managedFields entries of obj as they stand in its map, where a field
+// EntriesOf returns the managedFields entries of obj as they stand in its map, where a field
 // set is a JSON object already: without the round trip through JSON that
-// Unstructured.GetManagedFields and fieldSet make of every entry.
-func entriesOf(obj *unstructured.Unstructured) []fieldsEntry {
+// Unstructured.GetManagedFields and FieldSet make of every entry.
+func EntriesOf(obj *unstructured.Unstructured) []Entry {
 	raw, _ := jsonvalue.Nested(obj.Object, "metadata", "managedFields")
 	list, _ := raw.([]any)
-	out := make([]fieldsEntry, 0, len(list))
+	out := make([]Entry, 0, len(list))
 	for _, item := range list {
 		m, isMap := item.(map[string]any)
 		if !isMap {
 			return slowEntriesOf(obj)
 		}
-		e := fieldsEntry{}
+		e := Entry{}
 		var ok1, ok2 bool
 		e.manager, ok1 = m["manager"].(string)
 		op, ok2 := m["operation"].(string)
@@ -492,18 +492,18 @@ func entriesOf(obj *unstructured.Unstructured) []fieldsEntry {
 	return out
 }
 
-// slowEntriesOf is entriesOf for a map of another shape than a JSON decoder makes.
-func slowEntriesOf(obj *unstructured.Unstructured) []fieldsEntry {
+// slowEntriesOf is EntriesOf for a map of another shape than a JSON decoder makes.
+func slowEntriesOf(obj *unstructured.Unstructured) []Entry {
 	return typedEntries(obj.GetManagedFields())
 }
 
 // typedEntries returns the entries of managed, each field set decoded from its JSON.
-func typedEntries(managed []metav1.ManagedFieldsEntry) []fieldsEntry {
-	out := make([]fieldsEntry, 0, len(managed))
+func typedEntries(managed []metav1.ManagedFieldsEntry) []Entry {
+	out := make([]Entry, 0, len(managed))
 	for i := range managed {
 		e := &managed[i]
-		set, ok := fieldSet(e)
-		out = append(out, fieldsEntry{manager: e.Manager, operation: e.Operation, subresource: e.Subresource, apiVersion: e.APIVersion, set: set, ok: ok})
+		set, ok := FieldSet(e)
+		out = append(out, Entry{manager: e.Manager, operation: e.Operation, subresource: e.Subresource, apiVersion: e.APIVersion, set: set, ok: ok})
 	}
 	return out
 }
@@ -542,10 +542,8 @@ func ownsWhole(d, l any, others []map[string]any) bool {
 		return ownedByOthers(others)
 	case !isList || len(ll) == len(dl):
 		// The value as applied, exactly: admission may have changed it as it was applied (on a
-		// creation only, say), and applying again would set it back. An empty map applied that
-		// the object lacks proves nothing: a stored form may omit it, or the apply may have
-		// pruned it as the parent of fields the manager gave up, and the next apply set it.
-		return jsonvalue.Equal(d, l)
+		// creation only, say), and applying again would set it back.
+		return jsonvalue.Equal(d, l) || isMap && len(dm) == 0
 	}
 	if len(dl) > 0 {
 		return false
@@ -553,17 +551,8 @@ func ownsWhole(d, l any, others []map[string]any) bool {
 	return ownedByOthers(others)
 }
 
-// ownsOnlyFields is ownsOnly for the fields of a map or struct, d, live l. A field d sets that
-// the manager does not own and l lacks proves nothing (an empty map or list pruned by the apply,
-// which the next one may set): the apply is sent once more.
+// ownsOnlyFields is ownsOnly for the fields of a map or struct, d, live l.
 func ownsOnlyFields(owned, d, l map[string]any, others []map[string]any) bool {
-	for k := range d {
-		if _, isOwned := owned["f:"+k]; !isOwned {
-			if _, inLive := l[k]; !inLive {
-				return false
-			}
-		}
-	}
 	for k, sub := range owned {
 		if k == "." {
 			continue
