@@ -35,7 +35,9 @@ MERMAID_CLI    ?= $(LOCALBIN)/mermaid-cli-$(MERMAID_CLI_VERSION)
 CHROMIUM_DIR   ?= $(LOCALBIN)/chromium
 
 # Go modules in this repository, other than the library itself, that have tests or must build.
-EXAMPLE_MODULES := $(wildcard examples/*/go.mod)
+# An example's lab (examples/cluster-operator/lab) is a module nested in the example's directory:
+# the demo and the reliability scenarios, which the example's own module leaves out.
+EXAMPLE_MODULES := $(wildcard examples/*/go.mod) $(wildcard examples/*/lab/go.mod)
 TOOL_MODULES    := hack/docs/go.mod hack/realkinds/go.mod $(wildcard hack/bench/go.mod)
 
 GO_TEST_FLAGS ?= -race -count=1 -timeout 30m
@@ -130,21 +132,29 @@ endif
 go-get-check: envtest ## From a scratch module outside the repository: go get tenon, build the garbage collector's binary, test GC and webhooks.
 	@hack/gogetcheck/run.sh $(ENVTEST_K8S_VERSION)
 
+# copy-check is what a user who copies the example operator out of the repository gets: its
+# directory without the lab (the nested module of the demo and the reliability scenarios), in a
+# temporary directory, with go.mod pointed at this checkout, must tidy, build, vet and pass its
+# tests (about two minutes with a warm Go build cache).
+.PHONY: copy-check
+copy-check: envtest ## Copy examples/cluster-operator (without its lab) out of the repository; tidy, build, vet and test it there.
+	@hack/copycheck/run.sh
+
 .PHONY: chaos
 chaos: ## Run the example operator's reliability scenarios (about 30 minutes on two cores) and regenerate docs/reliability.md.
-	$(MAKE) -C examples/cluster-operator chaos
+	$(MAKE) -C examples/cluster-operator/lab chaos
 
 .PHONY: soak
 soak: ## Churn Clusters against the example operator for 30 minutes (SOAK=30m); fails if its memory or goroutines keep growing.
-	$(MAKE) -C examples/cluster-operator soak
+	$(MAKE) -C examples/cluster-operator/lab soak
 
 .PHONY: chaos-smoke
 chaos-smoke: ## Run a small version of the reliability scenarios, as CI does (a few minutes).
-	$(MAKE) -C examples/cluster-operator chaos-smoke
+	$(MAKE) -C examples/cluster-operator/lab chaos-smoke
 
 .PHONY: demo
-demo: ## Run the example operator live on an embedded control plane (examples/cluster-operator).
-	$(MAKE) -C examples/cluster-operator demo
+demo: ## Run the example operator live on an embedded control plane (examples/cluster-operator/lab).
+	$(MAKE) -C examples/cluster-operator/lab demo
 
 # fuzz-patch runs patch.Helper's differential test (patch/differential_test.go) long: PATCH_CASES
 # random cases from a fresh seed, which it prints; TENON_PATCH_SEED=<seed> make fuzz-patch

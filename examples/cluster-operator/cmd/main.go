@@ -33,6 +33,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	_ "k8s.io/client-go/plugin/pkg/client/auth" // for exec and OIDC credential plugins
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -43,6 +44,7 @@ import (
 
 	appsv1alpha1 "github.com/tenon-dev/tenon/examples/cluster-operator/api/v1alpha1"
 	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/controller"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/dns"
 
 	"github.com/tenon-dev/tenon/conditions/observe"
 	"github.com/tenon-dev/tenon/fencing"
@@ -164,10 +166,10 @@ func run(o options) error {
 		return fmt.Errorf("failed to create the manager: %w", err)
 	}
 
-	dns := &controller.DNSProvider{Endpoint: o.dnsEndpoint, Secret: secretKey, Reader: mgr.GetClient()}
+	provider := &dns.Provider{Endpoint: o.dnsEndpoint, Secret: secretKey, Reader: mgr.GetClient()}
 	if fence != nil {
 		// Calls to the DNS provider do not go through the API server: the lock refuses them too.
-		dns.Fence = fence
+		provider.Fence = fence
 	}
 	conditionMetrics := observe.NewMetrics()
 	if err := conditionMetrics.Register(metrics.Registry); err != nil {
@@ -181,7 +183,7 @@ func run(o options) error {
 	if !o.readYourWrites {
 		ro.History = &patch.History{}
 	}
-	r := controller.NewReconciler(mgr, dns, ro)
+	r := controller.NewReconciler(mgr, provider, ro)
 	ctx := ctrl.SetupSignalHandler()
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("failed to set up the cluster controller: %w", err)
@@ -208,7 +210,7 @@ func managerOptions(o options, secretKey client.ObjectKey) ctrl.Options {
 	}
 	cacheOptions := controller.CacheOptions(secretKey)
 	if !o.cacheTransforms {
-		cacheOptions = controller.WithoutTransforms(cacheOptions)
+		cacheOptions = withoutTransforms(cacheOptions)
 	}
 	clientOptions := controller.ClientOptions()
 	if !o.readYourWrites {
@@ -231,6 +233,19 @@ func managerOptions(o options, secretKey client.ObjectKey) ctrl.Options {
 		Client:                        clientOptions,
 		Controller:                    config.Controller{ReconciliationTimeout: o.reconcileTimeout},
 	}
+}
+
+// withoutTransforms returns opts with every object cached as the API server sends it: no
+// transform, its selectors kept (--cache-transforms=false, to measure what the transforms save).
+func withoutTransforms(opts cache.Options) cache.Options {
+	opts.DefaultTransform = nil
+	byObject := make(map[client.Object]cache.ByObject, len(opts.ByObject))
+	for obj, b := range opts.ByObject {
+		b.Transform = nil
+		byObject[obj] = b
+	}
+	opts.ByObject = byObject
+	return opts
 }
 
 // addChecks adds the health check and the ready check, which passes once the caches have synced:

@@ -31,8 +31,10 @@ import (
 	"time"
 )
 
-// ClusterOperatorDir is the example operator's module, relative to the repository's root.
-const ClusterOperatorDir = "examples/cluster-operator"
+// ClusterOperatorDir is the example operator's lab, relative to the repository's root: the module
+// nested in the example's directory that holds its reliability scenarios (TestScale among them)
+// and the floor operator.
+const ClusterOperatorDir = "examples/cluster-operator/lab"
 
 // clusterOperatorTimeout bounds the example operator's scale test (go test -timeout), build
 // included, unless ClusterOperatorParams.Timeout says otherwise.
@@ -53,7 +55,7 @@ type ClusterOperatorParams struct {
 	// RequireQuiet fails the run on a steady-state write or a duplicate Event.
 	RequireQuiet bool
 	// Floor runs the floor operator instead of the example's manager: the same operator written
-	// with controller-runtime alone (the example's test/floor), what tenon is compared with.
+	// with controller-runtime alone (the example lab's cmd/floor), what tenon is compared with.
 	Floor bool
 	// Timeout bounds the scale test, build included; 0 means 60 minutes.
 	Timeout time.Duration
@@ -212,11 +214,12 @@ func IsWrite(key string) bool {
 // With p.RequireQuiet, the test fails on a steady-state write or a duplicate Event.
 //
 // It does not use the benchmark's control plane. The operator's packages are internal to its
-// module, so the measurement lives there, as the Go test TestScale in test/chaos, and this runs
+// module, so the measurement lives beside them, as the Go test TestScale in the lab module
+// nested in the example's directory (lab/chaos), and this runs
 //
-//	go test ./test/chaos -count=1 -run '^TestScale$' -chaos=scale -chaos.clusters=n -chaos.json=... -chaos.require-quiet=true
+//	go test ./chaos -count=1 -run '^TestScale$' -chaos=scale -chaos.clusters=n -chaos.json=... -chaos.require-quiet=true
 //
-// in the operator's module (with p's replicas, simulator delays and cache transforms) and reads
+// in the lab (with p's replicas, simulator delays and cache transforms) and reads
 // the JSON it writes. The test starts its own envtest control plane (with the garbage
 // collector), the simulated cloud DNS API (500ms propagation) and the simulated kubelet (one
 // StatefulSet replica ready every 100ms), both acting at once with p.NoSimulatorDelays; creates
@@ -294,7 +297,7 @@ func RunClusterOperator(ctx context.Context, p ClusterOperatorParams) (ClusterOp
 // testArgs returns the arguments of the go test that measures what p asks for and writes its
 // result to out.
 func (p ClusterOperatorParams) testArgs(out string) []string {
-	args := []string{"test", "./test/chaos", "-count=1", "-run", "^TestScale$",
+	args := []string{"test", "./chaos", "-count=1", "-run", "^TestScale$",
 		"-timeout", p.Timeout.String(), "-chaos=scale",
 		fmt.Sprintf("-chaos.clusters=%d", p.Clusters), fmt.Sprintf("-chaos.replicas=%d", p.Replicas),
 		"-chaos.json=" + out, fmt.Sprintf("-chaos.require-quiet=%t", p.RequireQuiet),
@@ -355,7 +358,7 @@ func ReadScaleResult(data []byte) (ClusterOperatorResult, error) {
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
-// findClusterOperator returns the example operator's module directory: examples/cluster-operator
+// findClusterOperator returns the example operator's lab directory: examples/cluster-operator/lab
 // in the nearest directory above the working directory (hack/bench when run by make) that has
 // it, or else above this source file.
 func findClusterOperator() (string, error) {
@@ -377,7 +380,7 @@ func findClusterOperator() (string, error) {
 			}
 		}
 	}
-	return "", errors.New("failed to find the example operator's module (" + ClusterOperatorDir +
+	return "", errors.New("failed to find the example operator's lab (" + ClusterOperatorDir +
 		"/go.mod) above the working directory or this source file; run the benchmark from hack/bench")
 }
 

@@ -28,8 +28,8 @@ func TestFindClusterOperator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "test", "chaos", "scale_test.go")); err != nil {
-		t.Errorf("%s is not the example operator's module: %v", dir, err)
+	if _, err := os.Stat(filepath.Join(dir, "chaos", "scale_test.go")); err != nil {
+		t.Errorf("%s is not the example operator's lab: %v", dir, err)
 	}
 }
 

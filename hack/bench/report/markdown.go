@@ -414,7 +414,7 @@ func (r *Report) writeClusterOperator(b *strings.Builder) {
 	b.WriteString("## The example operator at N Clusters\n\n")
 	b.WriteString("The example operator (`examples/cluster-operator`) converging N Clusters of 3 replicas each, created " +
 		"before it starts, measured once after the contenders by its own scale test (`TestScale` in its " +
-		"`test/chaos`, `-chaos=scale`) on a control plane of its own (with kube-controller-manager's garbage " +
+		"`lab/chaos`, `-chaos=scale`) on a control plane of its own (with kube-controller-manager's garbage " +
 		"collector): the operator's manager binary (8 concurrent reconciles) runs as a user bound only to its " +
 		"generated RBAC, behind a proxy that counts every request it sends, while a simulated kubelet makes one " +
 		"StatefulSet replica ready every 100 ms and a simulated DNS API propagates each record in 500 ms, so the " +

@@ -309,7 +309,7 @@ func writeFloorComparison(b *strings.Builder, pairs []floorPair) {
 	if len(pairs) == 0 {
 		return
 	}
-	b.WriteString("Against the floor: the same operator written with controller-runtime alone (the example's `test/floor`: " +
+	b.WriteString("Against the floor: the same operator written with controller-runtime alone (the example's `lab/cmd/floor`: " +
 		"the same children with `controllerutil.CreateOrPatch`, the same DNS record and status with merge patches, the same " +
 		"objects cached, typed, with the children's managedFields; none of tenon's crash safety, adoption checks, field " +
 		"ownership or condition Events and metrics), on the same workload, right after. *Live heap* is the Go heap after a " +

@@ -40,6 +40,40 @@ var (
 	ErrUnavailable = errors.New("dns api unavailable")
 )
 
+// Record statuses.
+const (
+	// StatusPending: the record was created or changed and is propagating.
+	StatusPending = "PENDING"
+	// StatusInSync: the record is served by every name server.
+	StatusInSync = "INSYNC"
+	// StatusDeleting: the record was deleted and is being withdrawn; it disappears afterwards.
+	StatusDeleting = "DELETING"
+)
+
+// Record is a DNS record as the API represents it.
+type Record struct {
+	// Name is the fully qualified name, such as "demo.clusters.example.com". It is the record's
+	// identity: the API holds at most one record per name.
+	Name string `json:"name"`
+	// Type is the record type, such as "A" or "CNAME".
+	Type string `json:"type"`
+	// Value is the record's data, such as an address.
+	Value string `json:"value"`
+	// TTL is the time to live in seconds.
+	TTL int `json:"ttl"`
+	// Owner is a free-form tag identifying who created the record, such as a Kubernetes UID.
+	Owner string `json:"owner,omitempty"`
+	// Status is PENDING, INSYNC or DELETING.
+	Status string `json:"status"`
+	// Revision increases with every change.
+	Revision int64 `json:"revision"`
+}
+
+// ErrorBody is the JSON body of the API's error responses.
+type ErrorBody struct {
+	Error string `json:"error"`
+}
+
 // Client talks to the DNS API.
 type Client struct {
 	// BaseURL is the API's address, such as "http://127.0.0.1:8053".
@@ -114,7 +148,7 @@ func (c *Client) do(ctx context.Context, method, path string, headers map[string
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
-		var e errorBody
+		var e ErrorBody
 		_ = json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&e)
 		return fmt.Errorf("%w: %s %s: %d %s", statusError(resp.StatusCode), method, path, resp.StatusCode, e.Error)
 	}

@@ -14,13 +14,13 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package clouddns is a simulated cloud DNS API, served over real HTTP, and its client. The
-// example operator creates a DNS record for every Cluster through it and deletes the record in a
-// finalizer: the kind of external resource the garbage collector knows nothing about.
+// Package clouddns is the client of a cloud DNS API: the example operator creates a DNS record
+// for every Cluster through it and deletes the record in a finalizer, the kind of external
+// resource the garbage collector knows nothing about. It stands in for a cloud provider's SDK;
+// with a real provider, use its SDK instead.
 //
-// The server behaves like a real provider where it matters to an operator: requests need a bearer
+// The API behaves like a real provider where it matters to an operator: requests need a bearer
 // token; record changes are accepted at once but take a while to propagate (a record is PENDING,
 // then INSYNC; a deleted record is DELETING, then gone); creating a record that exists is a
-// conflict. It can inject latency and a share of 503 errors, and be switched off entirely, to test
-// how the operator copes with a flaky or unreachable provider.
+// conflict. Package clouddnstest serves it, for tests.
 package clouddns

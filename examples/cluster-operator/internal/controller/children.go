@@ -34,12 +34,6 @@ import (
 	"github.com/tenon-dev/tenon/requeue"
 )
 
-// Labels every child carries; the manager's cache holds only objects with ManagedByLabel.
-const (
-	ManagedByLabel = desired.ManagedByLabel
-	ManagedBy      = desired.ManagedBy
-)
-
 // Reasons of the ConfigReady and WorkloadReady conditions.
 const (
 	ReasonApplied        conditions.Reason = "Applied"

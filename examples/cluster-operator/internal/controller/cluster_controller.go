@@ -41,6 +41,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/tenon-dev/tenon/examples/cluster-operator/api/v1alpha1"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/desired"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/dns"
 
 	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/conditions/observe"
@@ -77,7 +79,7 @@ type ClusterReconciler struct {
 	// Recorder records Events; optional.
 	Recorder events.EventRecorder
 	// DNS gives access to the DNS provider.
-	DNS *DNSProvider
+	DNS *dns.Provider
 	// DirectoryNamespace is where each Cluster publishes its directory entry.
 	DirectoryNamespace string
 	// MaxConcurrentReconciles is how many Clusters are reconciled at once. Defaults to 1.
@@ -179,9 +181,9 @@ var ownedConditions = slices.DeleteFunc((&appsv1alpha1.Cluster{}).ConditionOrder
 
 // NewReconciler returns a ClusterReconciler for mgr, with an Applier that reads from the
 // manager's cache, the finalizer lifecycle of a Cluster, built from the manager's client, API
-// reader and Event recorder and from dns (its Fence included), and the Writer that ends each
+// reader and Event recorder and from provider (its Fence included), and the Writer that ends each
 // reconcile, built from the same and from opts.
-func NewReconciler(mgr ctrl.Manager, dns *DNSProvider, opts Options) *ClusterReconciler {
+func NewReconciler(mgr ctrl.Manager, provider *dns.Provider, opts Options) *ClusterReconciler {
 	r := &ClusterReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
@@ -190,7 +192,7 @@ func NewReconciler(mgr ctrl.Manager, dns *DNSProvider, opts Options) *ClusterRec
 		// unlabelled object of a child's name through the API reader before it adopts one.
 		Applier:                 patch.NewApplier(mgr.GetClient(), Name, patch.ApplierOptions{APIReader: mgr.GetAPIReader()}),
 		Recorder:                mgr.GetEventRecorder(Name),
-		DNS:                     dns,
+		DNS:                     provider,
 		DirectoryNamespace:      opts.DirectoryNamespace,
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		metrics:                 opts.Metrics,
@@ -219,11 +221,10 @@ func NewReconciler(mgr ctrl.Manager, dns *DNSProvider, opts Options) *ClusterRec
 // operator reads (patch.Helper diffs the object itself). Of the children's, it keeps the
 // operator's own entries (patch.KeepManagedFieldsOf): patch.Applier proves from them that an
 // apply would change nothing, so that a restarted operator does not re-apply every child; the
-// entries of the StatefulSet controller, the kubelet and people are dropped. Use
-// WithoutTransforms to keep everything, for comparison.
+// entries of the StatefulSet controller, the kubelet and people are dropped.
 func CacheOptions(dnsSecret client.ObjectKey) cache.Options {
 	managed := cache.ByObject{
-		Label:     labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedBy}),
+		Label:     labels.SelectorFromSet(labels.Set{desired.ManagedByLabel: desired.ManagedBy}),
 		Transform: patch.KeepManagedFieldsOf(Name),
 	}
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
@@ -237,19 +238,6 @@ func CacheOptions(dnsSecret client.ObjectKey) cache.Options {
 			Transform:  cache.TransformStripManagedFields(),
 		},
 	}}
-}
-
-// WithoutTransforms returns opts with every object cached as the API server sends it: no
-// transform, its selectors kept.
-func WithoutTransforms(opts cache.Options) cache.Options {
-	opts.DefaultTransform = nil
-	byObject := make(map[client.Object]cache.ByObject, len(opts.ByObject))
-	for obj, b := range opts.ByObject {
-		b.Transform = nil
-		byObject[obj] = b
-	}
-	opts.ByObject = byObject
-	return opts
 }
 
 // ClientOptions configures the manager's client for the controller: reads from the cache wait

@@ -35,7 +35,9 @@ import (
 
 	appsv1alpha1 "github.com/tenon-dev/tenon/examples/cluster-operator/api/v1alpha1"
 	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/clouddns"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/clouddns/clouddnstest"
 	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/controller"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/dns"
 
 	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/external"
@@ -150,8 +152,8 @@ var _ = Describe("The Cluster controller", func() {
 		Expect(state.Name).To(Equal(name))
 		Expect(state.Phase).To(Equal("Created"))
 
-		dns := &clouddns.Client{BaseURL: op.endpoint, Token: op.token}
-		_, err := dns.Delete(ctx, name)
+		api := &clouddns.Client{BaseURL: op.endpoint, Token: op.token}
+		_, err := api.Delete(ctx, name)
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func() bool { _, ok := op.record(name); return ok }).WithTimeout(timeout).WithPolling(interval).Should(BeFalse())
 		puts := op.dns.Requests()["PUT"]
@@ -184,7 +186,7 @@ var _ = Describe("The Cluster controller", func() {
 		const name = "outage.clusters.example.com"
 		Expect(cluster.Status.Endpoint).To(Equal(name))
 
-		op.dns.SetFaults(clouddns.Faults{Down: true})
+		op.dns.SetFaults(clouddnstest.Faults{Down: true})
 		gets := op.dns.Requests()["GET"]
 		Expect(env.Client().Patch(ctx, cluster, client.RawPatch(types.MergePatchType,
 			[]byte(`{"metadata":{"annotations":{"example.com/touched":"now"}}}`)))).To(Succeed())
@@ -198,7 +200,7 @@ var _ = Describe("The Cluster controller", func() {
 			g.Expect(cluster).To(matchers.HaveCondition(appsv1alpha1.DNSReady, metav1.ConditionTrue,
 				matchers.WithReason(external.ReasonAvailable)))
 		}).WithTimeout(3 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
-		op.dns.SetFaults(clouddns.Faults{})
+		op.dns.SetFaults(clouddnstest.Faults{})
 	})
 
 	It("a DNS record annotation a person broke clears the endpoint with DNSReady", func() {
@@ -415,7 +417,7 @@ var _ = Describe("The Cluster controller", func() {
 		op.create(t, cluster)
 		eventuallyReady(t, cluster)
 
-		op.dns.SetFaults(clouddns.Faults{Down: true})
+		op.dns.SetFaults(clouddnstest.Faults{Down: true})
 		Expect(env.Client().Delete(ctx, cluster)).To(Succeed())
 
 		Eventually(func(g Gomega) {
@@ -433,7 +435,7 @@ var _ = Describe("The Cluster controller", func() {
 			g.Expect(op.dns.Records()).To(HaveLen(1))
 		}).WithTimeout(3 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
 
-		op.dns.SetFaults(clouddns.Faults{})
+		op.dns.SetFaults(clouddnstest.Faults{})
 
 		Eventually(cluster).WithTimeout(2 * timeout).WithPolling(interval).Should(matchers.BeGone(env.Client()))
 		Expect(op.dns.Records()).To(BeEmpty())
@@ -450,7 +452,7 @@ var _ = Describe("The Cluster controller", func() {
 		op.create(t, cluster)
 		eventuallyReady(t, cluster)
 
-		op.dns.SetFaults(clouddns.Faults{Down: true})
+		op.dns.SetFaults(clouddnstest.Faults{Down: true})
 		Expect(env.Client().Delete(ctx, cluster)).To(Succeed())
 
 		// The annotation was there when the operator first saw the deletion: it releases nothing,
@@ -516,9 +518,9 @@ var _ = Describe("The Cluster controller", func() {
 			Eventually(func(g Gomega) {
 				g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(cluster), cluster)).To(Succeed())
 				g.Expect(cluster).To(matchers.HaveCondition(conditions.Stalled, metav1.ConditionTrue,
-					matchers.WithReason(controller.ReasonInvalidDNSCreds), matchers.WithMessage(message), matchers.CurrentGeneration{}))
+					matchers.WithReason(dns.ReasonInvalidCredentials), matchers.WithMessage(message), matchers.CurrentGeneration{}))
 				g.Expect(cluster).To(matchers.HaveCondition(appsv1alpha1.DNSReady, metav1.ConditionFalse,
-					matchers.WithReason(controller.ReasonInvalidDNSCreds), matchers.WithMessage(message)))
+					matchers.WithReason(dns.ReasonInvalidCredentials), matchers.WithMessage(message)))
 				g.Expect(cluster).To(matchers.HaveCondition(conditions.Ready, metav1.ConditionFalse, matchers.CurrentGeneration{}))
 				g.Expect(cluster).To(matchers.HaveKStatus(conditions.KStatusFailed))
 				g.Expect(cluster).To(matchers.BeCompliant())

@@ -24,11 +24,11 @@ limitations under the License.
 // external exists without a finalizer to clean it up; applies the children with server-side
 // apply, each owned in the same call (patch.Applier with patch.OwnedBy): through an owner
 // reference or, for the directory entry in another namespace, tracking labels (ownership);
-// keeps the DNS record with external.Resource (created once across crashes, polled until it is
-// in sync, put back when it drifts, deleted by a finalizer step that Retain skips);
-// summarises the outcome in conditions (conditions.Summary) and records it the kstatus way
-// (requeue.Report), then writes the status in one guarded patch, none when nothing changed
-// (patch.Helper). requeue.WithBackoff makes conflicts quiet requeues.
+// keeps the DNS record with external.Resource and the provider of internal/dns (created once
+// across crashes, polled until it is in sync, put back when it drifts, deleted by a finalizer
+// step that Retain skips); summarises the outcome in conditions (conditions.Summary) and
+// records it the kstatus way (requeue.Report), then writes the status in one guarded patch,
+// none when nothing changed (patch.Helper). requeue.WithBackoff makes conflicts quiet requeues.
 //
 // # Running it
 //
@@ -39,7 +39,6 @@ limitations under the License.
 //
 // # What it does not do
 //
-// It runs no workload: on a real cluster the StatefulSet controller and the kubelets do; under
-// envtest, the internal/kubelet simulator stands in for them. The DNS provider it talks to is the
-// simulated one of internal/clouddns.
+// It runs no workload: on a real cluster the StatefulSet controller and the kubelets do; in the
+// tests, which run on envtest, the internal/kubelet simulator stands in for them.
 package controller

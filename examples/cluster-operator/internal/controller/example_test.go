@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/controller"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/dns"
 )
 
 // Wiring the reconciler into a manager, as cmd/main.go does: the cache holds only what the
@@ -37,8 +38,8 @@ func ExampleNewReconciler() {
 	if err != nil {
 		panic(err)
 	}
-	dns := &controller.DNSProvider{Endpoint: "https://dns.example.com", Secret: secret, Reader: mgr.GetClient()}
-	r := controller.NewReconciler(mgr, dns, controller.Options{DirectoryNamespace: "cluster-directory", MaxConcurrentReconciles: 4})
+	provider := &dns.Provider{Endpoint: "https://dns.example.com", Secret: secret, Reader: mgr.GetClient()}
+	r := controller.NewReconciler(mgr, provider, controller.Options{DirectoryNamespace: "cluster-directory", MaxConcurrentReconciles: 4})
 	ctx := context.Background()
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		panic(err)

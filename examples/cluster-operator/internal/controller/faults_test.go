@@ -25,8 +25,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/tenon-dev/tenon/examples/cluster-operator/api/v1alpha1"
-	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/clouddns"
-	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/controller"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/clouddns/clouddnstest"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/desired"
 
 	"github.com/tenon-dev/tenon/testing/faults"
 	"github.com/tenon-dev/tenon/testing/matchers"
@@ -56,7 +56,7 @@ func TestClustersConvergeAndCleanUpUnderAFaultPlan(t *testing.T) {
 	ctx := t.Context()
 	op := startOperator(t, operatorOptions{plan: faultPlan})
 	t.Logf("fault plan seed %d: replay with %s=%d", op.client.Seed(), faults.SeedEnvVar, op.client.Seed())
-	op.dns.SetFaults(clouddns.Faults{ErrorRate: 0.1})
+	op.dns.SetFaults(clouddnstest.Faults{ErrorRate: 0.1})
 
 	const n = 4
 	clusters := make([]*appsv1alpha1.Cluster, n)
@@ -87,7 +87,7 @@ func TestClustersConvergeAndCleanUpUnderAFaultPlan(t *testing.T) {
 	g.Expect(op.dns.Records()).To(BeEmpty(), "no DNS record leaked")
 	var entries corev1.ConfigMapList
 	g.Expect(env.Client().List(ctx, &entries, client.InNamespace(op.directory),
-		client.MatchingLabels{controller.ManagedByLabel: controller.ManagedBy})).To(Succeed())
+		client.MatchingLabels{desired.ManagedByLabel: desired.ManagedBy})).To(Succeed())
 	g.Expect(entries.Items).To(BeEmpty(), "no directory entry leaked")
 	injected := op.client.Count(faults.Injected)
 	g.Expect(injected).To(BeNumerically(">", 0), "the plan injected faults")

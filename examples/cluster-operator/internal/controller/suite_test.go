@@ -42,7 +42,10 @@ import (
 
 	appsv1alpha1 "github.com/tenon-dev/tenon/examples/cluster-operator/api/v1alpha1"
 	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/clouddns"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/clouddns/clouddnstest"
 	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/controller"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/desired"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/dns"
 	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/kubelet"
 
 	"github.com/tenon-dev/tenon/testing/faults"
@@ -106,7 +109,7 @@ type operator struct {
 	// Secret with the DNS token.
 	namespace, directory, system string
 
-	dns *clouddns.Server
+	dns *clouddnstest.Server
 	// endpoint is the DNS provider's URL.
 	endpoint string
 	token    string
@@ -127,7 +130,7 @@ type operatorOptions struct {
 	// reconcile at a time with a reconciletest.Harness. The manager still runs, for its cache.
 	manual bool
 	// dns configures the DNS provider. Its token is always a random one.
-	dns clouddns.Options
+	dns clouddnstest.Options
 	// noSecret starts without the Secret that holds the DNS token.
 	noSecret bool
 	// newCache, when set, creates the manager's cache (ctrl.Options.NewCache).
@@ -152,7 +155,7 @@ func startOperator(t testenv.TB, o operatorOptions) *operator {
 	op.secret = client.ObjectKey{Namespace: op.system, Name: "dns-credentials"}
 
 	o.dns.Token = op.token
-	op.dns = clouddns.NewServer(o.dns)
+	op.dns = clouddnstest.NewServer(o.dns)
 	server := httptest.NewServer(op.dns)
 	t.Cleanup(server.Close)
 	op.endpoint = server.URL
@@ -184,8 +187,8 @@ func startOperator(t testenv.TB, o operatorOptions) *operator {
 			return op.client, nil
 		},
 	})
-	dns := &controller.DNSProvider{Endpoint: server.URL, Secret: op.secret, Reader: op.mgr.GetClient()}
-	op.reconciler = controller.NewReconciler(op.mgr, dns, controller.Options{DirectoryNamespace: op.directory, MaxConcurrentReconciles: 4})
+	provider := &dns.Provider{Endpoint: server.URL, Secret: op.secret, Reader: op.mgr.GetClient()}
+	op.reconciler = controller.NewReconciler(op.mgr, provider, controller.Options{DirectoryNamespace: op.directory, MaxConcurrentReconciles: 4})
 	if !o.manual {
 		if err := op.reconciler.SetupWithManager(t.Context(), op.mgr); err != nil {
 			t.Fatalf("failed to set up the controller: %v", err)
@@ -204,7 +207,7 @@ func startKubelet(t testenv.TB, namespace string, delay time.Duration) {
 	sim := &kubelet.Simulator{
 		Client:       mgr.GetClient(),
 		ReplicaDelay: delay,
-		Selector:     labels.SelectorFromSet(labels.Set{controller.ManagedByLabel: controller.ManagedBy}),
+		Selector:     labels.SelectorFromSet(labels.Set{desired.ManagedByLabel: desired.ManagedBy}),
 	}
 	if err := sim.SetupWithManager(mgr); err != nil {
 		t.Fatalf("failed to set up the kubelet simulator: %v", err)
@@ -217,7 +220,7 @@ func (op *operator) writeToken(t testenv.TB, token string) {
 	t.Helper()
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: op.secret.Name, Namespace: op.secret.Namespace}}
 	_, err := ctrl.CreateOrUpdate(t.Context(), env.Client(), secret, func() error {
-		secret.Data = map[string][]byte{controller.TokenKey: []byte(token)}
+		secret.Data = map[string][]byte{dns.TokenKey: []byte(token)}
 		return nil
 	})
 	if err != nil {

@@ -19,6 +19,6 @@ limitations under the License.
 //
 // It holds no client and imports nothing of tenon's: the controller applies what it returns
 // (internal/controller), and the benchmarks' floor operator, written with controller-runtime
-// alone (test/floor), creates and updates the same objects, so that the two are compared on the
-// same work.
+// alone (lab/cmd/floor), creates and updates the same objects, so that the two are compared on
+// the same work.
 package desired

@@ -34,5 +34,6 @@ limitations under the License.
 // delay. It exists to exercise the operator's handling of the status, not the workload.
 //
 // Never run it next to a real StatefulSet controller: the two would fight over the status.
-// cmd/main.go does not import this package; only tests and cmd/demo do.
+// cmd/main.go does not import this package; only the tests do, and the demo and the reliability
+// scenarios of the lab module (lab/).
 package kubelet

@@ -39,7 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	appsv1alpha1 "github.com/tenon-dev/tenon/examples/cluster-operator/api/v1alpha1"
-	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/controller"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/desired"
 	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/kubelet"
 
 	"github.com/tenon-dev/tenon/testing/testenv"
@@ -92,7 +92,7 @@ func startKubelet(t *testing.T, namespace string) {
 	mgr := env.NewManager(t, ctrl.Options{Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{namespace: {}}}})
 	sim := &kubelet.Simulator{
 		Client:   mgr.GetClient(),
-		Selector: labels.SelectorFromSet(labels.Set{controller.ManagedByLabel: controller.ManagedBy}),
+		Selector: labels.SelectorFromSet(labels.Set{desired.ManagedByLabel: desired.ManagedBy}),
 	}
 	if err := sim.SetupWithManager(mgr); err != nil {
 		t.Fatalf("failed to set up the kubelet simulator: %v", err)

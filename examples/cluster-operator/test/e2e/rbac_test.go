@@ -48,8 +48,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	appsv1alpha1 "github.com/tenon-dev/tenon/examples/cluster-operator/api/v1alpha1"
-	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/clouddns"
-	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/controller"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/clouddns/clouddnstest"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/dns"
 
 	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/testing/matchers"
@@ -70,12 +70,12 @@ func TestTheManagerRunsWithOnlyTheGeneratedRBAC(t *testing.T) {
 	token := rand.Text()
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "dns-credentials", Namespace: systemNamespace}}
 	_, err := ctrl.CreateOrUpdate(ctx, env.Client(), secret, func() error {
-		secret.Data = map[string][]byte{controller.TokenKey: []byte(token)}
+		secret.Data = map[string][]byte{dns.TokenKey: []byte(token)}
 		return nil
 	})
 	g.Expect(err).NotTo(HaveOccurred())
-	dns := clouddns.NewServer(clouddns.Options{Token: token})
-	dnsServer := httptest.NewServer(dns)
+	dnsAPI := clouddnstest.NewServer(clouddnstest.Options{Token: token})
+	dnsServer := httptest.NewServer(dnsAPI)
 	t.Cleanup(dnsServer.Close)
 
 	namespace, directory := env.Namespace(t), env.Namespace(t)
@@ -115,7 +115,7 @@ func TestTheManagerRunsWithOnlyTheGeneratedRBAC(t *testing.T) {
 	}).WithTimeout(timeout).WithPolling(interval).Should(Succeed(), "manager output:\n%s", output)
 	g.Expect(cluster).To(matchers.BeCompliant())
 	g.Expect(cluster).To(matchers.HaveKStatus(conditions.KStatusCurrent))
-	g.Expect(dns.Records()).To(HaveLen(1))
+	g.Expect(dnsAPI.Records()).To(HaveLen(1))
 	checkMetricsEndpoint(t, metricsAddress, probeAddress)
 	entry := &corev1.ConfigMap{}
 	g.Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: directory, Name: namespace + "." + cluster.Name}, entry)).To(Succeed())
@@ -123,7 +123,7 @@ func TestTheManagerRunsWithOnlyTheGeneratedRBAC(t *testing.T) {
 	g.Expect(env.Client().Delete(ctx, cluster)).To(Succeed())
 
 	g.Eventually(cluster).WithTimeout(timeout).WithPolling(interval).Should(matchers.BeGone(env.Client()), "manager output:\n%s", output)
-	g.Expect(dns.Records()).To(BeEmpty())
+	g.Expect(dnsAPI.Records()).To(BeEmpty())
 	g.Expect(entry).To(matchers.BeGone(env.Client()))
 
 	log := output.String()

@@ -30,7 +30,8 @@ limitations under the License.
 //	make chaos        # the full run; writes docs/reliability.md
 //	make chaos-smoke  # a small run for CI
 //
-// or go test ./test/chaos -chaos=smoke -chaos.seed=N to replay a failed run with its seed.
+// or, in the lab module (examples/cluster-operator/lab), go test ./chaos -chaos=smoke
+// -chaos.seed=N to replay a failed run with its seed.
 package chaos
 
 import (
@@ -64,6 +65,8 @@ var (
 
 	// moduleDir is the operator module's root directory; config/ is in it.
 	moduleDir = filepath.Join("..", "..")
+	// labDir is the lab module's root directory; the floor operator (cmd/floor) is in it.
+	labDir = ".."
 )
 
 func init() {
@@ -166,7 +169,7 @@ func sizesFor(mode string) sizes {
 // when an invariant does not hold.
 func TestChaos(t *testing.T) {
 	if *mode != "smoke" && *mode != "full" {
-		t.Skip("chaos: skipped; run make chaos or make chaos-smoke (go test ./test/chaos -chaos=smoke|full)")
+		t.Skip("chaos: skipped; run make chaos or make chaos-smoke (go test ./chaos -chaos=smoke|full, in the lab module)")
 	}
 	seed := *seedFlag
 	if seed == 0 {
@@ -174,7 +177,7 @@ func TestChaos(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("chaos: replay this run with: go test ./test/chaos -chaos=%s -chaos.seed=%d -v", *mode, seed)
+			t.Logf("chaos: replay this run with: go test ./chaos -chaos=%s -chaos.seed=%d -v", *mode, seed)
 		}
 	})
 	s := sizesFor(*mode)

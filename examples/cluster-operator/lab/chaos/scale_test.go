@@ -42,7 +42,7 @@ var (
 	scaleOperatorArgs = flag.String("chaos.operator-args", "", "with -chaos=scale: more flags for the manager binary, separated by spaces (such as --cache-transforms=false)")
 	scaleRequireQuiet = flag.Bool("chaos.require-quiet", true, "with -chaos=scale: fail when the audit log shows the operator writing at steady state or sending an Event twice")
 	scaleProfiles     = flag.String("chaos.profiles", "", "with -chaos=scale: save the operator's CPU profiles until every Cluster is Ready (cpu-*.pb.gz) and its heap profile at the end of the steady state (heap.pb.gz) in this directory")
-	scaleOperator     = flag.String("chaos.operator", "tenon", `with -chaos=scale: "tenon", the manager binary (cmd), or "floor", the same operator written with controller-runtime alone (test/floor), the floor the benchmark compares tenon with`)
+	scaleOperator     = flag.String("chaos.operator", "tenon", `with -chaos=scale: "tenon", the manager binary (cmd), or "floor", the same operator written with controller-runtime alone (the lab's cmd/floor), the floor the benchmark compares tenon with`)
 )
 
 // scaleSettle is how long the operator must have sent no write, after every Cluster is Ready,
@@ -54,7 +54,7 @@ const (
 
 // ScaleResult is what the scale run measures; hack/bench reads it as JSON.
 type ScaleResult struct {
-	// Operator is "tenon" (the manager binary) or "floor" (test/floor).
+	// Operator is "tenon" (the manager binary) or "floor" (the lab's cmd/floor).
 	Operator string `json:"operator"`
 	// Clusters is how many Clusters the operator converged.
 	Clusters int `json:"clusters"`
@@ -173,7 +173,7 @@ func TestScale(t *testing.T) {
 	switch *scaleOperator {
 	case "tenon":
 	case "floor":
-		w.manager = buildBinary(t, "floor", "./test/floor")
+		w.manager = buildBinary(t, "floor", labDir, "./cmd/floor")
 	default:
 		t.Fatalf(`-chaos.operator=%q: want "tenon" or "floor"`, *scaleOperator)
 	}

@@ -54,7 +54,10 @@ import (
 
 	appsv1alpha1 "github.com/tenon-dev/tenon/examples/cluster-operator/api/v1alpha1"
 	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/clouddns"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/clouddns/clouddnstest"
 	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/controller"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/desired"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/dns"
 	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/kubelet"
 
 	"github.com/tenon-dev/tenon/conditions"
@@ -78,7 +81,7 @@ type world struct {
 	seed  uint64
 	admin client.Client
 
-	dns    *clouddns.Server
+	dns    *clouddnstest.Server
 	dnsURL string
 	// dnsFailed counts the DNS API's 503 answers: the faults it injected.
 	dnsFailed atomic.Int64
@@ -167,7 +170,7 @@ func newWorld(t *testing.T, seed uint64, s sizes) *world {
 	if s.NoSimulatorDelays {
 		propagation, replicaDelay = 0, 0
 	}
-	w.dns = clouddns.NewServer(clouddns.Options{Token: w.token, PropagationDelay: propagation, Seed: seed})
+	w.dns = clouddnstest.NewServer(clouddnstest.Options{Token: w.token, PropagationDelay: propagation, Seed: seed})
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		sw := &statusWriter{ResponseWriter: rw}
 		w.dns.ServeHTTP(sw, r)
@@ -195,7 +198,7 @@ func newWorld(t *testing.T, seed uint64, s sizes) *world {
 	mgr := env.NewManager(t, ctrl.Options{})
 	sim := &kubelet.Simulator{
 		Client:       mgr.GetClient(),
-		Selector:     labels.SelectorFromSet(labels.Set{controller.ManagedByLabel: controller.ManagedBy}),
+		Selector:     labels.SelectorFromSet(labels.Set{desired.ManagedByLabel: desired.ManagedBy}),
 		ReplicaDelay: replicaDelay,
 	}
 	if err := sim.SetupWithManager(mgr); err != nil {
@@ -222,7 +225,7 @@ func (w *world) setToken(t *testing.T, token string) {
 	t.Helper()
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: systemNamespace}}
 	if _, err := ctrl.CreateOrUpdate(t.Context(), w.admin, secret, func() error {
-		secret.Data = map[string][]byte{controller.TokenKey: []byte(token)}
+		secret.Data = map[string][]byte{dns.TokenKey: []byte(token)}
 		return nil
 	}); err != nil {
 		t.Fatalf("failed to write the DNS credentials: %v", err)
@@ -552,7 +555,7 @@ func (w *world) audit(t *testing.T, settled bool, namespaces ...string) audit {
 		w.scanForTokens(events.Items)
 
 		for _, list := range []client.ObjectList{&corev1.ConfigMapList{}, &corev1.ServiceList{}, &appsv1.StatefulSetList{}} {
-			if err := w.admin.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{controller.ManagedByLabel: controller.ManagedBy}); err != nil {
+			if err := w.admin.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{desired.ManagedByLabel: desired.ManagedBy}); err != nil {
 				t.Fatalf("audit: failed to list children: %v", err)
 			}
 			items, err := meta.ExtractList(list)
@@ -653,8 +656,8 @@ func (w *world) inProcessOperator(t *testing.T, plan faults.Plan) *faults.Client
 			return calls, err
 		},
 	})
-	dns := &controller.DNSProvider{Endpoint: w.dnsURL, Secret: secret, Reader: mgr.GetClient()}
-	r := controller.NewReconciler(mgr, dns, controller.Options{DirectoryNamespace: directoryNamespace, MaxConcurrentReconciles: 8})
+	provider := &dns.Provider{Endpoint: w.dnsURL, Secret: secret, Reader: mgr.GetClient()}
+	r := controller.NewReconciler(mgr, provider, controller.Options{DirectoryNamespace: directoryNamespace, MaxConcurrentReconciles: 8})
 	if err := r.SetupWithManager(t.Context(), mgr); err != nil {
 		t.Fatalf("failed to set up the operator: %v", err)
 	}
@@ -665,15 +668,15 @@ func (w *world) inProcessOperator(t *testing.T, plan faults.Plan) *faults.Client
 // buildManager builds the manager binary, as make build does.
 func buildManager(t *testing.T) string {
 	t.Helper()
-	return buildBinary(t, "manager", "./cmd")
+	return buildBinary(t, "manager", moduleDir, "./cmd")
 }
 
-// buildBinary builds the module's package pkg into a binary called name.
-func buildBinary(t *testing.T, name, pkg string) string {
+// buildBinary builds the package pkg of the module in dir into a binary called name.
+func buildBinary(t *testing.T, name, dir, pkg string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), name)
 	cmd := exec.CommandContext(t.Context(), "go", "build", "-o", bin, pkg)
-	cmd.Dir = moduleDir
+	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("failed to build %s: %v\n%s", pkg, err, out)
 	}

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package clouddns_test
+package clouddnstest_test
 
 import (
 	"errors"
@@ -26,11 +26,12 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/clouddns"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/clouddns/clouddnstest"
 )
 
-func start(t *testing.T, opts clouddns.Options) (*clouddns.Server, *clouddns.Client) {
+func start(t *testing.T, opts clouddnstest.Options) (*clouddnstest.Server, *clouddns.Client) {
 	t.Helper()
-	s := clouddns.NewServer(opts)
+	s := clouddnstest.NewServer(opts)
 	hs := httptest.NewServer(s)
 	t.Cleanup(hs.Close)
 	return s, &clouddns.Client{BaseURL: hs.URL, Token: "secret"}
@@ -40,7 +41,7 @@ func TestRecordLifecycleWithPropagation(t *testing.T) {
 	g := NewWithT(t)
 	ctx := t.Context()
 	clock := clocktesting.NewFakePassiveClock(time.Now())
-	s, c := start(t, clouddns.Options{Token: "secret", PropagationDelay: 10 * time.Second, Clock: clock})
+	s, c := start(t, clouddnstest.Options{Token: "secret", PropagationDelay: 10 * time.Second, Clock: clock})
 	rec := clouddns.Record{Name: "demo.example.com", Type: "A", Value: "10.0.0.1", TTL: 60, Owner: "uid-1"}
 
 	created, err := c.Create(ctx, rec)
@@ -81,7 +82,7 @@ func TestRecordLifecycleWithPropagation(t *testing.T) {
 func TestAuthenticationAndFaults(t *testing.T) {
 	g := NewWithT(t)
 	ctx := t.Context()
-	s, c := start(t, clouddns.Options{Token: "secret", Seed: 1})
+	s, c := start(t, clouddnstest.Options{Token: "secret", Seed: 1})
 
 	bad := *c
 	bad.Token = "wrong"
@@ -89,11 +90,11 @@ func TestAuthenticationAndFaults(t *testing.T) {
 	g.Expect(errors.Is(err, clouddns.ErrUnauthorized)).To(BeTrue(), "got %v", err)
 	g.Expect(err.Error()).NotTo(ContainSubstring("wrong"), "the token never appears in errors")
 
-	s.SetFaults(clouddns.Faults{Down: true})
+	s.SetFaults(clouddnstest.Faults{Down: true})
 	_, err = c.List(ctx)
 	g.Expect(errors.Is(err, clouddns.ErrUnavailable)).To(BeTrue(), "got %v", err)
 
-	s.SetFaults(clouddns.Faults{ErrorRate: 0.5})
+	s.SetFaults(clouddnstest.Faults{ErrorRate: 0.5})
 	failures := 0
 	for range 200 {
 		if _, err := c.List(ctx); err != nil {
@@ -103,7 +104,7 @@ func TestAuthenticationAndFaults(t *testing.T) {
 	}
 	g.Expect(failures).To(BeNumerically("~", 100, 30))
 
-	s.SetFaults(clouddns.Faults{})
+	s.SetFaults(clouddnstest.Faults{})
 	_, err = c.List(ctx)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(s.Requests()["GET"]).To(BeNumerically(">=", 203))
@@ -111,7 +112,7 @@ func TestAuthenticationAndFaults(t *testing.T) {
 
 func TestAnUnreachableServerIsUnavailable(t *testing.T) {
 	g := NewWithT(t)
-	hs := httptest.NewServer(clouddns.NewServer(clouddns.Options{}))
+	hs := httptest.NewServer(clouddnstest.NewServer(clouddnstest.Options{}))
 	c := &clouddns.Client{BaseURL: hs.URL, Token: "token"}
 	hs.Close()
 

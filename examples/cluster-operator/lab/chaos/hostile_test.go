@@ -38,7 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/tenon-dev/tenon/examples/cluster-operator/api/v1alpha1"
-	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/controller"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/dns"
 
 	"github.com/tenon-dev/tenon/conditions"
 )
@@ -298,7 +298,7 @@ func leastPrivilege(t *testing.T, w *world) *result {
 			return false, err
 		}
 		d := conditions.Get(c, appsv1alpha1.DNSReady)
-		if d != nil && d.Reason == string(controller.ReasonInvalidDNSCreds) {
+		if d != nil && d.Reason == string(dns.ReasonInvalidCredentials) {
 			stalled = d.Message
 			return true, nil
 		}
@@ -376,7 +376,7 @@ func leastPrivilege(t *testing.T, w *world) *result {
 		Problems: append(problems, final.Problems...),
 		Details: []string{
 			fmt.Sprintf("Every manager binary of the run (crash loop, restart, failover, namespace, hostile input, this scenario) ran as a user bound to nothing but config/rbac/role.yaml and leader_election_role.yaml, through a proxy that authenticates as that user: a missing verb would have shown up as an RBAC denial (is forbidden: User ...) in its output: %s outside the API server's restart.", plural(forbidden, "line")),
-			fmt.Sprintf("With a wrong token the Cluster reported DNSReady %s: %q, without the token.", controller.ReasonInvalidDNSCreds, stalled),
+			fmt.Sprintf("With a wrong token the Cluster reported DNSReady %s: %q, without the token.", dns.ReasonInvalidCredentials, stalled),
 			fmt.Sprintf("%s reported requests denied while kube-apiserver was restarting (the API server restart scenario): a restarted kube-apiserver answers before its RBAC authorizer has loaded the bindings, and denies allowed requests for a moment; the operator retried them. Denials at any other time count as leaked.", plural(warmUp, "line")),
 			"Leaked counts occurrences of either token, as text or base64, in the operator's output, in Events and in Cluster statuses (every audit of every scenario scans its namespaces' statuses and Events, including one while the wrong token was in use), and RBAC denials.",
 		},

@@ -30,7 +30,7 @@ import (
 
 	appsv1alpha1 "github.com/tenon-dev/tenon/examples/cluster-operator/api/v1alpha1"
 	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/clouddns"
-	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/controller"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/desired"
 
 	"github.com/tenon-dev/tenon/conditions"
 )
@@ -59,7 +59,7 @@ func (d *demo) snapshot(ctx context.Context) (snapshot, error) {
 	for _, r := range d.dns.Records() {
 		s.records[r.Name] = r
 	}
-	managed := client.MatchingLabels{controller.ManagedByLabel: controller.ManagedBy}
+	managed := client.MatchingLabels{desired.ManagedByLabel: desired.ManagedBy}
 	for _, list := range []client.ObjectList{&corev1.ConfigMapList{}, &corev1.ServiceList{}, &appsv1.StatefulSetList{}} {
 		if err := d.admin.List(ctx, list, managed); err != nil {
 			return s, fmt.Errorf("failed to list the operator's children: %w", err)

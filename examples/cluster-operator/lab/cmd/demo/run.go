@@ -44,8 +44,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	appsv1alpha1 "github.com/tenon-dev/tenon/examples/cluster-operator/api/v1alpha1"
-	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/clouddns"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/clouddns/clouddnstest"
 	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/controller"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/desired"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/dns"
 	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/kubelet"
 
 	"github.com/tenon-dev/tenon/conditions"
@@ -73,7 +75,7 @@ type demo struct {
 
 	env   *testenv.Environment
 	admin client.Client
-	dns   *clouddns.Server
+	dns   *clouddnstest.Server
 	// calls records every call the operator makes through its client: the API writes per object
 	// of the summary.
 	calls *faults.Client
@@ -117,7 +119,7 @@ func run(ctx context.Context, out io.Writer, o options) (err error) {
 
 	d.step(2, "Starting the cloud DNS API")
 	token := rand.Text()
-	d.dns = clouddns.NewServer(clouddns.Options{Token: token, PropagationDelay: o.propagationDelay})
+	d.dns = clouddnstest.NewServer(clouddnstest.Options{Token: token, PropagationDelay: o.propagationDelay})
 	dnsServer := httptest.NewServer(d.dns)
 	defer dnsServer.Close()
 	d.note("serving at %s: bearer-token auth, changes take %s to propagate", dnsServer.URL, o.propagationDelay)
@@ -177,12 +179,12 @@ func (d *demo) startManagers(ctx context.Context, secret client.ObjectKey, dnsEn
 	if err != nil {
 		return nil, fmt.Errorf("failed to create the operator's manager: %w", err)
 	}
-	dns := &controller.DNSProvider{Endpoint: dnsEndpoint, Secret: secret, Reader: operator.GetClient()}
+	provider := &dns.Provider{Endpoint: dnsEndpoint, Secret: secret, Reader: operator.GetClient()}
 	conditionMetrics := observe.NewMetrics()
 	if err := conditionMetrics.Register(metrics.Registry); err != nil {
 		return nil, fmt.Errorf("failed to register metrics: %w", err)
 	}
-	r := controller.NewReconciler(operator, dns, controller.Options{
+	r := controller.NewReconciler(operator, provider, controller.Options{
 		DirectoryNamespace: directoryNamespace, MaxConcurrentReconciles: 4, Metrics: conditionMetrics,
 	})
 	if err := r.SetupWithManager(ctx, operator); err != nil {
@@ -230,7 +232,7 @@ func (d *demo) createNamespaces(ctx context.Context, token string) (*corev1.Secr
 	}
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "dns-credentials", Namespace: systemNamespace},
-		Data:       map[string][]byte{controller.TokenKey: []byte(token)},
+		Data:       map[string][]byte{dns.TokenKey: []byte(token)},
 	}
 	if err := d.admin.Create(ctx, secret); err != nil {
 		return nil, fmt.Errorf("failed to create the DNS credentials: %w", err)
@@ -247,7 +249,7 @@ func (d *demo) newKubelet(opts ctrl.Options) (manager.Manager, error) {
 	}
 	sim := &kubelet.Simulator{
 		Client:       mgr.GetClient(),
-		Selector:     labels.SelectorFromSet(labels.Set{controller.ManagedByLabel: controller.ManagedBy}),
+		Selector:     labels.SelectorFromSet(labels.Set{desired.ManagedByLabel: desired.ManagedBy}),
 		ReplicaDelay: d.o.replicaDelay,
 	}
 	if err := sim.SetupWithManager(mgr); err != nil {

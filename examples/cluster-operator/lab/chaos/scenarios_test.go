@@ -30,7 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/tenon-dev/tenon/examples/cluster-operator/api/v1alpha1"
-	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/clouddns"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/clouddns/clouddnstest"
 
 	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/testing/faults"
@@ -101,8 +101,8 @@ func faultStorm(t *testing.T, w *world) *result {
 		{Match: faults.Match{Verbs: faults.Writes}, Probability: 0.10, Latency: 50 * time.Millisecond},
 	}}
 	calls := w.inProcessOperator(t, plan)
-	w.dns.SetFaults(clouddns.Faults{ErrorRate: 0.10, Latency: 2 * time.Millisecond})
-	t.Cleanup(func() { w.dns.SetFaults(clouddns.Faults{}) })
+	w.dns.SetFaults(clouddnstest.Faults{ErrorRate: 0.10, Latency: 2 * time.Millisecond})
+	t.Cleanup(func() { w.dns.SetFaults(clouddnstest.Faults{}) })
 	dnsBefore := w.dnsFailed.Load()
 	ns := w.namespace(t, "storm")
 
@@ -464,8 +464,8 @@ func namespaceDeletion(t *testing.T, w *world) *result {
 	converge := w.waitConverged(t, ns)
 	recordsBefore := w.recordsIn(ns)
 
-	w.dns.SetFaults(clouddns.Faults{Down: true})
-	t.Cleanup(func() { w.dns.SetFaults(clouddns.Faults{}) })
+	w.dns.SetFaults(clouddnstest.Faults{Down: true})
+	t.Cleanup(func() { w.dns.SetFaults(clouddnstest.Faults{}) })
 	if err := w.admin.Delete(ctx, &corev1.Namespace{ObjectMeta: metaName("", ns)}); err != nil {
 		t.Fatalf("failed to delete namespace %s: %v", ns, err)
 	}
@@ -500,7 +500,7 @@ func namespaceDeletion(t *testing.T, w *world) *result {
 		t.Errorf("%d DNS records while the API was down, %d before: the cleanup must wait, not skip", recordsWhileDown, recordsBefore)
 	}
 
-	w.dns.SetFaults(clouddns.Faults{})
+	w.dns.SetFaults(clouddnstest.Faults{})
 	up := time.Now()
 	if err := poll(ctx, w.sizes.Timeout, func(ctx context.Context) (bool, error) {
 		err := w.admin.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package clouddns
+package clouddnstest
 
 import (
 	"context"
@@ -28,36 +28,9 @@ import (
 	"time"
 
 	"k8s.io/utils/clock"
-)
 
-// Record statuses.
-const (
-	// StatusPending: the record was created or changed and is propagating.
-	StatusPending = "PENDING"
-	// StatusInSync: the record is served by every name server.
-	StatusInSync = "INSYNC"
-	// StatusDeleting: the record was deleted and is being withdrawn; it disappears afterwards.
-	StatusDeleting = "DELETING"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/clouddns"
 )
-
-// Record is a DNS record as the API represents it.
-type Record struct {
-	// Name is the fully qualified name, such as "demo.clusters.example.com". It is the record's
-	// identity: the API holds at most one record per name.
-	Name string `json:"name"`
-	// Type is the record type, such as "A" or "CNAME".
-	Type string `json:"type"`
-	// Value is the record's data, such as an address.
-	Value string `json:"value"`
-	// TTL is the time to live in seconds.
-	TTL int `json:"ttl"`
-	// Owner is a free-form tag identifying who created the record, such as a Kubernetes UID.
-	Owner string `json:"owner,omitempty"`
-	// Status is PENDING, INSYNC or DELETING.
-	Status string `json:"status"`
-	// Revision increases with every change.
-	Revision int64 `json:"revision"`
-}
 
 // Faults configures the failures the server injects. The zero value injects none.
 type Faults struct {
@@ -97,7 +70,7 @@ type Server struct {
 
 // entry is a stored record and when its current status settles.
 type entry struct {
-	Record
+	clouddns.Record
 	settlesAt time.Time
 }
 
@@ -128,15 +101,15 @@ func (s *Server) SetFaults(f Faults) {
 
 // Records returns every record the server holds, including those being deleted, sorted by name.
 // Tests use it to find leaked records.
-func (s *Server) Records() []Record {
+func (s *Server) Records() []clouddns.Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.settle()
-	out := make([]Record, 0, len(s.records))
+	out := make([]clouddns.Record, 0, len(s.records))
 	for _, e := range s.records {
 		out = append(out, e.Record)
 	}
-	slices.SortFunc(out, func(a, b Record) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b clouddns.Record) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -149,11 +122,6 @@ func (s *Server) Requests() map[string]int {
 		out[k] = v
 	}
 	return out
-}
-
-// errorBody is the JSON body of an error response.
-type errorBody struct {
-	Error string `json:"error"`
 }
 
 // ServeHTTP serves the API:
@@ -180,7 +148,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case hasName && r.Method == http.MethodDelete:
 		s.delete(w, name)
 	default:
-		writeJSON(w, http.StatusNotFound, errorBody{Error: "no such endpoint"})
+		writeJSON(w, http.StatusNotFound, clouddns.ErrorBody{Error: "no such endpoint"})
 	}
 }
 
@@ -199,11 +167,11 @@ func (s *Server) refused(w http.ResponseWriter, r *http.Request) bool {
 		}
 	}
 	if fail {
-		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "service unavailable"})
+		writeJSON(w, http.StatusServiceUnavailable, clouddns.ErrorBody{Error: "service unavailable"})
 		return true
 	}
 	if r.Header.Get("Authorization") != "Bearer "+s.opts.Token {
-		writeJSON(w, http.StatusUnauthorized, errorBody{Error: "invalid or missing token"})
+		writeJSON(w, http.StatusUnauthorized, clouddns.ErrorBody{Error: "invalid or missing token"})
 		return true
 	}
 	return false
@@ -215,20 +183,20 @@ func (s *Server) get(w http.ResponseWriter, name string) {
 	s.settle()
 	e, ok := s.records[name]
 	if !ok {
-		writeJSON(w, http.StatusNotFound, errorBody{Error: fmt.Sprintf("record %s not found", name)})
+		writeJSON(w, http.StatusNotFound, clouddns.ErrorBody{Error: fmt.Sprintf("record %s not found", name)})
 		return
 	}
 	writeJSON(w, http.StatusOK, e.Record)
 }
 
 func (s *Server) put(w http.ResponseWriter, r *http.Request, name string) {
-	var in Record
+	var in clouddns.Record
 	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-		writeJSON(w, http.StatusBadRequest, errorBody{Error: "invalid JSON: " + err.Error()})
+		writeJSON(w, http.StatusBadRequest, clouddns.ErrorBody{Error: "invalid JSON: " + err.Error()})
 		return
 	}
 	if in.Type == "" || in.Value == "" {
-		writeJSON(w, http.StatusBadRequest, errorBody{Error: "type and value are required"})
+		writeJSON(w, http.StatusBadRequest, clouddns.ErrorBody{Error: "type and value are required"})
 		return
 	}
 	s.mu.Lock()
@@ -237,17 +205,17 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, name string) {
 	e, exists := s.records[name]
 	switch {
 	case exists && r.Header.Get("If-None-Match") == "*":
-		writeJSON(w, http.StatusConflict, errorBody{Error: fmt.Sprintf("record %s already exists", name)})
+		writeJSON(w, http.StatusConflict, clouddns.ErrorBody{Error: fmt.Sprintf("record %s already exists", name)})
 		return
-	case exists && e.Status == StatusDeleting:
-		writeJSON(w, http.StatusConflict, errorBody{Error: fmt.Sprintf("record %s is being deleted", name)})
+	case exists && e.Status == clouddns.StatusDeleting:
+		writeJSON(w, http.StatusConflict, clouddns.ErrorBody{Error: fmt.Sprintf("record %s is being deleted", name)})
 		return
 	case exists && e.Type == in.Type && e.Value == in.Value && e.TTL == in.TTL && e.Owner == in.Owner:
 		writeJSON(w, http.StatusOK, e.Record) // nothing to change
 		return
 	}
 	s.revision++
-	rec := Record{Name: name, Type: in.Type, Value: in.Value, TTL: in.TTL, Owner: in.Owner, Status: StatusPending, Revision: s.revision}
+	rec := clouddns.Record{Name: name, Type: in.Type, Value: in.Value, TTL: in.TTL, Owner: in.Owner, Status: clouddns.StatusPending, Revision: s.revision}
 	s.records[name] = &entry{Record: rec, settlesAt: s.opts.Clock.Now().Add(s.opts.PropagationDelay)}
 	status := http.StatusOK
 	if !exists {
@@ -262,12 +230,12 @@ func (s *Server) delete(w http.ResponseWriter, name string) {
 	s.settle()
 	e, ok := s.records[name]
 	if !ok {
-		writeJSON(w, http.StatusNotFound, errorBody{Error: fmt.Sprintf("record %s not found", name)})
+		writeJSON(w, http.StatusNotFound, clouddns.ErrorBody{Error: fmt.Sprintf("record %s not found", name)})
 		return
 	}
-	if e.Status != StatusDeleting {
+	if e.Status != clouddns.StatusDeleting {
 		s.revision++
-		e.Status, e.Revision = StatusDeleting, s.revision
+		e.Status, e.Revision = clouddns.StatusDeleting, s.revision
 		e.settlesAt = s.opts.Clock.Now().Add(s.opts.PropagationDelay)
 	}
 	writeJSON(w, http.StatusAccepted, e.Record)
@@ -281,9 +249,9 @@ func (s *Server) settle() {
 			continue
 		}
 		switch e.Status {
-		case StatusPending:
-			e.Status = StatusInSync
-		case StatusDeleting:
+		case clouddns.StatusPending:
+			e.Status = clouddns.StatusInSync
+		case clouddns.StatusDeleting:
 			delete(s.records, name)
 		}
 	}

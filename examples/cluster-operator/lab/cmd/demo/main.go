@@ -25,7 +25,7 @@ limitations under the License.
 // it ends, also on Ctrl-C; should it be killed outright, testenv's watchdog stops the control
 // plane.
 //
-// Usage, from the example's directory (`make demo` does this):
+// Usage, from the lab's directory (`make demo` does this):
 //
 //	go run ./cmd/demo [-v] [-log-file path]
 //
@@ -64,7 +64,7 @@ func main() {
 	flag.BoolVar(&o.verbose, "v", false, "Write the operator's and the control plane's logs to stderr instead of a file.")
 	flag.StringVar(&o.logFile, "log-file", filepath.Join(os.TempDir(), "cluster-operator-demo.log"),
 		"Where the operator's logs go, unless -v.")
-	flag.StringVar(&o.configDir, "config-dir", "config", "The operator's config directory: CRDs in crd/bases, sample Clusters in samples.")
+	flag.StringVar(&o.configDir, "config-dir", filepath.Join("..", "config"), "The operator's config directory: CRDs in crd/bases, sample Clusters in samples.")
 	flag.DurationVar(&o.propagationDelay, "dns-propagation", 3*time.Second, "How long the simulated DNS API takes to propagate a change.")
 	flag.DurationVar(&o.replicaDelay, "replica-delay", time.Second, "How long the simulated kubelet takes to make each replica ready.")
 	flag.DurationVar(&o.timeout, "timeout", 3*time.Minute, "How long each phase may take before the demo gives up.")

@@ -30,7 +30,7 @@ limitations under the License.
 // checks, field ownership, condition Events for every transition, the tenon_condition metrics,
 // fencing. It links tenon's conditions package only through the API types' condition names.
 //
-// test/chaos's TestScale runs it instead of the manager with -chaos.operator=floor; it takes the
+// The lab's chaos.TestScale runs it instead of the manager with -chaos.operator=floor; it takes the
 // manager's flags that TestScale passes.
 package main
 

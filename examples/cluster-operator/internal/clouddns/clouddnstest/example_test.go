@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package clouddns_test
+package clouddnstest_test
 
 import (
 	"context"
@@ -23,12 +23,13 @@ import (
 	"net/http/httptest"
 
 	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/clouddns"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/clouddns/clouddnstest"
 )
 
 // The server is an http.Handler; the client talks to it with a bearer token. A new record is
 // PENDING until it has propagated (here at once), then INSYNC.
 func Example() {
-	server := httptest.NewServer(clouddns.NewServer(clouddns.Options{Token: "s3cret"}))
+	server := httptest.NewServer(clouddnstest.NewServer(clouddnstest.Options{Token: "s3cret"}))
 	defer server.Close()
 	ctx := context.Background()
 	dns := &clouddns.Client{BaseURL: server.URL, Token: "s3cret"}
