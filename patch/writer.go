@@ -18,7 +18,6 @@ package patch
 
 import (
 	"context"
-	"errors"
 	"reflect"
 	"sync"
 	"time"
@@ -123,9 +122,16 @@ func (w *Writer) NewHelper(obj client.Object) (*Helper, error) {
 //     transition of Ready and Stalled, computed from [Helper.Previous] (not the snapshot, which
 //     a lagging cache may have taken before the controller's own last write), and the metrics.
 //
-// The error returned joins err, and the error of Patch if it failed. obj must be the object
-// given to the Helper, changed by the reconcile; an unstructured object's conditions are read
-// from status.conditions, and an object without conditions is patched without steps 1 and 3.
+// When Patch fails, Finish returns err joined with Patch's error, retried as a whole (a terminal
+// err no longer stops the retry: the outcome it recorded was not written), and without res's
+// requeue, which controller-runtime ignores beside an error. When the write leaves the object
+// gone (its last finalizer removed), no Event is recorded and its metrics are forgotten.
+//
+// obj must be the object given to the Helper, changed by the reconcile. Report needs the
+// object's status to have an observedGeneration (see requeue.Report). A typed object's
+// conditions are its conditions.Setter's; an unstructured object's are read from
+// status.conditions, so its schema must hold metav1.Condition conditions and
+// status.observedGeneration there; an object with neither is patched without steps 1 and 3.
 // Finish works with a Helper from the package's NewHelper too, with no options.
 func (h *Helper) Finish(ctx context.Context, obj client.Object, res ctrl.Result, err error) (ctrl.Result, error) {
 	w := h.writer
@@ -145,12 +151,15 @@ func (h *Helper) Finish(ctx context.Context, obj client.Object, res ctrl.Result,
 			if err != nil || !w.progressOnly(h.before, obj, before, after) {
 				return false
 			}
-			wait = w.progress.wait(obj.GetUID(), w.opts.ProgressInterval)
+			wait = w.progress.wait(keyOf(obj), w.opts.ProgressInterval)
 			return wait > 0
 		}))
 	}
 	if patchErr := h.Patch(ctx, obj, opts...); patchErr != nil {
-		return res, errors.Join(err, patchErr)
+		var results requeue.Results
+		results.Add(res, err)
+		results.Add(ctrl.Result{}, patchErr)
+		return results.Merge()
 	}
 	if wait > 0 {
 		if res.RequeueAfter == 0 || res.RequeueAfter > wait {
@@ -158,11 +167,31 @@ func (h *Helper) Finish(ctx context.Context, obj client.Object, res ctrl.Result,
 		}
 		return res, err
 	}
+	if isGone(obj) {
+		w.opts.Metrics.Forget(h.gvk.Kind, obj.GetNamespace(), obj.GetName())
+		return res, err
+	}
 	if statusChanged && h.previous != nil && h.previous.GetResourceVersion() != obj.GetResourceVersion() {
-		w.progress.wrote(obj.GetUID(), w.opts.ProgressInterval)
+		w.progress.wrote(keyOf(obj), w.opts.ProgressInterval)
+	}
+	if setter != nil {
+		// The object the server returned: an unstructured object's adapter read it before.
+		setter = conditionsOf(obj)
 	}
 	w.report(h, obj, setter)
 	return res, err
+}
+
+// progressKey identifies an object for the progress clock: by name and UID, so that objects
+// without a UID (a fake client's) are told apart by name.
+type progressKey struct {
+	types.NamespacedName
+	uid types.UID
+}
+
+// keyOf returns obj's progressKey.
+func keyOf(obj client.Object) progressKey {
+	return progressKey{types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}, obj.GetUID()}
 }
 
 // report records the Events and metrics of what the Patch of h wrote.
@@ -259,12 +288,12 @@ func conditionIn(status map[string]any, t conditions.Type) map[string]any {
 // progressClock remembers when each object's status was last written, for coalescing progress.
 type progressClock struct {
 	mu        sync.Mutex
-	last      map[types.UID]time.Time
+	last      map[progressKey]time.Time
 	lastSweep time.Time
 }
 
 // wait returns how long a progress write of uid must wait, 0 when it may be written now.
-func (c *progressClock) wait(uid types.UID, interval time.Duration) time.Duration {
+func (c *progressClock) wait(uid progressKey, interval time.Duration) time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	last, ok := c.last[uid]
@@ -276,12 +305,12 @@ func (c *progressClock) wait(uid types.UID, interval time.Duration) time.Duratio
 
 // wrote records that uid's status was written now, and forgets, once per interval, the objects
 // whose last write is older than interval: they wait for nothing.
-func (c *progressClock) wrote(uid types.UID, interval time.Duration) {
+func (c *progressClock) wrote(uid progressKey, interval time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := time.Now()
 	if c.last == nil {
-		c.last = map[types.UID]time.Time{}
+		c.last = map[progressKey]time.Time{}
 	}
 	if now.Sub(c.lastSweep) > interval {
 		for k, t := range c.last {

@@ -29,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tenon-dev/tenon/conditions"
@@ -154,6 +155,44 @@ func TestFinishRecordsNothingWhenThePatchFails(t *testing.T) {
 	g.Expect(drain(recorder)).To(BeEmpty(), "no Event for a transition that was not written")
 	_, ok := readyGauge(g, reg, w, metav1.ConditionFalse)
 	g.Expect(ok).To(BeFalse(), "no metrics for a status that was not written")
+
+	// A terminal error whose Stalled was not written is retried: the outcome must be written.
+	other := newWidget(t, g, "other")
+	h, err = writer.NewHelper(other)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(c.Delete(ctx, other.DeepCopy())).To(Succeed())
+	terminalRes, terminal := requeue.Terminal("InvalidSpec", errors.New("the size is not a size"))
+	res, err := h.Finish(ctx, other, terminalRes, terminal)
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(errors.Is(err, reconcile.TerminalError(nil))).To(BeFalse(), "a terminal error the write did not record is retried: %v", err)
+	g.Expect(res).To(Equal(ctrl.Result{}))
+}
+
+func TestFinishForgetsTheMetricsOfAnObjectItsWriteLeftGone(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	c := env.Client()
+	w := newWidget(t, g, "w", func(w *testtypes.Widget) { w.Finalizers = []string{"example.com/cleanup"} })
+	recorder := events.NewFakeRecorder(10)
+	metrics := observe.NewMetrics()
+	reg := prometheus.NewRegistry()
+	g.Expect(metrics.Register(reg)).To(Succeed())
+	writer := patch.NewWriter(c, patch.WriterOptions{Recorder: recorder, Metrics: metrics})
+	metrics.Record("Widget", w)
+	_, ok := readyGauge(g, reg, w, metav1.ConditionTrue)
+	g.Expect(ok).To(BeTrue())
+
+	g.Expect(c.Delete(ctx, w.DeepCopy())).To(Succeed())
+	deleting := get(g, w)
+	h, err := writer.NewHelper(deleting)
+	g.Expect(err).NotTo(HaveOccurred())
+	deleting.Finalizers = nil
+	conditions.MarkFalse(deleting, conditions.Ready, "Deleting", "cleaned up")
+	_, err = h.Finish(ctx, deleting, ctrl.Result{}, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(drain(recorder)).To(BeEmpty(), "no Event for the status of an object that is gone")
+	_, ok = readyGauge(g, reg, w, metav1.ConditionTrue)
+	g.Expect(ok).To(BeFalse(), "the series of an object that is gone are forgotten")
 }
 
 func TestFinishOwnsTheConditionsReportWritesBesideTheWritersOwn(t *testing.T) {
