@@ -44,6 +44,9 @@ type Applier struct {
 	// types knows the schemas of the built-in kinds (client-go's copy of them), for the proof
 	// from managedFields; built on first use.
 	types func() managedfields.TypeConverter
+	// omitted is where a kind's stored form omits an empty map an apply sets (see
+	// managed.Omits), for the proofs.
+	omitted omissions
 }
 
 // ApplierOptions configures an [Applier]. The zero value is the default configuration.

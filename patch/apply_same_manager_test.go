@@ -32,10 +32,12 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -587,4 +589,113 @@ func markerOf(u *unstructured.Unstructured) string {
 		return v
 	}
 	return u.GetAnnotations()["example.com/worker"]
+}
+
+// TestAnEmptyMapTheServerPrunedIsAppliedAgain applies a Node's status.features with a field,
+// then empty: the API server removes the field the manager no longer declares and prunes the map
+// it emptied, so the object lacks status.features although the apply set it. Applying the same
+// empty map again sets it (a pointer to an empty struct is stored as such), so that apply is not
+// skipped; the one after it is.
+func TestAnEmptyMapTheServerPrunedIsAppliedAgain(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	c := newCountingClient(t)
+	a := patch.NewApplier(c, "node-status", patch.ApplierOptions{})
+	name := env.Namespace(t) + "-node"
+	t.Cleanup(func() {
+		_ = env.Client().Delete(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	})
+	g.Expect(env.Client().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Succeed())
+	status := func(features map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": name},
+			"status": map[string]any{"features": features}}}
+	}
+	features := func() any {
+		node := &unstructured.Unstructured{}
+		node.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Node"))
+		g.Expect(env.Client().Get(ctx, client.ObjectKey{Name: name}, node)).To(Succeed())
+		f, found, _ := unstructured.NestedFieldNoCopy(node.Object, "status", "features")
+		if !found {
+			return "absent"
+		}
+		return f
+	}
+
+	_, err := a.ApplyStatus(ctx, status(map[string]any{"supplementalGroupsPolicy": true}))
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = a.ApplyStatus(ctx, status(map[string]any{}))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(features()).To(Equal("absent"), "the server pruned the map the apply emptied")
+	c.take()
+
+	changed, err := a.ApplyStatus(ctx, status(map[string]any{}))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed).To(BeTrue())
+	g.Expect(c.take()["status apply"]).To(Equal(1), "the apply that sets it is sent")
+	g.Expect(features()).To(Equal(map[string]any{}))
+
+	_, err = a.ApplyStatus(ctx, status(map[string]any{}))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(c.take()["status apply"]).To(BeZero(), "now unchanged: skipped")
+}
+
+// TestAnEmptyMapTheStoredFormOmitsIsNotAppliedAgain applies empty maps an object lacks after
+// the apply: a custom resource's empty labels, which its stored form omits (metadata is stored as
+// ObjectMeta), and an empty spec.atomic, which a mutating admission policy removes on every
+// write. Nothing in the answer tells either from a map the server pruned (see
+// TestAnEmptyMapTheServerPrunedIsAppliedAgain). ObjectMeta's Go type tells the first, so the apply
+// after the creation is skipped; the second costs one apply more, which writes nothing and so
+// proves the omission for the kind: later applies of that object, after another writer's change
+// too, and of other objects of the kind are skipped.
+func TestAnEmptyMapTheStoredFormOmitsIsNotAppliedAgain(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := env.Namespace(t)
+	const policy = "stripempty"
+	desired := func(name string) *unstructured.Unstructured {
+		u := asUnstructured(t, newShapeIn(ns, testtypes.ShapeSpec{Text: "x"}))
+		u.SetName(name)
+		g.Expect(unstructured.SetNestedField(u.Object, map[string]any{}, "metadata", "labels")).To(Succeed())
+		return u
+	}
+	stripped := func(name string) *unstructured.Unstructured {
+		u := desired(name)
+		u.SetLabels(map[string]string{"tenon-test-policy": policy})
+		g.Expect(unstructured.SetNestedField(u.Object, map[string]any{}, "spec", "atomic")).To(Succeed())
+		return u
+	}
+	mutateIn(t, ns, policy, testtypes.GroupVersion.Group, "shapes",
+		[]admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
+		`has(object.spec.atomic) && size(object.spec.atomic) == 0 ? [JSONPatch{op: "remove", path: "/spec/atomic"}] : []`,
+		stripped("probe"), func(o client.Object) bool {
+			_, found, _ := unstructured.NestedFieldNoCopy(o.(*unstructured.Unstructured).Object, "spec", "atomic")
+			return !found
+		})
+	c := newCountingClient(t)
+	a := patch.NewApplier(c, "shaper", patch.ApplierOptions{})
+	apply := func(obj *unstructured.Unstructured) counts {
+		_, err := a.Apply(ctx, obj)
+		g.Expect(err).NotTo(HaveOccurred())
+		return c.take()
+	}
+	change := func(name string) {
+		other := newShapeIn(ns, testtypes.ShapeSpec{})
+		other.Name = name
+		g.Expect(env.Client().Patch(ctx, other, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"other":"`+strconv.Itoa(rand.IntN(1e9))+`"}}}`)))).To(Succeed())
+	}
+
+	g.Expect(apply(desired("labels"))["apply"]).To(Equal(1), "created")
+	g.Expect(apply(desired("labels"))["apply"]).To(BeZero(), "ObjectMeta omits empty labels")
+	change("labels")
+	g.Expect(apply(desired("labels"))["apply"]).To(BeZero(), "after another writer's change")
+	g.Expect(dryRunDiff(t, desired("labels"), "shaper")).To(BeEmpty())
+
+	g.Expect(apply(stripped("first"))["apply"]).To(Equal(1), "created")
+	g.Expect(apply(stripped("first"))["apply"]).To(Equal(1), "sent once more: it writes nothing")
+	g.Expect(apply(stripped("first"))["apply"]).To(BeZero())
+	change("first")
+	g.Expect(apply(stripped("first"))["apply"]).To(BeZero(), "after another writer's change")
+	g.Expect(apply(stripped("second"))["apply"]).To(Equal(1), "created")
+	g.Expect(apply(stripped("second"))["apply"]).To(BeZero(), "the omission is known for the kind")
+	g.Expect(dryRunDiff(t, stripped("second"), "shaper")).To(BeEmpty())
 }

@@ -17,11 +17,18 @@ limitations under the License.
 package patch
 
 import (
+	"maps"
 	"strconv"
+	"strings"
 	"sync"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/tenon-dev/tenon/patch/internal/managed"
 )
 
 // applyKey identifies what one field manager applies to one object (or its status).
@@ -170,4 +177,138 @@ func olderThan(a, b string) bool {
 	x, errA := strconv.ParseUint(a, 10, 64)
 	y, errB := strconv.ParseUint(b, 10, 64)
 	return errA == nil && errB == nil && x < y
+}
+
+// omissions remembers, per kind, the places where the kind's stored form omits an empty map
+// an apply sets, or keeps it (see managed.Omits): read from the kind's Go type for a kind the API
+// server serves from its own types, and learned from applies that wrote nothing for the others.
+// It holds the places of the empty maps desired objects set, a few per kind, and is safe for
+// concurrent use.
+type omissions struct {
+	mu sync.RWMutex
+	// places maps a kind's places to true where its stored form omits an empty map and false
+	// where it keeps one.
+	places map[schema.GroupVersionKind]map[string]bool
+}
+
+// learn records places where the stored form of gvk omits an empty map, unless what it does
+// there is known already.
+func (o *omissions) learn(gvk schema.GroupVersionKind, places []string) {
+	if len(places) == 0 {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	known := o.kind(gvk)
+	for _, p := range places {
+		if _, ok := known[p]; !ok {
+			known[p] = true
+		}
+	}
+}
+
+// kind returns the places recorded for gvk, made when there are none; o.mu is held.
+func (o *omissions) kind(gvk schema.GroupVersionKind) map[string]bool {
+	if o.places == nil {
+		o.places = map[schema.GroupVersionKind]map[string]bool{}
+	}
+	if o.places[gvk] == nil {
+		o.places[gvk] = map[string]bool{}
+	}
+	return o.places[gvk]
+}
+
+// record records what places tells of gvk's stored form.
+func (o *omissions) record(gvk schema.GroupVersionKind, places map[string]bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	maps.Copy(o.kind(gvk), places)
+}
+
+// lookup returns what is known of place in gvk's stored form.
+func (o *omissions) lookup(gvk schema.GroupVersionKind, place string) (omitted, known bool) {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	omitted, known = o.places[gvk][place]
+	return omitted, known
+}
+
+// of returns what the proofs of an apply of desired, of kind gvk, know of its stored form: what
+// is recorded, and, on the first place that is not, what reading desired into the kind's Go type
+// tells (see builtInOmissions).
+func (o *omissions) of(gvk schema.GroupVersionKind, desired map[string]any) managed.Omits {
+	read := false
+	return func(place string) bool {
+		omitted, known := o.lookup(gvk, place)
+		if known || read {
+			return omitted
+		}
+		read = true
+		if places, ok := builtInOmissions(gvk, desired); ok {
+			o.record(gvk, places)
+		}
+		omitted, _ = o.lookup(gvk, place)
+		return omitted
+	}
+}
+
+// builtInOmissions returns, for each empty map desired sets where the stored form of gvk is
+// known, whether it omits it. A kind the API server serves from its own Go types (client-go's
+// scheme) stores what those types keep, so desired read into the kind's type and written back
+// lacks the empty maps they omit (an empty map field with omitempty, such as a nodeSelector or
+// labels) and keeps the others (an empty struct behind a pointer, such as a Node's
+// status.features). Any other kind stores its metadata as ObjectMeta and the rest as the JSON
+// sent, whose empty maps stay unless an admission plugin removes them: only metadata is read then.
+// ok is false when desired cannot be read into the type.
+func builtInOmissions(gvk schema.GroupVersionKind, desired map[string]any) (places map[string]bool, ok bool) {
+	places = map[string]bool{}
+	if obj, err := clientgoscheme.Scheme.New(gvk); err == nil {
+		back, ok := roundTrip(desired, obj)
+		if ok {
+			emptyMapsKept(desired, back, nil, places)
+		}
+		return places, ok
+	}
+	meta, _ := desired["metadata"].(map[string]any)
+	back, ok := roundTrip(meta, &metav1.ObjectMeta{})
+	if ok {
+		emptyMapsKept(meta, back, []string{"metadata"}, places)
+	}
+	return places, ok
+}
+
+// roundTrip returns m read into obj, a Go type, and written back; ok is false when obj has no
+// field for a key of m or cannot hold its value.
+func roundTrip(m map[string]any, obj any) (back map[string]any, ok bool) {
+	if runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(m, obj, true) != nil {
+		return nil, false
+	}
+	back, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	return back, err == nil
+}
+
+// emptyMapsKept records in places, for each empty map in d, whether k, the same value written
+// back through a Go type, lacks it; path is where d is.
+func emptyMapsKept(d, k any, path []string, places map[string]bool) {
+	switch dv := d.(type) {
+	case map[string]any:
+		kv, _ := k.(map[string]any)
+		for name, de := range dv {
+			if m, isMap := de.(map[string]any); isMap && len(m) == 0 {
+				_, kept := kv[name]
+				places[strings.Join(append(path, name), ".")] = !kept
+				continue
+			}
+			emptyMapsKept(de, kv[name], append(path, name), places)
+		}
+	case []any:
+		kv, _ := k.([]any)
+		for i, de := range dv {
+			var ke any
+			if i < len(kv) {
+				ke = kv[i]
+			}
+			emptyMapsKept(de, ke, append(path, "[]"), places)
+		}
+	}
 }

@@ -181,3 +181,45 @@ func TestAnApplyThatStoredTheSameObjectAgainProvesAFixedPoint(t *testing.T) {
 	delete(stripped.Object["metadata"].(map[string]any), "managedFields")
 	g.Expect(sameApplied(stripped, object("282", "2026-12-03T12:52:32Z", "1"))).To(BeFalse(), "a live object without managedFields proves nothing")
 }
+
+// TestTheStoredFormOfABuiltInKindTellsWhichEmptyMapsItOmits: an empty map a built-in kind's Go
+// type holds in a map field with omitempty (labels, a nodeSelector) is not stored, and applying
+// it again changes nothing; an empty struct behind a pointer (a Node's status.features) is, and
+// an object that lacks it changes when it is applied. A custom resource's stored form is its JSON:
+// only applies that wrote nothing tell.
+func TestTheStoredFormOfABuiltInKindTellsWhichEmptyMapsItOmits(t *testing.T) {
+	g := NewWithT(t)
+	node := map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": "n", "labels": map[string]any{}},
+		"status": map[string]any{"features": map[string]any{}, "capacity": map[string]any{}}}
+	places, ok := builtInOmissions(schema.GroupVersionKind{Version: "v1", Kind: "Node"}, node)
+	g.Expect(ok).To(BeTrue())
+	g.Expect(places).To(Equal(map[string]bool{"metadata.labels": true, "status.features": false, "status.capacity": true}))
+
+	deployment := map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "d"},
+		"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"nodeSelector": map[string]any{},
+			"containers": []any{map[string]any{"name": "a", "resources": map[string]any{"limits": map[string]any{}}}}}}}}
+	places, ok = builtInOmissions(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, deployment)
+	g.Expect(ok).To(BeTrue())
+	g.Expect(places).To(Equal(map[string]bool{"spec.template.spec.nodeSelector": true, "spec.template.spec.containers.[].resources.limits": true}))
+
+	places, ok = builtInOmissions(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}, map[string]any{
+		"metadata": map[string]any{"name": "w", "labels": map[string]any{}, "annotations": map[string]any{}}, "spec": map[string]any{"a": map[string]any{}}})
+	g.Expect(ok).To(BeTrue())
+	g.Expect(places).To(Equal(map[string]bool{"metadata.labels": true, "metadata.annotations": true}), "a custom resource's metadata only")
+	_, ok = builtInOmissions(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "unknown": map[string]any{}})
+	g.Expect(ok).To(BeFalse(), "a field the type does not have")
+
+	// Learned places add to what the Go type tells; a known place is not read again.
+	var o omissions
+	widget := schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}
+	g.Expect(o.of(widget, nil)("spec.a")).To(BeFalse())
+	o.learn(widget, []string{"spec.a"})
+	g.Expect(o.of(widget, nil)("spec.a")).To(BeTrue())
+	nodeKind := schema.GroupVersionKind{Version: "v1", Kind: "Node"}
+	omits := o.of(nodeKind, node)
+	g.Expect(omits("status.features")).To(BeFalse())
+	g.Expect(omits("metadata.labels")).To(BeTrue())
+	g.Expect(o.of(nodeKind, nil)("metadata.labels")).To(BeTrue(), "recorded")
+	o.learn(nodeKind, []string{"status.features"})
+	g.Expect(o.of(nodeKind, nil)("status.features")).To(BeFalse(), "what the Go type tells stands")
+}

@@ -314,7 +314,12 @@ limitations under the License.
 // was applied, on a creation only, say, and the next apply would undo that; without the proof it is
 // sent. A value the server stores in another form (a quantity spelt canonically, a zero a built-in
 // kind's stored form omits, a default inside an atomic value or an empty struct) looks the same, so
-// it costs that one more apply after each change, which writes nothing and proves it. Second, so
+// it costs that one more apply after each change, which writes nothing and proves it. An empty
+// map the object lacks is such a value where the kind's stored form omits it (empty labels, a
+// nodeSelector), but not where the server pruned it because the apply removed the manager's keys
+// below it (a Node's status.features), which applying again sets: the Applier reads which from a
+// built-in kind's Go types, and learns it for other kinds from that one apply more, once per
+// kind. Second, so
 // that a restarted controller does not re-apply everything, when the live object's managedFields
 // has exactly one entry of the manager for the apply operation (on the subresource), for the
 // desired object's apiVersion, and, walking the desired object (obj), the live object and that
@@ -343,7 +348,7 @@ limitations under the License.
 // request on each change of the live object (and after a restart) when obj leaves out a key of an
 // associative list the server fills in (set the protocol of a container or Service port: TCP is the
 // default); sets a value the server normalises (cpu "0.1", read back as "100m") or drops (an
-// explicit zero or empty map of a built-in kind's omitempty field in an unstructured object); sets
+// explicit zero of a built-in kind's omitempty field in an unstructured object); sets
 // a value owned as a whole into which the server writes a default (an env fieldRef without its
 // apiVersion); shares a list another manager added elements to; or, in a custom resource, sets an
 // atomic map or struct (a metav1.LabelSelector). A reader that strips managedFields leaves only the

@@ -62,8 +62,9 @@ import (
 // It is conservative: a value the server normalises (a quantity "1000m" read back as "1"), a list
 // another manager added elements to, a list key the server defaulted, or a default the server
 // filled in inside a value owned as a whole (a fieldRef's apiVersion) make it return false, and
-// the caller applies; never the other way round.
-func UpToDate(desired, live map[string]any, managed []Entry, manager, subresource string, declared, declaredMeta map[string]any) bool {
+// the caller applies; never the other way round. An empty map desired sets that live lacks is
+// proved only at a place omits knows the stored form omits it (see [Omits]).
+func UpToDate(desired, live map[string]any, managed []Entry, manager, subresource string, declared, declaredMeta map[string]any, omits Omits) bool {
 	entry, others := applyEntry(managed, manager, subresource)
 	if entry == nil || entry.apiVersion != desired["apiVersion"] {
 		return false
@@ -72,7 +73,7 @@ func UpToDate(desired, live map[string]any, managed []Entry, manager, subresourc
 	if !ok || declared != nil && !jsonvalue.Equal(declared, owned) {
 		return false
 	}
-	p := proof{schema: declared != nil}
+	p := proof{schema: declared != nil, at: newPlaces(omits)}
 	if declared == nil && declaredMeta != nil {
 		ownedMeta, _ := owned["f:metadata"].(map[string]any)
 		if ownedMeta == nil {
@@ -196,8 +197,68 @@ func DeclaredMetadata(types managedfields.TypeConverter, desired map[string]any)
 	return m
 }
 
+// Omits reports whether the stored form of a kind is known to omit an empty map an apply sets at
+// place: the field names from the object's root, "[]" for a list's elements, joined by dots
+// ("metadata.labels", "spec.containers.[].resources.limits"). A built-in kind's Go types drop an
+// empty map there (a Pod's nodeSelector, any object's labels), so live lacks it although the
+// manager owns it, and applying again changes nothing. A lacking empty map proves nothing by
+// itself: the server also prunes a map that an apply emptied by removing the manager's fields
+// below it (a Node's status.features), and applying again sets it. The caller knows the places
+// from the kind's Go types, or learns them from applies that wrote nothing (see
+// [OmittedEmptyMaps]). A nil Omits knows none.
+type Omits func(place string) bool
+
+// places tracks where a proof is, for [Omits]; a nil *places knows no place, and a proof with it
+// proves no lacking empty map.
+type places struct {
+	omits Omits
+	path  []string
+	// collect makes every lacking empty map pass, and found lists where they were.
+	collect bool
+	found   []string
+}
+
+// newPlaces returns places for omits; nil for a nil omits.
+func newPlaces(omits Omits) *places {
+	if omits == nil {
+		return nil
+	}
+	return &places{omits: omits}
+}
+
+// push enters the field or list element name.
+func (ps *places) push(name string) {
+	if ps != nil {
+		ps.path = append(ps.path, name)
+	}
+}
+
+// pop leaves the place push entered.
+func (ps *places) pop() {
+	if ps != nil {
+		ps.path = ps.path[:len(ps.path)-1]
+	}
+}
+
+// omitted reports whether d, the value desired sets where live has none, is an empty map the
+// stored form omits here.
+func (ps *places) omitted(d any) bool {
+	m, isMap := d.(map[string]any)
+	if ps == nil || !isMap || len(m) != 0 {
+		return false
+	}
+	place := strings.Join(ps.path, ".")
+	if ps.collect {
+		ps.found = append(ps.found, place)
+		return true
+	}
+	return ps.omits(place)
+}
+
 // proof walks desired, live and owned field sets for [UpToDate].
 type proof struct {
+	// at is where the walk is, for the empty maps the stored form omits; nil when none are known.
+	at *places
 	// schema is set when the owned fields were checked against the schema's: a value owned as a
 	// whole is then atomic or empty.
 	schema bool
@@ -242,8 +303,12 @@ func (p proof) unchangedFields(owned, d, l map[string]any, others []map[string]a
 		if root && k == "metadata" && p.metadata {
 			q.schema = true
 		}
+		q.at.push(k)
 		le, ok := l[k]
-		if !ok || !q.unchanged(sub, de, le, below(others, "f:"+k), false) {
+		same := ok && q.unchanged(sub, de, le, below(others, "f:"+k), false) ||
+			!ok && children(sub) == 0 && q.at.omitted(de)
+		q.at.pop()
+		if !same {
 			return false
 		}
 	}
@@ -262,7 +327,10 @@ func (p proof) unchangedElements(owned map[string]any, d, l []any, others []map[
 			return false
 		}
 		sub, _ := owned[k].(map[string]any)
-		if !p.unchanged(sub, de, l[i], below(others, k), false) {
+		p.at.push("[]")
+		same := p.unchanged(sub, de, l[i], below(others, k), false)
+		p.at.pop()
+		if !same {
 			return false
 		}
 	}
@@ -412,10 +480,28 @@ func (s *elementSelector) selects(i int, e any) bool {
 // list of type map or set in desired's order, one of each. A value the API server stores
 // in another form (a quantity spelt canonically, a zero its stored form omits, a default inside
 // an atomic value) proves nothing either way, so that apply is sent once more; it writes nothing,
-// and that proves the fixed point (send records it). Defaults the server adds beside what
-// desired sets are not the manager's and are added again. A list key the server defaults (a
-// port's protocol) is taken to be desired's.
-func FixedPoint(desired map[string]any, obj *unstructured.Unstructured, manager, subresource string) bool {
+// and that proves the fixed point (send records it). An empty map obj lacks is one of those,
+// unless omits knows the stored form omits it there (see [Omits]). Defaults the server adds
+// beside what desired sets are not the manager's and are added again. A list key the server
+// defaults (a port's protocol) is taken to be desired's.
+func FixedPoint(desired map[string]any, obj *unstructured.Unstructured, manager, subresource string, omits Omits) bool {
+	return newPlaces(omits).fixedPoint(desired, obj, manager, subresource)
+}
+
+// OmittedEmptyMaps returns the places (see [Omits]) of the empty maps desired sets that obj, the
+// API server's answer to an apply of desired by manager that wrote nothing, lacks although the
+// manager owns them: the stored form omits them there. It returns nil when obj lacks none, or
+// when it is no fixed point of desired (see [FixedPoint]) for another reason.
+func OmittedEmptyMaps(desired map[string]any, obj *unstructured.Unstructured, manager, subresource string) []string {
+	ps := &places{collect: true}
+	if !ps.fixedPoint(desired, obj, manager, subresource) {
+		return nil
+	}
+	return ps.found
+}
+
+// fixedPoint is [FixedPoint] at ps.
+func (ps *places) fixedPoint(desired map[string]any, obj *unstructured.Unstructured, manager, subresource string) bool {
 	var owned map[string]any
 	var others []map[string]any
 	found := false
@@ -432,7 +518,7 @@ func FixedPoint(desired map[string]any, obj *unstructured.Unstructured, manager,
 		}
 	}
 	if found {
-		return ownsOnly(owned, DesiredFields(desired), obj.Object, others)
+		return ps.ownsOnly(owned, DesiredFields(desired), obj.Object, others)
 	}
 	// No entry: the manager owns nothing (what it applied sets no field, such as an empty list
 	// of type map), and nothing the apply did can be undone by applying again.
@@ -514,23 +600,23 @@ func typedEntries(managed []metav1.ManagedFieldsEntry) []Entry {
 // same place: an empty list or map applied owns the elements or keys live has unless another
 // entry owns them (a list of type map or set, a granular map, whose members are theirs), as an
 // atomic one's are (a Node's not-ready taint, which admission adds to an apply of `taints: []`).
-func ownsOnly(owned map[string]any, d, l any, others []map[string]any) bool {
+func (ps *places) ownsOnly(owned map[string]any, d, l any, others []map[string]any) bool {
 	if children(owned) == 0 {
-		return ownsWhole(d, l, others)
+		return ps.ownsWhole(d, l, others)
 	}
 	switch dv := d.(type) {
 	case map[string]any:
 		lv, _ := l.(map[string]any)
-		return ownsOnlyFields(owned, dv, lv, others)
+		return ps.ownsOnlyFields(owned, dv, lv, others)
 	case []any:
 		lv, _ := l.([]any)
-		return ownsOnlyElements(owned, dv, lv, others)
+		return ps.ownsOnlyElements(owned, dv, lv, others)
 	}
 	return false
 }
 
 // ownsWhole is ownsOnly for a value the manager owns as a whole.
-func ownsWhole(d, l any, others []map[string]any) bool {
+func (ps *places) ownsWhole(d, l any, others []map[string]any) bool {
 	dl, isList := d.([]any)
 	ll, _ := l.([]any)
 	dm, isMap := d.(map[string]any)
@@ -543,7 +629,8 @@ func ownsWhole(d, l any, others []map[string]any) bool {
 	case !isList || len(ll) == len(dl):
 		// The value as applied, exactly: admission may have changed it as it was applied (on a
 		// creation only, say), and applying again would set it back.
-		return jsonvalue.Equal(d, l) || isMap && len(dm) == 0
+		// An empty map l lacks is one only where the stored form is known to omit it.
+		return jsonvalue.Equal(d, l) || l == nil && ps.omitted(d)
 	}
 	if len(dl) > 0 {
 		return false
@@ -552,7 +639,7 @@ func ownsWhole(d, l any, others []map[string]any) bool {
 }
 
 // ownsOnlyFields is ownsOnly for the fields of a map or struct, d, live l.
-func ownsOnlyFields(owned, d, l map[string]any, others []map[string]any) bool {
+func (ps *places) ownsOnlyFields(owned, d, l map[string]any, others []map[string]any) bool {
 	for k, sub := range owned {
 		if k == "." {
 			continue
@@ -562,8 +649,14 @@ func ownsOnlyFields(owned, d, l map[string]any, others []map[string]any) bool {
 			return false
 		}
 		de, ok := d[name]
+		if !ok {
+			return false
+		}
 		sm, _ := sub.(map[string]any)
-		if !ok || !ownsOnly(sm, de, l[name], below(others, k)) {
+		ps.push(name)
+		only := ps.ownsOnly(sm, de, l[name], below(others, k))
+		ps.pop()
+		if !only {
 			return false
 		}
 	}
@@ -571,7 +664,7 @@ func ownsOnlyFields(owned, d, l map[string]any, others []map[string]any) bool {
 }
 
 // ownsOnlyElements is ownsOnly for the elements of a list, d, live l.
-func ownsOnlyElements(owned map[string]any, d, l []any, others []map[string]any) bool {
+func (ps *places) ownsOnlyElements(owned map[string]any, d, l []any, others []map[string]any) bool {
 	if children(owned) != len(d) {
 		return false
 	}
@@ -596,7 +689,10 @@ func ownsOnlyElements(owned map[string]any, d, l []any, others []map[string]any)
 		}
 		last = at
 		sm, _ := owned[k].(map[string]any)
-		if !ownsOnly(sm, de, l[at], below(others, k)) {
+		ps.push("[]")
+		only := ps.ownsOnly(sm, de, l[at], below(others, k))
+		ps.pop()
+		if !only {
 			return false
 		}
 	}

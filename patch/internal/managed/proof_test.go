@@ -193,7 +193,7 @@ func TestUpToDate(t *testing.T) {
 			if tc.declared != "" {
 				g.Expect(json.Unmarshal([]byte(tc.declared), &declared)).To(Succeed())
 			}
-			g.Expect(UpToDate(d, l, typedEntries(tc.managed), "me", "", declared, nil)).To(Equal(tc.want))
+			g.Expect(UpToDate(d, l, typedEntries(tc.managed), "me", "", declared, nil, nil)).To(Equal(tc.want))
 		})
 	}
 }
@@ -248,7 +248,7 @@ func TestUpToDateProvesACustomResourcesMetadataFromObjectMetasSchema(t *testing.
 			managed := []metav1.ManagedFieldsEntry{{
 				Manager: "me", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "test.tenon.dev/v1", FieldsV1: metav1.NewFieldsV1(tc.owned),
 			}}
-			g.Expect(UpToDate(jsonvalue.DeepCopyMap(desired), tc.live, typedEntries(managed), "me", "", nil, tc.declaredMeta)).To(Equal(tc.want))
+			g.Expect(UpToDate(jsonvalue.DeepCopyMap(desired), tc.live, typedEntries(managed), "me", "", nil, tc.declaredMeta, nil)).To(Equal(tc.want))
 		})
 	}
 }
@@ -272,14 +272,14 @@ func TestAnEmptyListAppliedIsAFixedPointOnlyWhenNoElementIsOurs(t *testing.T) {
 	}
 	ours := entry("me", metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:taints":{}}}`)
 
-	g.Expect(FixedPoint(desired, node(ours), "me", "")).To(BeFalse(), "the taint admission added is ours: applying again removes it")
+	g.Expect(FixedPoint(desired, node(ours), "me", "", nil)).To(BeFalse(), "the taint admission added is ours: applying again removes it")
 	theirs := entry("kubelet", metav1.ManagedFieldsOperationUpdate,
 		`{"f:spec":{"f:taints":{"k:{\"effect\":\"NoSchedule\",\"key\":\"node.kubernetes.io/not-ready\"}":{".":{}}}}}`)
-	g.Expect(FixedPoint(desired, node(ours, theirs), "me", "")).To(BeTrue(), "an element another manager owns stays")
+	g.Expect(FixedPoint(desired, node(ours, theirs), "me", "", nil)).To(BeTrue(), "an element another manager owns stays")
 
 	empty := node(ours)
 	empty.Object["spec"] = map[string]any{"taints": []any{}}
-	g.Expect(FixedPoint(desired, empty, "me", "")).To(BeTrue())
+	g.Expect(FixedPoint(desired, empty, "me", "", nil)).To(BeTrue())
 }
 
 // TestAValueAdmissionChangedIsNoFixedPoint: a mutating admission plugin that changes, on a
@@ -334,14 +334,15 @@ func TestAValueAdmissionChangedIsNoFixedPoint(t *testing.T) {
 					spec[k] = v
 				}
 			}
-			NewWithT(t).Expect(FixedPoint(d, object(spec), "me", "")).To(Equal(tc.fixed))
+			NewWithT(t).Expect(FixedPoint(d, object(spec), "me", "", nil)).To(Equal(tc.fixed))
 		})
 	}
 }
 
 // TestAnEmptyMapAppliedIsAFixedPointOnlyWhenNoKeyIsOurs: an empty map applied to an atomic map
 // (a pod's nodeSelector) owns it as a whole, so keys admission added as it was applied are the
-// manager's and applying again removes them; a granular map's keys are their managers'.
+// manager's and applying again removes them; a granular map's keys are their managers'. One the
+// object lacks is a fixed point only where the kind's stored form is known to omit it.
 func TestAnEmptyMapAppliedIsAFixedPointOnlyWhenNoKeyIsOurs(t *testing.T) {
 	g := NewWithT(t)
 	desired := map[string]any{"apiVersion": "v1", "kind": "Thing", "metadata": map[string]any{"name": "n"}, "spec": map[string]any{"selector": map[string]any{}}}
@@ -361,11 +362,38 @@ func TestAnEmptyMapAppliedIsAFixedPointOnlyWhenNoKeyIsOurs(t *testing.T) {
 	}
 	ours := entry("me", metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:selector":{}}}`)
 
-	g.Expect(FixedPoint(desired, thing(map[string]any{"zone": "a"}, ours), "me", "")).To(BeFalse(), "the key admission added is ours")
+	g.Expect(FixedPoint(desired, thing(map[string]any{"zone": "a"}, ours), "me", "", nil)).To(BeFalse(), "the key admission added is ours")
 	theirs := entry("other", metav1.ManagedFieldsOperationUpdate, `{"f:spec":{"f:selector":{"f:zone":{}}}}`)
-	g.Expect(FixedPoint(desired, thing(map[string]any{"zone": "a"}, ours, theirs), "me", "")).To(BeTrue(), "a key another manager owns stays")
-	g.Expect(FixedPoint(desired, thing(map[string]any{}, ours), "me", "")).To(BeTrue())
-	g.Expect(FixedPoint(desired, thing(nil, ours), "me", "")).To(BeTrue(), "an empty map the server omits")
+	g.Expect(FixedPoint(desired, thing(map[string]any{"zone": "a"}, ours, theirs), "me", "", nil)).To(BeTrue(), "a key another manager owns stays")
+	g.Expect(FixedPoint(desired, thing(map[string]any{}, ours), "me", "", nil)).To(BeTrue())
+
+	// An empty map the object lacks: the stored form omits it, or the server pruned it when an
+	// apply removed the manager's keys below it, and applying again sets it. Only an apply that
+	// wrote nothing tells which.
+	g.Expect(FixedPoint(desired, thing(nil, ours), "me", "", nil)).To(BeFalse(), "an empty map the object lacks, not known to be omitted")
+	g.Expect(OmittedEmptyMaps(desired, thing(nil, ours), "me", "")).To(Equal([]string{"spec.selector"}))
+	g.Expect(OmittedEmptyMaps(desired, thing(map[string]any{}, ours), "me", "")).To(BeEmpty())
+	g.Expect(OmittedEmptyMaps(desired, thing(map[string]any{"zone": "a"}, ours), "me", "")).To(BeNil(), "no fixed point for another reason")
+	omits := func(place string) bool { return place == "spec.selector" }
+	g.Expect(FixedPoint(desired, thing(nil, ours), "me", "", omits)).To(BeTrue(), "an empty map the stored form omits")
+	g.Expect(FixedPoint(desired, thing(nil, ours), "me", "", func(string) bool { return false })).To(BeFalse())
+
+	// UpToDate reads the same places.
+	live := thing(nil, ours)
+	entries := EntriesOf(live)
+	g.Expect(UpToDate(desired, live.Object, entries, "me", "", nil, nil, nil)).To(BeFalse())
+	g.Expect(UpToDate(desired, live.Object, entries, "me", "", nil, nil, omits)).To(BeTrue())
+	inList := map[string]any{"apiVersion": "v1", "kind": "Thing", "metadata": map[string]any{"name": "n"},
+		"spec": map[string]any{"items": []any{map[string]any{"name": "a", "selector": map[string]any{}}}}}
+	listLive := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Thing", "metadata": map[string]any{"name": "n"},
+		"spec": map[string]any{"items": []any{map[string]any{"name": "a"}}}}}
+	listLive.SetManagedFields([]metav1.ManagedFieldsEntry{entry("me", metav1.ManagedFieldsOperationApply,
+		`{"f:spec":{"f:items":{"k:{\"name\":\"a\"}":{".":{},"f:name":{},"f:selector":{}}}}}`)})
+	g.Expect(OmittedEmptyMaps(inList, listLive, "me", "")).To(Equal([]string{"spec.items.[].selector"}))
+	inListOmits := func(place string) bool { return place == "spec.items.[].selector" }
+	g.Expect(FixedPoint(inList, listLive, "me", "", inListOmits)).To(BeTrue())
+	g.Expect(UpToDate(inList, listLive.Object, EntriesOf(listLive), "me", "", nil, nil, inListOmits)).To(BeTrue())
+	g.Expect(UpToDate(inList, listLive.Object, EntriesOf(listLive), "me", "", nil, nil, omits)).To(BeFalse())
 }
 
 // TestElementsAdmissionReorderedOrRepeatedAreNoFixedPoint: applying again puts the manager's
@@ -396,7 +424,7 @@ func TestElementsAdmissionReorderedOrRepeatedAreNoFixedPoint(t *testing.T) {
 			obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Thing", "metadata": map[string]any{"name": "n"},
 				"spec": map[string]any{"ports": tc.ports, "tags": tc.tags}}}
 			obj.SetManagedFields([]metav1.ManagedFieldsEntry{ours})
-			NewWithT(t).Expect(FixedPoint(desired, obj, "me", "")).To(Equal(tc.fixed))
+			NewWithT(t).Expect(FixedPoint(desired, obj, "me", "", nil)).To(Equal(tc.fixed))
 		})
 	}
 }
