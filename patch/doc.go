@@ -212,7 +212,9 @@ limitations under the License.
 //
 // Everything kstatus, `kubectl wait --for=condition=Ready` or a person needs at once is written
 // at once; a dependent condition's message or a replica count may wait up to the interval. The
-// Writer remembers one time per object written in the last interval.
+// Writer remembers one time per object whose status it wrote recently, and forgets it between one
+// and two intervals after that write. A result with the deprecated Requeue and no RequeueAfter
+// becomes a requeue after the wait.
 //
 // # Server-side apply
 //

@@ -89,7 +89,8 @@ type WriterOptions struct {
 
 	// WriteAtOnce, with ProgressInterval, reports whether a change from before (the snapshot) to
 	// after (the object to write) must be written at once although it reports progress only by
-	// the package's rule, for example a status field that clients wait for. Optional.
+	// the package's rule, for example a status field that clients wait for. It must only read
+	// them: before is the Helper's snapshot, which the write compares against. Optional.
 	WriteAtOnce func(before, after client.Object) bool
 }
 
