@@ -40,6 +40,7 @@ import (
 	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/finalizer"
 	"github.com/tenon-dev/tenon/internal/testtypes"
+	"github.com/tenon-dev/tenon/testing/matchers"
 	"github.com/tenon-dev/tenon/testing/testenv"
 )
 
@@ -125,11 +126,9 @@ func TestLifecycleRunsStepsInOrderAndRemovesTheFinalizerWhenAllAreDone(t *testin
 	g.Expect(j.get()).To(Equal([]string{"dns-record"}))
 	var latest testtypes.Widget
 	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), &latest)).To(Succeed())
-	deleting := conditions.Get(&latest, conditions.Deleting)
-	g.Expect(deleting).NotTo(BeNil())
-	g.Expect(deleting.Status).To(Equal(metav1.ConditionTrue))
-	g.Expect(deleting.Reason).To(BeEquivalentTo(finalizer.ReasonCleanupInProgress))
-	g.Expect(deleting.Message).To(Equal(ours + ": step dns-record: record deletion propagating"))
+	g.Expect(&latest).To(matchers.HaveCondition(conditions.Deleting, metav1.ConditionTrue,
+		matchers.WithReason(finalizer.ReasonCleanupInProgress), matchers.WithMessage(ours+": step dns-record: record deletion propagating")))
+	g.Expect(conditions.Get(&latest, conditions.Deleting).Message).To(Equal(ours + ": step dns-record: record deletion propagating"), "the whole message")
 	g.Expect(latest.Finalizers).To(ContainElement(ours))
 
 	// A run before the second the step asked for runs nothing.
@@ -183,7 +182,7 @@ func TestLifecycleReportsAFailingStepAndRetriesIt(t *testing.T) {
 	g.Expect(recorder.Events).To(Receive(Equal("Warning CleanupFailed step dns-record failed: dns api: 503 Service Unavailable")))
 	var latest testtypes.Widget
 	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), &latest)).To(Succeed())
-	g.Expect(conditions.Get(&latest, conditions.Deleting).Reason).To(BeEquivalentTo(finalizer.ReasonCleanupFailed))
+	g.Expect(&latest).To(matchers.HaveCondition(conditions.Deleting, metav1.ConditionTrue, matchers.WithReason(finalizer.ReasonCleanupFailed)))
 	g.Expect(conditions.Get(&latest, conditions.Stalled)).To(BeNil(), "no deadline, so never stalled")
 
 	// Retried after its backoff, not at the next event.
@@ -221,13 +220,9 @@ func TestLifecycleMarksTheObjectStalledAfterItsDeadline(t *testing.T) {
 	g.Expect(res.RequeueAfter).To(Equal(7*time.Minute), "and retries slowly")
 	var latest testtypes.Widget
 	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), &latest)).To(Succeed())
-	stalled := conditions.Get(&latest, conditions.Stalled)
-	g.Expect(stalled).NotTo(BeNil())
-	g.Expect(stalled.Reason).To(BeEquivalentTo(finalizer.ReasonCleanupTimedOut))
-	g.Expect(stalled.Message).To(ContainSubstring("step dns-record failed: dns api: 401 Unauthorized"))
-	kstatus, _, err := conditions.ComputeKStatus(&latest)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(kstatus).To(Equal(conditions.KStatusTerminating))
+	g.Expect(&latest).To(matchers.HaveCondition(conditions.Stalled, metav1.ConditionTrue,
+		matchers.WithReason(finalizer.ReasonCleanupTimedOut), matchers.WithMessage("step dns-record failed: dns api: 401 Unauthorized")))
+	g.Expect(&latest).To(matchers.HaveKStatus(conditions.KStatusTerminating))
 	g.Expect(latest.Finalizers).To(ContainElement(ours), "the finalizer stays: nothing is leaked silently")
 	g.Expect(recorder.Events).To(Receive(ContainSubstring("Warning CleanupFailed")))
 	g.Expect(recorder.Events).To(Receive(ContainSubstring("Warning CleanupTimedOut cleanup did not finish within 1ns of deletion; retrying every 7m0s")))
@@ -502,7 +497,7 @@ func TestAStepStillInProgressAfterTheDeadlineKeepsItsPace(t *testing.T) {
 	g.Expect(res.RequeueAfter).To(Equal(time.Second), "the step's own delay, not the stalled retry interval")
 	var latest testtypes.Widget
 	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), &latest)).To(Succeed())
-	g.Expect(conditions.Get(&latest, conditions.Stalled).Reason).To(BeEquivalentTo(finalizer.ReasonCleanupTimedOut))
+	g.Expect(&latest).To(matchers.HaveCondition(conditions.Stalled, metav1.ConditionTrue, matchers.WithReason(finalizer.ReasonCleanupTimedOut)))
 }
 
 func TestAReleaseAfterARestartNamesTheStepsFromTheOneTheLineNames(t *testing.T) {

@@ -30,7 +30,7 @@ import (
 // status.
 type conditionOptions struct {
 	reason            conditions.Reason
-	messageContaining string
+	messageContaining []string
 	currentGeneration bool
 }
 
@@ -45,10 +45,13 @@ type WithReason conditions.Reason
 
 func (r WithReason) applyToCondition(o *conditionOptions) { o.reason = conditions.Reason(r) }
 
-// WithMessage requires the condition's message to contain this text.
+// WithMessage requires the condition's message to contain this text; given several times, each
+// of them.
 type WithMessage string
 
-func (m WithMessage) applyToCondition(o *conditionOptions) { o.messageContaining = string(m) }
+func (m WithMessage) applyToCondition(o *conditionOptions) {
+	o.messageContaining = append(o.messageContaining, string(m))
+}
 
 // CurrentGeneration requires the condition's observedGeneration to be the object's
 // metadata.generation: the controller has reported on the latest spec.
@@ -143,7 +146,7 @@ func checkCondition(s *subject, t conditions.Type, status metav1.ConditionStatus
 		return false, fmt.Sprintf("%s is %s", t, statusDesc(c)), nil
 	case o.reason != "" && c.Reason != string(o.reason):
 		return false, fmt.Sprintf("%s has reason %s", t, c.Reason), nil
-	case o.messageContaining != "" && !strings.Contains(c.Message, o.messageContaining):
+	case !containsAll(c.Message, o.messageContaining):
 		return false, fmt.Sprintf("%s has message %q", t, c.Message), nil
 	case o.currentGeneration && c.ObservedGeneration != g.GetGeneration():
 		return false, fmt.Sprintf("%s was observed at generation %d, and the object is at generation %d", t, c.ObservedGeneration, g.GetGeneration()), nil
@@ -159,8 +162,8 @@ func conditionDesc(t conditions.Type, status metav1.ConditionStatus, o condition
 	if o.reason != "" {
 		parts = append(parts, "reason "+string(o.reason))
 	}
-	if o.messageContaining != "" {
-		parts = append(parts, fmt.Sprintf("a message containing %q", o.messageContaining))
+	for _, m := range o.messageContaining {
+		parts = append(parts, fmt.Sprintf("a message containing %q", m))
 	}
 	if len(parts) > 0 {
 		desc += " with " + strings.Join(parts, " and ")
@@ -182,4 +185,14 @@ func statusDesc(c *metav1.Condition) string {
 		detail = strings.TrimPrefix(detail+": "+oneLine(c.Message), ": ")
 	}
 	return desc + " (" + detail + ")"
+}
+
+// containsAll reports whether message contains each of texts.
+func containsAll(message string, texts []string) bool {
+	for _, t := range texts {
+		if !strings.Contains(message, t) {
+			return false
+		}
+	}
+	return true
 }
