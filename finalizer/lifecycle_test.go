@@ -128,7 +128,7 @@ func TestLifecycleRunsStepsInOrderAndRemovesTheFinalizerWhenAllAreDone(t *testin
 	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(w), &latest)).To(Succeed())
 	g.Expect(&latest).To(matchers.HaveCondition(conditions.Deleting, metav1.ConditionTrue,
 		matchers.WithReason(finalizer.ReasonCleanupInProgress), matchers.WithMessage(ours+": step dns-record: record deletion propagating")))
-	g.Expect(conditions.Get(&latest, conditions.Deleting).Message).To(Equal(ours + ": step dns-record: record deletion propagating"), "the whole message")
+	g.Expect(conditions.Get(&latest, conditions.Deleting).Message).To(Equal(ours+": step dns-record: record deletion propagating"), "the whole message")
 	g.Expect(latest.Finalizers).To(ContainElement(ours))
 
 	// A run before the second the step asked for runs nothing.
