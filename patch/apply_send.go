@@ -342,14 +342,9 @@ func (a *Applier) send(ctx context.Context, desired map[string]any, gvk schema.G
 		return nil, false, fmt.Errorf("failed to apply %s: %w", what, err)
 	}
 	previous := a.previousVersion(live, key, hash)
-	// An apply that wrote nothing left the object as applying it again leaves it, and an empty
-	// map it set that the object lacks is one the kind's stored form omits; otherwise the answer
-	// must show it (see managed.FixedPoint), or the next apply is sent and proves it then.
-	wroteNothing := previous != "" && previous == u.GetResourceVersion()
-	if wroteNothing {
-		a.omitted.learn(gvk, managed.OmittedEmptyMaps(desired, u, a.manager, subresource))
-	}
-	fixed := wroteNothing || managed.FixedPoint(desired, u, a.manager, subresource, a.omitted.of(gvk, desired)) ||
+	// An apply that wrote nothing left the object as applying it again leaves it; otherwise the
+	// answer must show it (see managed.FixedPoint), or the next apply is sent and proves it then.
+	fixed := previous != "" && previous == u.GetResourceVersion() || managed.FixedPoint(desired, u, a.manager, subresource, a.omitted.of(gvk, desired)) ||
 		live != nil && sameApplied(live, u)
 	record := applyRecord{hash: hash, resourceVersion: u.GetResourceVersion(), owner: ownerMarked(desired), fixed: fixed}
 	if subresource == "status" {

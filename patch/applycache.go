@@ -180,10 +180,11 @@ func olderThan(a, b string) bool {
 }
 
 // omissions remembers, per kind, the places where the kind's stored form omits an empty map
-// an apply sets, or keeps it (see managed.Omits): read from the kind's Go type for a kind the API
-// server serves from its own types, and learned from applies that wrote nothing for the others.
-// It holds the places of the empty maps desired objects set, a few per kind, and is safe for
-// concurrent use.
+// an apply sets, or keeps it (see managed.Omits), as the Go types of the kind tell (see
+// builtInOmissions). Nothing is learned from what the server answered: an empty map an apply set
+// and the object lacks may also be one an admission policy removes from some objects only, or
+// until it is changed. It holds the places of the empty maps desired objects set, a few per
+// kind, and is safe for concurrent use.
 type omissions struct {
 	mu sync.RWMutex
 	// places maps a kind's places to true where its stored form omits an empty map and false
@@ -191,38 +192,17 @@ type omissions struct {
 	places map[schema.GroupVersionKind]map[string]bool
 }
 
-// learn records places where the stored form of gvk omits an empty map, unless what it does
-// there is known already.
-func (o *omissions) learn(gvk schema.GroupVersionKind, places []string) {
-	if len(places) == 0 {
-		return
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	known := o.kind(gvk)
-	for _, p := range places {
-		if _, ok := known[p]; !ok {
-			known[p] = true
-		}
-	}
-}
-
-// kind returns the places recorded for gvk, made when there are none; o.mu is held.
-func (o *omissions) kind(gvk schema.GroupVersionKind) map[string]bool {
-	if o.places == nil {
-		o.places = map[schema.GroupVersionKind]map[string]bool{}
-	}
-	if o.places[gvk] == nil {
-		o.places[gvk] = map[string]bool{}
-	}
-	return o.places[gvk]
-}
-
 // record records what places tells of gvk's stored form.
 func (o *omissions) record(gvk schema.GroupVersionKind, places map[string]bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	maps.Copy(o.kind(gvk), places)
+	if o.places == nil {
+		o.places = map[schema.GroupVersionKind]map[string]bool{}
+	}
+	if o.places[gvk] == nil {
+		o.places[gvk] = make(map[string]bool, len(places))
+	}
+	maps.Copy(o.places[gvk], places)
 }
 
 // lookup returns what is known of place in gvk's stored form.

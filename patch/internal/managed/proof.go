@@ -203,9 +203,9 @@ func DeclaredMetadata(types managedfields.TypeConverter, desired map[string]any)
 // empty map there (a Pod's nodeSelector, any object's labels), so live lacks it although the
 // manager owns it, and applying again changes nothing. A lacking empty map proves nothing by
 // itself: the server also prunes a map that an apply emptied by removing the manager's fields
-// below it (a Node's status.features), and applying again sets it. The caller knows the places
-// from the kind's Go types, or learns them from applies that wrote nothing (see
-// [OmittedEmptyMaps]). A nil Omits knows none.
+// below it (a Node's status.features), and applying again sets it; so does an admission policy
+// that removes it from some objects only. The caller knows the places from the kind's Go types.
+// A nil Omits knows none.
 type Omits func(place string) bool
 
 // places tracks where a proof is, for [Omits]; a nil *places knows no place, and a proof with it
@@ -213,9 +213,6 @@ type Omits func(place string) bool
 type places struct {
 	omits Omits
 	path  []string
-	// collect makes every lacking empty map pass, and found lists where they were.
-	collect bool
-	found   []string
 }
 
 // newPlaces returns places for omits; nil for a nil omits.
@@ -247,12 +244,7 @@ func (ps *places) omitted(d any) bool {
 	if ps == nil || !isMap || len(m) != 0 {
 		return false
 	}
-	place := strings.Join(ps.path, ".")
-	if ps.collect {
-		ps.found = append(ps.found, place)
-		return true
-	}
-	return ps.omits(place)
+	return ps.omits(strings.Join(ps.path, "."))
 }
 
 // proof walks desired, live and owned field sets for [UpToDate].
@@ -486,18 +478,6 @@ func (s *elementSelector) selects(i int, e any) bool {
 // defaults (a port's protocol) is taken to be desired's.
 func FixedPoint(desired map[string]any, obj *unstructured.Unstructured, manager, subresource string, omits Omits) bool {
 	return newPlaces(omits).fixedPoint(desired, obj, manager, subresource)
-}
-
-// OmittedEmptyMaps returns the places (see [Omits]) of the empty maps desired sets that obj, the
-// API server's answer to an apply of desired by manager that wrote nothing, lacks although the
-// manager owns them: the stored form omits them there. It returns nil when obj lacks none, or
-// when it is no fixed point of desired (see [FixedPoint]) for another reason.
-func OmittedEmptyMaps(desired map[string]any, obj *unstructured.Unstructured, manager, subresource string) []string {
-	ps := &places{collect: true}
-	if !ps.fixedPoint(desired, obj, manager, subresource) {
-		return nil
-	}
-	return ps.found
 }
 
 // fixedPoint is [FixedPoint] at ps.

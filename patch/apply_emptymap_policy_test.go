@@ -31,12 +31,12 @@ import (
 
 // TestAnOmissionAnAdmissionPolicyMadeForOneObjectIsNotTheKinds has a mutating admission policy
 // remove an empty spec.atomic from the objects a user opted in with a label (policy engines
-// select what they mutate by label or namespace). The Applier learns from an apply that wrote
-// nothing that the object's stored form omits that empty map, and records it for the kind. The
+// select what they mutate by label or namespace). An apply to an opted-in object writes nothing,
+// yet the object lacks the empty map it sets: that is no property of the kind's stored form. The
 // user then removes the label: the object still lacks spec.atomic, the manager still owns it,
-// and applying the same desired object now sets it (a dry run shows the change). The apply must
-// be sent; the Applier skips it because it takes the omission one object's admission made for
-// one of the kind's stored form.
+// and applying the same desired object now sets it (a dry run shows the change), so the apply
+// must be sent. (An Applier that learned omissions per kind from applies that wrote nothing
+// skipped it.)
 func TestAnOmissionAnAdmissionPolicyMadeForOneObjectIsNotTheKinds(t *testing.T) {
 	g := NewWithT(t)
 	ctx := t.Context()

@@ -29,7 +29,7 @@ import (
 // (a pointer to a struct in the Go type) with a rule, then empty, again and again, and the rule
 // once more (A, B, B, B, A, B, B): the server prunes the affinity the apply emptied, and the next
 // apply of the same empty affinity sets it. At each step the apply is sent exactly when a dry run
-// says it changes something (an attack on f6673ee that found nothing; kept as a regression test).
+// says it changes something.
 func TestAnEmptyAffinityIsAppliedUntilTheServerKeepsIt(t *testing.T) {
 	g := NewWithT(t)
 	ctx := t.Context()
