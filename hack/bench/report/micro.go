@@ -172,7 +172,8 @@ var microCauses = map[string]string{
 		"invalid condition is refused when it is written.)",
 	"SetCondition/changed": "As for `op=unchanged`, and keeping the position of the condition in the documented order, " +
 		"truncating the transition time to seconds and copying the list rather than changing it in place (a slice read " +
-		"before `Set` still holds the old conditions) cost more than apimachinery's replace in place.",
+		"before `Set` still holds the old conditions; that copy is its one allocation) cost more than apimachinery's " +
+		"replace in place.",
 	"Patch/noop": "Not profiled. The code paths differ in what runs before the no-op is detected: cluster-api's " +
 		"`Patch` returns on `reflect.DeepEqual(obj, before)`; tenon's first sets `status.observedGeneration` through " +
 		"reflection and compares with `equality.Semantic.DeepEqual`. Both include the fake client's Get (the same for all).",
