@@ -586,8 +586,11 @@ func (ps *places) ownsOnly(owned map[string]any, d, l any, others []map[string]a
 	}
 	switch dv := d.(type) {
 	case map[string]any:
-		lv, _ := l.(map[string]any)
-		return ps.ownsOnlyFields(owned, dv, lv, others)
+		// A map or struct the manager owns fields of that obj lacks is no fixed point, even when
+		// every field below it is an empty map the stored form omits: admission may have removed
+		// it (a pointer to a struct, which applying again sets, empty or not).
+		lv, ok := l.(map[string]any)
+		return ok && ps.ownsOnlyFields(owned, dv, lv, others)
 	case []any:
 		lv, _ := l.([]any)
 		return ps.ownsOnlyElements(owned, dv, lv, others)

@@ -390,6 +390,27 @@ func TestAnEmptyMapAppliedIsAFixedPointOnlyWhenNoKeyIsOurs(t *testing.T) {
 	g.Expect(FixedPoint(inList, listLive, "me", "", inListOmits)).To(BeTrue())
 	g.Expect(UpToDate(inList, listLive.Object, EntriesOf(listLive), "me", "", nil, nil, inListOmits)).To(BeTrue())
 	g.Expect(UpToDate(inList, listLive.Object, EntriesOf(listLive), "me", "", nil, nil, omits)).To(BeFalse())
+
+	// A struct the manager owns fields of, all empty maps the stored form omits, that the object
+	// lacks as a whole (admission removed a pod's resources as it was created): applying again sets
+	// it, so it is no fixed point.
+	nested := map[string]any{"apiVersion": "v1", "kind": "Thing", "metadata": map[string]any{"name": "n"},
+		"spec": map[string]any{"resources": map[string]any{"limits": map[string]any{}}}}
+	nestedOurs := entry("me", metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:resources":{"f:limits":{}}}}`)
+	limitsOmitted := func(place string) bool { return place == "spec.resources.limits" }
+	withResources := func(resources map[string]any) *unstructured.Unstructured {
+		spec := map[string]any{}
+		if resources != nil {
+			spec["resources"] = resources
+		}
+		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Thing", "metadata": map[string]any{"name": "n"}, "spec": spec}}
+		obj.SetManagedFields([]metav1.ManagedFieldsEntry{nestedOurs})
+		return obj
+	}
+	g.Expect(FixedPoint(nested, withResources(map[string]any{}), "me", "", limitsOmitted)).To(BeTrue())
+	g.Expect(FixedPoint(nested, withResources(nil), "me", "", limitsOmitted)).To(BeFalse(), "the struct admission removed")
+	lacking := withResources(nil)
+	g.Expect(UpToDate(nested, lacking.Object, EntriesOf(lacking), "me", "", nil, nil, limitsOmitted)).To(BeFalse())
 }
 
 // TestElementsAdmissionReorderedOrRepeatedAreNoFixedPoint: applying again puts the manager's
