@@ -564,12 +564,22 @@ func (c *oracleCase) confirmSkip(ctx context.Context, desired map[string]any, fo
 // confirmRefusal checks, with a dry-run status apply of desired that bypasses the Applier, that
 // the API server rejects as invalid the status the Applier refused to send for an invalid
 // condition (refusal). The request carries the transition times the Applier would have added,
-// so that a missing one is not what the server rejects.
+// so that a missing one is not what the server rejects, and, for a typed object, the fields its
+// Go type sends although desired lacks them.
 func (c *oracleCase) confirmRefusal(ctx context.Context, desired map[string]any, refusal error) error {
 	if !c.kind.status {
 		return fmt.Errorf("the Applier refused an apply that writes no status: %w", refusal)
 	}
-	status, _ := runtime.DeepCopyJSONValue(desired["status"]).(map[string]any)
+	// The request is what the Applier would have sent: a typed object's JSON, in which a field
+	// without omitempty is there even when desired lacks it (a condition's empty reason).
+	body := runtime.DeepCopyJSON(desired)
+	if c.form == formTyped {
+		body = map[string]any{}
+		if err := json.Unmarshal([]byte(mustJSON(c.object(desired))), &body); err != nil {
+			return fmt.Errorf("failed to encode the typed object: %w", err)
+		}
+	}
+	status, _ := body["status"].(map[string]any)
 	for _, e := range jsonList(status["conditions"]) {
 		if m, ok := e.(map[string]any); ok && (m["lastTransitionTime"] == nil || m["lastTransitionTime"] == "") {
 			m["lastTransitionTime"] = "2026-01-01T00:00:00Z"
