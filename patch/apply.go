@@ -213,25 +213,16 @@ func (a *Applier) ApplyConfiguration(ctx context.Context, ac runtime.ApplyConfig
 //   - The request holds obj's status: every field set in it and its conditions, or with
 //     [OwnedConditions] only the conditions of those types. A condition this manager applied
 //     before and no longer sends is removed; other managers' conditions are kept.
-//   - LastTransitionTime is carried over from the live object for every condition whose status
-//     did not change, so a condition rebuilt from scratch each reconcile does not move its
-//     transition time (nor change the object); a new or flipped condition without one gets
-//     the current time, truncated to seconds, unless the kind's conditions have no
-//     lastTransitionTime: when a condition of the live object has none, or the API server
-//     refuses the field as not declared in the schema (the request is then sent again without
-//     the times the Applier added), the conditions are applied as set. While the reader has not
-//     caught up with the Applier's last status apply of the object, the conditions that apply
-//     left, which the Applier remembers, are the live ones: a condition that flipped since the
-//     reader's copy is a flip, not a condition that kept its status.
+//   - LastTransitionTime is carried over from the live object (or from this Applier's last
+//     status apply, while the reader lags behind it) for every condition whose status did not
+//     change; a new or flipped condition without one gets the current time, truncated to
+//     seconds, unless the kind's conditions have no lastTransitionTime. See "Server-side apply"
+//     in the package documentation.
 //   - The request is skipped when the Applier proves it would change nothing, as for
-//     [Applier.Apply], from its last status apply or the manager's managedFields entry for the
-//     status subresource.
-//   - When obj is a conditions.Getter (a typed object with conditions), every condition the
-//     request would hold is first checked with conditions.Validate (all but lastTransitionTime,
-//     which the Applier sets). When one is invalid (a type or reason the API server would
-//     reject), nothing is sent (the live object is not even read), and the error wraps
-//     conditions.ErrInvalid and names the object, the condition and the rule it breaks;
-//     requeue.Classify reports it as requeue.ClassInvalid, which is not retried.
+//     [Applier.Apply].
+//   - When obj is a conditions.Getter, a condition to apply that conditions.Validate refuses
+//     (lastTransitionTime aside) stops the call before anything is read or sent; the error
+//     wraps conditions.ErrInvalid and names the condition (requeue.ClassInvalid).
 //
 // As for [Applier.Apply], a typed object's status fields whose Go type has no omitempty are sent
 // even when they are the zero value, and become owned by this manager; struct-typed fields with

@@ -68,7 +68,7 @@ limitations under the License.
 // another controller writing a label, the spec, another condition or the rest of the status.
 // When a guard fails, Patch reads the latest object, merges this reconcile's changes onto it
 // (a three-way merge) and sends again, with a jittered backoff. See [Helper.Patch] for the
-// requests, errors, deletion and CRDs without a status subresource.
+// requests, the errors and deletion.
 //
 // # What the helper guarantees
 //
@@ -153,11 +153,18 @@ limitations under the License.
 //
 // # A snapshot older than the controller's own last write
 //
-// A manager's cache may not yet show what the controller itself wrote a moment ago: a reconcile
-// woken by the watch event of its finalizer patch runs before the informer delivered the status
-// patch that followed, sees no status and computes it again. A [History], given to the
-// controller's [Writer] ([WriterOptions].History), records the object the server returned to each write; a Patch whose
-// snapshot is older than that object merges onto it instead:
+// Patch sends what changed relative to the snapshot. A snapshot read from a cache that lags
+// behind the server cannot show what changed since, so a condition the server has but the
+// snapshot lacks is not removed by a Patch that does not set it. Read the object a controller
+// reconciles with controller-runtime's read-your-writes consistency on (client.CacheOptions) or
+// from the API reader; see the [cache guide].
+//
+// Even so, the default manager's cache may not yet show what the controller itself wrote a
+// moment ago: a reconcile woken by the watch event of its finalizer patch runs before the
+// informer delivered the status patch that followed, sees no status and computes it again. A
+// [History], given to the controller's [Writer] ([WriterOptions].History), records the object
+// the server returned to each write; a Patch whose snapshot is older than that object merges
+// onto it instead:
 //
 //	snapshot and History                   what Patch does
 //	no entry for the snapshot's uid, or    as without a History
@@ -184,6 +191,17 @@ limitations under the License.
 // writes) may mean that reconcile does not come; neither would it after a Patch with a fresh
 // read at that moment, so the guarantee is that of a fresh read then, no weaker. The
 // randomized test checks every row against the model, for the same and for other changes.
+//
+// # Kinds without a status subresource
+//
+// For a CRD without subresources.status, Patch sends the status with the rest of the object when
+// the snapshot's managedFields show the status written that way, or when a status request is
+// answered 404 for an object that exists; until then it writes as for a kind with the
+// subresource, metadata and spec first. What it learns is kept in the Helper only: that the kind
+// has no status subresource from the 404, and, when it sent the status with the object on the
+// word of managedFields alone, from whether the server kept it (a status the server ignored there
+// goes to the status subresource next). Fields the schema does not know are pruned from a status
+// either way; they are not written and are no error, as for a kind with the subresource.
 //
 // # Ending a reconcile
 //
@@ -269,11 +287,13 @@ limitations under the License.
 // test checks against the API server.
 //
 // ApplyStatus carries each condition's LastTransitionTime over from the live object while its
-// status does not change (from its own last status apply while the reader lags behind it), and
-// adds none to the conditions of a kind whose schema has no lastTransitionTime, so a controller
-// can rebuild its conditions from scratch every reconcile; and with [OwnedConditions] each controller applies only its own conditions, so
-// several controllers share status.conditions (a list of type map) without clobbering each
-// other.
+// status does not change (from its own last status apply while the reader lags behind it), so a
+// controller can rebuild its conditions from scratch every reconcile. A kind whose conditions
+// have no lastTransitionTime gets none: the Applier tells from the live object's conditions, or
+// from the API server refusing the field as undeclared, after which it sends the request again
+// without the times it added. With [OwnedConditions] each controller applies only its own
+// conditions, so several controllers share status.conditions (a list of type map) without
+// clobbering each other.
 //
 // # Applying an owned child
 //

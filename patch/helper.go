@@ -107,75 +107,40 @@ func NewHelper(obj client.Object, c client.Client) (*Helper, error) {
 }
 
 // Patch writes the changes made to obj since the snapshot, merged onto the object as the server
-// has it now, following the guarantee table of the package documentation: another writer's
-// changes since the snapshot are kept, except where this reconcile changed the same scalar or
-// map key (its value wins); where both changed the same list, or the same condition of a type
-// not in [OwnedConditions], Patch writes nothing of that part and returns a [*ConflictError].
+// has it now, as the table "What the helper guarantees" of the package documentation says:
+// another writer's changes since the snapshot are kept, except where this reconcile changed the
+// same scalar or map key; where both changed the same list, or the same condition of a type not
+// in [OwnedConditions], Patch writes nothing of that part and returns a [*ConflictError].
 //
-// What is sent:
+// Requests: none when nothing changed; otherwise at most one for metadata and spec, then at most
+// one for the status subresource (for a kind without one, see "Kinds without a status
+// subresource"), each a JSON Patch of the changed fields only, guarded by tests of what it
+// replaces and of the object's uid. Of metadata only labels, annotations, finalizers and owner
+// references are written.
 //
-//   - nothing when nothing changed: a reconcile that changes nothing sends no request;
-//   - otherwise at most one request for metadata and spec (everything outside status), then at
-//     most one to the status subresource, each only when something in it changed; a kind without
-//     a status subresource gets one request for everything;
-//   - each request is a JSON Patch of the changed fields only, guarded by tests of what it
-//     replaces (a list, a condition, an object it creates or removes whole), so that the server
-//     refuses it when another writer changed that part since it was read, and by a test of the
-//     object's uid, so that it never changes another object created under the same name. Of
-//     metadata only labels, annotations, finalizers and owner references are ever written.
+// Errors, after which obj and the snapshot are as they were, so that calling Patch again sends
+// what is still missing, merged onto the latest object:
 //
-// Conflicts: when the server refuses a request because a guard no longer holds (or answers 409
-// Conflict), Patch reads the latest object with the client (or the API reader of the [Writer] that made the Helper),
-// merges this reconcile's changes onto it again and sends again, up to five retries, waiting
-// between attempts (10ms doubling, jittered, capped at 1s). A conflict that a retry resolves is
-// not an error. When retries run out, or the merge finds a change both made, Patch returns a
-// [*ConflictError], for which apierrors.IsConflict is true and which requeue.Classify reports as
-// requeue.ClassConflict: a quiet requeue. Any other error (403 Forbidden, a validation error, an
-// admission denial, a 5xx) is returned at once, wrapped, with its class intact.
+//   - A guard that no longer holds, or a 409, is retried up to five times (10ms doubling,
+//     jittered, capped at 1s), each time merged onto the object read again (through the API
+//     reader of the [Writer] that made the Helper, if any). When retries run out, or the merge
+//     finds a change both made: a [*ConflictError] (apierrors.IsConflict, requeue.ClassConflict).
+//   - A new or changed condition of a conditions.Getter that conditions.Validate refuses: nothing
+//     is sent; the error wraps conditions.ErrInvalid and names it (requeue.ClassInvalid).
+//     Conditions this reconcile did not change are not checked.
+//   - The status request failed after the metadata and spec request was written: the error wraps
+//     [ErrPartiallyWritten].
+//   - The object is not found and was not being deleted, or another replaced it under its name:
+//     apierrors.IsNotFound. An object that was being deleted and is gone (the metadata request
+//     removed its last finalizer) is no error: the status change is dropped.
+//   - Anything else (403, a validation error, an admission denial, a 5xx) is returned at once,
+//     wrapped, its class intact.
 //
-// What was written when Patch fails: the metadata and spec request goes first. When it was
-// written and the status request then fails, the error wraps [ErrPartiallyWritten]; otherwise
-// nothing was written. Either way obj is left exactly as the caller had it and the snapshot does
-// not change, so calling Patch again sends what is still missing, merged onto the latest object.
-//
-// Deletion: when the metadata request leaves the object gone (it was being deleted and its last
-// finalizer was removed), the status change is dropped and Patch returns nil; likewise when an
-// object that was being deleted is not found. An object that is not found and was not being
-// deleted, or that was replaced by another under the same name, is an error for which
-// apierrors.IsNotFound is true.
-//
-// Objects without a status subresource (a CRD without subresources.status): Patch sends their
-// status with the rest of the object when the snapshot's managedFields show the status written
-// that way, or when a status request is answered 404 for an object that exists; until then it
-// writes as for a kind with the subresource, metadata and spec first. What it learns is kept in
-// the Helper only: that the kind has no status subresource from the 404, and, when it sent the
-// status with the object on the word of managedFields alone, from whether the server kept it
-// (a status the server ignored there goes to the status subresource next). Fields the schema
-// does not know are pruned from a status either way; they are not written and are no error, as
-// for a kind with the subresource.
-//
-// On success obj is replaced by the object the API server returned last (new resourceVersion,
-// other writers' changes, defaults) and becomes the new snapshot. When Patch sends nothing, obj
-// is left as the caller had it, except after a skip of the [History] (below). That includes a
-// change of a condition's lastTransitionTime alone, its status unchanged: the merge keeps the
-// server's time, so there is nothing to send, and obj keeps the time the caller set.
-//
-// Patch sends what changed relative to the snapshot. A snapshot read from a cache that lags behind
-// the server cannot show what changed since, so a condition the server has but the snapshot lacks
-// is not removed by a Patch that does not set it. For the object a controller reconciles, read it
-// with controller-runtime's read-your-writes consistency on (client.CacheOptions) or from the API
-// reader; see the cache guide. When what the cache lacks is this controller's own last write,
-// the [History] of the Helper's [Writer] makes Patch merge onto that write instead, and send
-// nothing when it already holds the changes: see the package documentation.
-//
-// Invalid conditions: when obj is a conditions.Getter (a typed object with conditions), Patch
-// first checks, with conditions.Validate, every condition of obj that is new or differs from the
-// snapshot's condition of its type. When one is invalid (a type or reason the API server would
-// reject), Patch sends nothing, neither the metadata and spec nor the status, leaves obj and the
-// snapshot as they are, and returns an error that wraps conditions.ErrInvalid and names the
-// object, the condition and the rule it breaks; requeue.Classify reports it as
-// requeue.ClassInvalid, which is not retried. Conditions this reconcile did not change are not
-// checked: another writer's invalid condition already on the server does not stop the write.
+// On success obj becomes the object the server returned last (new resourceVersion, other
+// writers' changes, defaults) and the new snapshot. When nothing is sent obj is left as the
+// caller had it (a condition's lastTransitionTime changed alone is nothing to send: the server's
+// time is kept), unless the Writer's [History] held a newer object that already had the changes;
+// see "A snapshot older than the controller's own last write".
 //
 // obj must be the object given to [NewHelper] (same type, name and namespace), or a copy of it.
 func (h *Helper) Patch(ctx context.Context, obj client.Object, opts ...Option) error {
