@@ -38,6 +38,7 @@ import (
 	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/internal/testtypes"
 	"github.com/tenon-dev/tenon/patch"
+	"github.com/tenon-dev/tenon/testing/matchers"
 )
 
 func podTemplate(image string) corev1.PodTemplateSpec {
@@ -279,8 +280,8 @@ func TestTwoFieldManagersOwnTwoConditions(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 
 	latest := get(g, w)
-	g.Expect(conditions.Get(latest, network).Reason).To(Equal("Allocated"))
-	g.Expect(conditions.Get(latest, storage).Reason).To(Equal("Detached"), "the stale copy did not clobber it")
+	g.Expect(latest).To(matchers.HaveCondition(network, metav1.ConditionTrue, matchers.WithReason("Allocated")))
+	g.Expect(latest).To(matchers.HaveCondition(storage, metav1.ConditionFalse, matchers.WithReason("Detached")), "the stale copy did not clobber it")
 
 	// Each manager owns exactly its condition.
 	owners := map[string]string{}
@@ -301,7 +302,7 @@ func TestTwoFieldManagersOwnTwoConditions(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	latest = get(g, w)
 	g.Expect(conditions.Get(latest, storage)).To(BeNil())
-	g.Expect(conditions.IsTrue(latest, network)).To(BeTrue())
+	g.Expect(latest).To(matchers.HaveCondition(network, metav1.ConditionTrue, matchers.WithReason("Allocated")))
 }
 
 // staleReader returns a fixed, older copy of one object, as a cache that has not seen the latest

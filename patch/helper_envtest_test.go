@@ -37,6 +37,7 @@ import (
 	"github.com/tenon-dev/tenon/internal/testtypes"
 	"github.com/tenon-dev/tenon/patch"
 	"github.com/tenon-dev/tenon/requeue"
+	"github.com/tenon-dev/tenon/testing/matchers"
 )
 
 // newWidget creates a Widget with a Ready condition in a namespace of its own and returns it as
@@ -215,9 +216,11 @@ func TestPatchMergesConditionsWithOtherWriters(t *testing.T) {
 	conditions.MarkFalse(w, conditions.Ready, "Scaling", "")
 	g.Expect(h.Patch(ctx, w)).To(Succeed())
 	latest := get(g, w)
-	g.Expect(conditions.Get(latest, "Synced").Reason).To(Equal("Lagging"))
-	g.Expect(conditions.IsTrue(latest, "Backup")).To(BeTrue())
-	g.Expect(conditions.Get(latest, conditions.Ready).Reason).To(Equal("Scaling"))
+	g.Expect(latest).To(SatisfyAll(
+		matchers.HaveCondition("Synced", metav1.ConditionFalse, matchers.WithReason("Lagging"), matchers.WithMessage("behind by 3")),
+		matchers.HaveCondition("Backup", metav1.ConditionTrue, matchers.WithReason("Done")),
+		matchers.HaveCondition(conditions.Ready, metav1.ConditionFalse, matchers.WithReason("Scaling")),
+	))
 
 	// Both change Ready. Not owned: the other writer's value stays and Patch reports a conflict
 	// that requeue classifies as such.
@@ -233,11 +236,11 @@ func TestPatchMergesConditionsWithOtherWriters(t *testing.T) {
 	g.Expect(conflict.Fields).To(Equal([]string{"/status/conditions[Ready]"}))
 	g.Expect(apierrors.IsConflict(err)).To(BeTrue())
 	g.Expect(requeue.Classify(err)).To(Equal(requeue.ClassConflict))
-	g.Expect(conditions.Get(get(g, w), conditions.Ready).Reason).To(Equal("SomeoneElse"))
+	g.Expect(get(g, w)).To(matchers.HaveCondition(conditions.Ready, metav1.ConditionTrue, matchers.WithReason("SomeoneElse")))
 
 	// Owned, ours wins.
 	g.Expect(h.Patch(ctx, w, patch.OwnedConditions{conditions.Ready})).To(Succeed())
-	g.Expect(conditions.Get(get(g, w), conditions.Ready).Reason).To(Equal("Failed"))
+	g.Expect(get(g, w)).To(matchers.HaveCondition(conditions.Ready, metav1.ConditionFalse, matchers.WithReason("Failed")))
 }
 
 // TestAConditionListBothWritersEmptiedIsRemovedNotLeftEmpty: we drop one condition, another
@@ -372,7 +375,7 @@ func TestPatchWorksOnUnstructuredObjects(t *testing.T) {
 	g.Expect(latest.Labels).To(Equal(map[string]string{"app.kubernetes.io/name": "widget"}))
 	g.Expect(latest.Finalizers).To(Equal([]string{"tenon.dev/ours"}))
 	g.Expect(latest.Spec.Size).To(Equal("large"))
-	g.Expect(conditions.Get(latest, conditions.Ready).Reason).To(Equal("Resizing"))
+	g.Expect(latest).To(matchers.HaveCondition(conditions.Ready, metav1.ConditionFalse, matchers.WithReason("Resizing")))
 	g.Expect(u.GetResourceVersion()).To(Equal(latest.ResourceVersion))
 	g.Expect(h.Patch(ctx, u)).To(Succeed())
 	g.Expect(c.take()).To(BeEmpty())
@@ -426,8 +429,10 @@ func TestPatchFindsAConditionThatMoved(t *testing.T) {
 		types = append(types, c.Type)
 	}
 	g.Expect(types).To(Equal([]string{"Ready", "Available", "Synced"}))
-	g.Expect(conditions.Get(latest, "Synced").Reason).To(Equal("Lagging"))
-	g.Expect(conditions.IsTrue(latest, conditions.Available)).To(BeTrue())
+	g.Expect(latest).To(SatisfyAll(
+		matchers.HaveCondition("Synced", metav1.ConditionFalse, matchers.WithReason("Lagging")),
+		matchers.HaveCondition(conditions.Available, metav1.ConditionTrue, matchers.WithReason("MinimumReplicas")),
+	))
 }
 
 func TestPatchWorksOnClusterScopedObjects(t *testing.T) {

@@ -40,6 +40,7 @@ import (
 	"github.com/tenon-dev/tenon/internal/testtypes"
 	"github.com/tenon-dev/tenon/patch"
 	"github.com/tenon-dev/tenon/requeue"
+	"github.com/tenon-dev/tenon/testing/matchers"
 )
 
 func testScheme() *runtime.Scheme {
@@ -273,6 +274,8 @@ func TestADroppedConditionIsRemovedAloneAndTheOthersAreNotTestedWhole(t *testing
 	latest := &testtypes.Widget{}
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(w), latest)).To(Succeed())
 	g.Expect(conditions.Get(latest, conditions.Reconciling)).To(BeNil())
-	g.Expect(conditions.Get(latest, conditions.Ready)).To(HaveField("Reason", "Running"))
-	g.Expect(conditions.Get(latest, "Synced")).To(HaveField("Message", "written by another controller"))
+	g.Expect(latest).To(SatisfyAll(
+		matchers.HaveCondition(conditions.Ready, metav1.ConditionTrue, matchers.WithReason("Running")),
+		matchers.HaveCondition("Synced", metav1.ConditionTrue, matchers.WithMessage("written by another controller")),
+	))
 }
