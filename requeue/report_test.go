@@ -30,6 +30,7 @@ import (
 	"github.com/tenon-dev/tenon/fencing"
 	"github.com/tenon-dev/tenon/internal/testtypes"
 	"github.com/tenon-dev/tenon/requeue"
+	"github.com/tenon-dev/tenon/testing/matchers"
 )
 
 func TestReport(t *testing.T) {
@@ -158,7 +159,7 @@ func TestReport(t *testing.T) {
 			}
 			g.Expect(got).To(Equal(tt.wantTypes))
 			for ct, reason := range tt.wantReason {
-				g.Expect(conditions.Get(w, ct).Reason).To(BeEquivalentTo(reason), "reason of %s", ct)
+				g.Expect(w).To(matchers.HaveCondition(ct, tt.wantTypes[ct], matchers.WithReason(reason)))
 			}
 			for ct, msg := range tt.wantMessage {
 				g.Expect(conditions.Get(w, ct).Message).To(Equal(msg))
@@ -190,13 +191,13 @@ func TestReportStoresAnInvalidReasonAndKeepsTheReconcileError(t *testing.T) {
 	conditions.MarkFalse(w, conditions.Ready, "rolling out", "1 of 3 replicas ready")
 
 	g.Expect(requeue.Report(w, nil)).To(Succeed())
-	g.Expect(conditions.Get(w, conditions.Reconciling).Reason).To(Equal("rolling out"))
+	g.Expect(w).To(matchers.HaveCondition(conditions.Reconciling, metav1.ConditionTrue, matchers.WithReason("rolling out")))
 	g.Expect(w.Status.ObservedGeneration).To(BeEquivalentTo(2))
 
 	cause := errors.New("dial tcp: connection refused")
 	err := requeue.Report(w, cause)
 	g.Expect(err).To(BeIdenticalTo(cause), "the reconcile's error is returned as it is")
-	g.Expect(conditions.Get(w, conditions.Reconciling).Reason).To(BeEquivalentTo(requeue.ReasonRetrying))
+	g.Expect(w).To(matchers.HaveCondition(conditions.Reconciling, metav1.ConditionTrue, matchers.WithReason(requeue.ReasonRetrying)))
 }
 
 // gadgetWithoutObservedGeneration has conditions but no status.observedGeneration.
