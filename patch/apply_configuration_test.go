@@ -154,16 +154,6 @@ func TestAnApplyConfigurationAfterATypedApplyOfTheSameFieldsSendsNothing(t *test
 	g.Expect(c.take()).To(Equal(counts{"get": 1}))
 }
 
-// ownedBy returns the field set manager's apply entry of obj holds, as JSON.
-func ownedBy(obj client.Object, manager string) string {
-	for _, e := range obj.GetManagedFields() {
-		if e.Manager == manager && e.Operation == metav1.ManagedFieldsOperationApply && e.FieldsV1 != nil {
-			return e.FieldsV1.GetRawString()
-		}
-	}
-	return ""
-}
-
 func TestAnApplyConfigurationDeclaresNoZeroValues(t *testing.T) {
 	g := NewWithT(t)
 	ctx := t.Context()
@@ -179,7 +169,7 @@ func TestAnApplyConfigurationDeclaresNoZeroValues(t *testing.T) {
 	}
 	_, err := a.Apply(ctx, typed)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(ownedBy(typed, "tenon-test")).To(ContainSubstring(`"f:podSelector"`))
+	g.Expect(ownedFields(typed, "tenon-test")).To(ContainSubstring(`"f:podSelector"`))
 	c.take()
 
 	// The apply configuration sets only the policy types: the manager lets go of the selector.
@@ -192,8 +182,8 @@ func TestAnApplyConfigurationDeclaresNoZeroValues(t *testing.T) {
 	g.Expect(c.take()).To(Equal(counts{"get": 1, "apply": 1}), "a different request: sent")
 	live := &networkingv1.NetworkPolicy{}
 	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(typed), live)).To(Succeed())
-	g.Expect(ownedBy(live, "tenon-test")).NotTo(ContainSubstring(`"f:podSelector"`))
-	g.Expect(ownedBy(live, "tenon-test")).To(ContainSubstring(`"f:policyTypes"`))
+	g.Expect(ownedFields(live, "tenon-test")).NotTo(ContainSubstring(`"f:podSelector"`))
+	g.Expect(ownedFields(live, "tenon-test")).To(ContainSubstring(`"f:policyTypes"`))
 
 	for _, applier := range []*patch.Applier{a, patch.NewApplier(c, "tenon-test", patch.ApplierOptions{})} {
 		changed, err = applier.ApplyConfiguration(ctx, desired())
@@ -299,8 +289,8 @@ func TestApplyStatusConfigurationTakesClientGoConditions(t *testing.T) {
 	}
 	var live policyv1.PodDisruptionBudget
 	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(pdb), &live)).To(Succeed())
-	g.Expect(strings.Contains(ownedBy(&live, "storage-controller"), `k:{\"type\":\"StorageReady\"}`)).To(BeTrue())
-	g.Expect(strings.Contains(ownedBy(&live, "storage-controller"), "NetworkReady")).To(BeFalse(), "each manager owns its condition")
+	g.Expect(strings.Contains(ownedFields(&live, "storage-controller"), `k:{\"type\":\"StorageReady\"}`)).To(BeTrue())
+	g.Expect(strings.Contains(ownedFields(&live, "storage-controller"), "NetworkReady")).To(BeFalse(), "each manager owns its condition")
 }
 
 func TestAStatusApplyConfigurationDeclaresNoZeroValues(t *testing.T) {
@@ -328,7 +318,7 @@ func TestAStatusApplyConfigurationDeclaresNoZeroValues(t *testing.T) {
 		Status:     policyv1.PodDisruptionBudgetStatus{Conditions: []metav1.Condition{ready}},
 	})
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(ownedBy(live("typed"), "network-controller")).To(ContainSubstring(`"f:disruptionsAllowed"`))
+	g.Expect(ownedFields(live("typed"), "network-controller")).To(ContainSubstring(`"f:disruptionsAllowed"`))
 
 	// An apply configuration declares its condition only.
 	_, err = a.ApplyStatusConfiguration(ctx, policyv1ac.PodDisruptionBudget("configured", ns).WithStatus(
@@ -336,7 +326,7 @@ func TestAStatusApplyConfigurationDeclaresNoZeroValues(t *testing.T) {
 			metav1ac.Condition().WithType(ready.Type).WithStatus(ready.Status).WithReason(ready.Reason),
 		)))
 	g.Expect(err).NotTo(HaveOccurred())
-	owned := ownedBy(live("configured"), "network-controller")
+	owned := ownedFields(live("configured"), "network-controller")
 	g.Expect(owned).To(ContainSubstring(`k:{\"type\":\"NetworkReady\"}`))
 	g.Expect(owned).NotTo(ContainSubstring(`"f:disruptionsAllowed"`))
 }
