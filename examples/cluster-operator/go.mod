@@ -6,7 +6,7 @@ require (
 	github.com/go-logr/logr v1.4.3
 	github.com/onsi/ginkgo/v2 v2.32.0
 	github.com/onsi/gomega v1.44.0
-	github.com/tenon-dev/tenon v0.1.0
+	github.com/tenon-dev/tenon v0.2.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
@@ -108,6 +108,5 @@ require (
 )
 
 // In this repository the example builds against the library next to it. Copying the example into
-// your own repository? It uses tenon's API as the next release, v0.2.0, publishes it: until that
-// is out, point this replace directive at a checkout of tenon; then require v0.2.0 and delete it.
+// your own repository? Delete this replace directive: the require above gets tenon v0.2.0.
 replace github.com/tenon-dev/tenon => ../..

@@ -6,10 +6,9 @@
 # suite and e2e tests, on the envtest binaries of make envtest, found where tests find them).
 #
 # The copy builds against this checkout: go.mod's replace directive, which points at the
-# repository's root (../..), is pointed at this checkout's absolute path instead. tenon v0.2.0,
-# the release whose API the example uses, is not published yet; once it is, a copy needs no
-# replace directive at all (require github.com/tenon-dev/tenon v0.2.0), and neither will this
-# check. Nothing is left behind.
+# repository's root (../..), is pointed at this checkout's absolute path instead: a user's copy
+# deletes it and gets the release go.mod requires, but this check is of the example as this
+# checkout has it, with the library as this checkout has it. Nothing is left behind.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 example=$repo/examples/cluster-operator

@@ -6,7 +6,7 @@ require (
 	github.com/google/go-cmp v0.7.0
 	github.com/google/pprof v0.0.0-20260402051712-545e8a4df936
 	github.com/onsi/gomega v1.44.0
-	github.com/tenon-dev/tenon v0.1.0
+	github.com/tenon-dev/tenon v0.2.0
 	github.com/tenon-dev/tenon/examples/cluster-operator v0.0.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
