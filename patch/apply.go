@@ -216,8 +216,9 @@ func (a *Applier) ApplyConfiguration(ctx context.Context, ac runtime.ApplyConfig
 //   - LastTransitionTime is carried over from the live object (or from this Applier's last
 //     status apply, while the reader lags behind it) for every condition whose status did not
 //     change; a new or flipped condition without one gets the current time, truncated to
-//     seconds, unless the kind's conditions have no lastTransitionTime. See "Server-side apply"
-//     in the package documentation.
+//     seconds. When a condition the object holds has no lastTransitionTime (a kind whose
+//     conditions have none), no time is added, and times are carried over only where this
+//     manager applied them. See "Server-side apply" in the package documentation.
 //   - The request is skipped when the Applier proves it would change nothing, as for
 //     [Applier.Apply].
 //   - When obj is a conditions.Getter, a condition to apply that conditions.Validate refuses

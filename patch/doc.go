@@ -25,9 +25,10 @@ limitations under the License.
 // the same thing and the change cannot be merged, the write is refused with a conflict rather
 // than lose theirs. The only value of theirs a write replaces is one it sets itself (a scalar or
 // a map key the controller changed). The tables below say so field shape by field shape. Neither
-// writes a condition the API server would reject: a new or changed condition of a typed object
-// that conditions.Validate refuses stops [Helper.Patch] and [Applier.ApplyStatus] before they
-// send anything, with an error that wraps conditions.ErrInvalid and names the condition.
+// writes a condition the API server would reject: a condition of a typed object that
+// conditions.Validate refuses (one that is new or changed, for [Helper.Patch]; one it would
+// apply, for [Applier.ApplyStatus]) stops the call before it sends anything, with an error that
+// wraps conditions.ErrInvalid and names the condition.
 //
 // # The patch helper
 //
@@ -159,8 +160,8 @@ limitations under the License.
 // reconciles with controller-runtime's read-your-writes consistency on (client.CacheOptions) or
 // from the API reader; see the [cache guide].
 //
-// Even so, the default manager's cache may not yet show what the controller itself wrote a
-// moment ago: a reconcile woken by the watch event of its finalizer patch runs before the
+// Without read-your-writes (the default manager's client), the cache may not yet show what the
+// controller itself wrote a moment ago: a reconcile woken by the watch event of its finalizer patch runs before the
 // informer delivered the status patch that followed, sees no status and computes it again. A
 // [History], given to the controller's [Writer] ([WriterOptions].History), records the object
 // the server returned to each write; a Patch whose snapshot is older than that object merges
@@ -289,9 +290,10 @@ limitations under the License.
 // ApplyStatus carries each condition's LastTransitionTime over from the live object while its
 // status does not change (from its own last status apply while the reader lags behind it), so a
 // controller can rebuild its conditions from scratch every reconcile. A kind whose conditions
-// have no lastTransitionTime gets none: the Applier tells from the live object's conditions, or
-// from the API server refusing the field as undeclared, after which it sends the request again
-// without the times it added. With [OwnedConditions] each controller applies only its own
+// have no lastTransitionTime gets none: when a condition the object holds (or the Applier's last
+// status apply left) has none, no time is added and times are carried over only where this
+// manager applied them; when the API server refuses the field as undeclared, the Applier sends
+// the request again without the times it added. With [OwnedConditions] each controller applies only its own
 // conditions, so several controllers share status.conditions (a list of type map) without
 // clobbering each other.
 //

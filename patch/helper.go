@@ -128,13 +128,17 @@ func NewHelper(obj client.Object, c client.Client) (*Helper, error) {
 //   - A new or changed condition of a conditions.Getter that conditions.Validate refuses: nothing
 //     is sent; the error wraps conditions.ErrInvalid and names it (requeue.ClassInvalid).
 //     Conditions this reconcile did not change are not checked.
-//   - The status request failed after the metadata and spec request was written: the error wraps
-//     [ErrPartiallyWritten].
+//   - A finalizer added to an object deleted since the read (the API server refuses it): a
+//     [*ConflictError], so that the next reconcile runs the cleanup.
 //   - The object is not found and was not being deleted, or another replaced it under its name:
-//     apierrors.IsNotFound. An object that was being deleted and is gone (the metadata request
-//     removed its last finalizer) is no error: the status change is dropped.
+//     apierrors.IsNotFound.
 //   - Anything else (403, a validation error, an admission denial, a 5xx) is returned at once,
 //     wrapped, its class intact.
+//
+// Any error after the metadata and spec request was written (a failed status request, a
+// conflict on the status) also wraps [ErrPartiallyWritten]. An object that was being deleted and
+// is not found, or was replaced, is no error: it is gone, as removing its last finalizer meant;
+// what was not written is dropped, and obj and the snapshot are left as they were.
 //
 // On success obj becomes the object the server returned last (new resourceVersion, other
 // writers' changes, defaults) and the new snapshot. When nothing is sent obj is left as the
