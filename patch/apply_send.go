@@ -93,8 +93,12 @@ func (a *Applier) applyStatus(ctx context.Context, m map[string]any, gvk schema.
 // desired object of kind gvk as a JSON value, has a condition to apply (of a type in owned, or
 // any when owned is nil) that the API server would reject. Only the conditions of a kind whose Go
 // type is a conditions.Getter (like, typed) are checked: they are metav1.Conditions, which other
-// kinds' conditions need not be. A condition without a lastTransitionTime is checked as if it had
-// one: the Applier gives it one, or the kind's conditions have none.
+// kinds' conditions need not be. Only the fields the request's condition holds are checked: a
+// field it lacks (an apply configuration's or an unstructured object's condition without a
+// reason) is not this manager's to set, and the API server keeps another manager's value there,
+// or refuses the apply itself. A typed object's condition holds every field (an unset reason is
+// an empty one). A condition without a lastTransitionTime is checked as if it had one: the
+// Applier gives it one, or the kind's conditions have none.
 func checkConditions(m map[string]any, gvk schema.GroupVersionKind, like client.Object, owned []conditions.Type) error {
 	if _, ok := like.(conditions.Getter); !ok {
 		return nil
@@ -106,14 +110,26 @@ func checkConditions(m map[string]any, gvk schema.GroupVersionKind, like client.
 			jsonvalue.Map(e) == nil || runtime.DefaultUnstructuredConverter.FromUnstructured(jsonvalue.Map(e), &c) != nil {
 			continue // not applied, or not a metav1.Condition: the API server decides
 		}
-		if c.LastTransitionTime.IsZero() {
-			c.LastTransitionTime = metav1.Unix(0, 0)
-		}
+		withAbsentFieldsValid(&c, jsonvalue.Map(e))
 		if err := conditions.Validate(c); err != nil {
 			return fmt.Errorf("failed to apply %s: %w", describeBody(m, gvk, "status"), err)
 		}
 	}
 	return nil
+}
+
+// withAbsentFieldsValid gives c, decoded from the JSON object e, a valid value for each field
+// that Validate checks and e lacks, so that only the fields the request sets are checked.
+func withAbsentFieldsValid(c *metav1.Condition, e map[string]any) {
+	if _, ok := e["status"]; !ok {
+		c.Status = metav1.ConditionUnknown
+	}
+	if _, ok := e["reason"]; !ok {
+		c.Reason = "Absent"
+	}
+	if c.LastTransitionTime.IsZero() {
+		c.LastTransitionTime = metav1.Unix(0, 0)
+	}
 }
 
 // noStatusSubresource returns err, the NotFound of a status apply of desired to live, as an

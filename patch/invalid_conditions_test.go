@@ -36,6 +36,7 @@ import (
 	"github.com/tenon-dev/tenon/internal/testtypes"
 	"github.com/tenon-dev/tenon/patch"
 	"github.com/tenon-dev/tenon/requeue"
+	"github.com/tenon-dev/tenon/testing/matchers"
 )
 
 // TestPatchWritesNothingOfAnObjectWithAnInvalidCondition changes a Widget's spec and sets a
@@ -205,4 +206,39 @@ func TestApplyStatusSendsNothingForAnInvalidCondition(t *testing.T) {
 	latest := get(g, w)
 	g.Expect(conditions.IsTrue(latest, "Synced")).To(BeTrue())
 	g.Expect(conditions.Get(latest, conditions.Ready)).To(BeNil())
+}
+
+// A condition an apply configuration (or an unstructured object) sends without a reason leaves
+// the reason to its owner: the API server keeps another writer's value there and accepts the
+// apply, so the Applier does not refuse it as invalid. A typed object's condition without a reason
+// sends an empty one, which the server rejects, and is refused (the test above). Found by
+// TestApplySkipsOnlyWhatTheAPIServerConfirms (TENON_APPLY_SEED=3416598429427990460
+// TENON_APPLY_CASE=776).
+func TestApplyStatusConfigurationLeavesAnAbsentReasonToItsOwner(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	w := &testtypes.Widget{ObjectMeta: metav1.ObjectMeta{Name: "absent-reason", Namespace: env.Namespace(t)}}
+	g.Expect(env.Client().Create(ctx, w)).To(Succeed())
+	other := get(g, w)
+	conditions.MarkTrue(other, conditions.Ready, "Running", "set by another writer")
+	g.Expect(env.Client().Status().Update(ctx, other)).To(Succeed())
+
+	a := patch.NewApplier(env.Client(), "tenon-test", patch.ApplierOptions{})
+	ac := client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": testtypes.GroupVersion.String(),
+		"kind":       "Widget",
+		"metadata":   map[string]any{"name": w.Name, "namespace": w.Namespace},
+		"status": map[string]any{"conditions": []any{map[string]any{
+			"type": string(conditions.Ready), "status": string(metav1.ConditionFalse), "message": "ours",
+		}}},
+	}})
+	changed, err := a.ApplyStatusConfiguration(ctx, ac, patch.ForceConflicts(true))
+	g.Expect(err).NotTo(HaveOccurred(), "the reason the request lacks is the other writer's")
+	g.Expect(changed).To(BeTrue())
+	g.Expect(get(g, w)).To(matchers.HaveCondition(conditions.Ready, metav1.ConditionFalse,
+		matchers.WithReason("Running"), matchers.WithMessage("ours")))
+
+	// Sent with an empty reason, the condition is refused before anything is sent.
+	_, err = a.ApplyStatusConfiguration(ctx, widgetStatusConfiguration(w, metav1.ConditionFalse, "", "ours"))
+	g.Expect(errors.Is(err, conditions.ErrInvalid)).To(BeTrue(), "an empty reason is invalid: %v", err)
 }
