@@ -20,7 +20,11 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tenon-dev/tenon/patch"
 )
@@ -57,5 +61,41 @@ func TestAnEmptyAffinityIsAppliedUntilTheServerKeepsIt(t *testing.T) {
 		if i > 0 {
 			g.Expect(sent == 0).To(Equal(diff == ""), "step %d: sent %d, diff %s", i, sent, diff)
 		}
+	}
+}
+
+// TestAnOmittedEmptyMapAnotherWriterOwnsIsApplied: a ConfigMap created by another writer with a
+// key in binaryData, the key taken over by this manager with ForceConflicts and given up by an
+// apply of an empty binaryData. The stored form omits the empty map, but the other writer still
+// owns binaryData itself: applying the empty map again, without force, is a conflict the API
+// server reports, not a fixed point to skip (for the Applier that remembers the apply and for a
+// fresh one that proves from managedFields). Found by TestApplySkipsOnlyWhatTheAPIServerConfirms
+// (TENON_APPLY_SEED=3416598429427990460 TENON_APPLY_CASE=27).
+func TestAnOmittedEmptyMapAnotherWriterOwnsIsApplied(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := env.Namespace(t)
+	created := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bin", Namespace: ns},
+		BinaryData: map[string][]byte{"bin": []byte("theirs")}}
+	g.Expect(env.Client().Create(ctx, created, client.FieldOwner("other-creator"))).To(Succeed())
+	configMap := func(binaryData map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "bin", "namespace": ns}, "binaryData": binaryData}}
+	}
+	c := newCountingClient(t)
+	a := patch.NewApplier(c, "tenon-test", patch.ApplierOptions{})
+	_, err := a.Apply(ctx, configMap(map[string]any{"bin": "b3Vycw=="}), patch.ForceConflicts(true))
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = a.Apply(ctx, configMap(map[string]any{}))
+	g.Expect(err).NotTo(HaveOccurred(), "giving up the key conflicts with no one")
+	live := &corev1.ConfigMap{}
+	g.Expect(env.Client().Get(ctx, client.ObjectKeyFromObject(created), live)).To(Succeed())
+	g.Expect(live.BinaryData).To(BeEmpty())
+	c.take()
+
+	for name, applier := range map[string]*patch.Applier{"the same Applier": a, "a fresh Applier": patch.NewApplier(c, "tenon-test", patch.ApplierOptions{})} {
+		_, err = applier.Apply(ctx, configMap(map[string]any{}))
+		g.Expect(apierrors.IsConflict(err)).To(BeTrue(), "%s: the API server reports the conflict: %v", name, err)
+		g.Expect(c.take()["apply"]).To(Equal(1), "%s: the apply is sent", name)
 	}
 }

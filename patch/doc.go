@@ -342,7 +342,9 @@ limitations under the License.
 // map the object lacks is such a value where the kind's stored form omits it (empty labels, a
 // nodeSelector), but not where the server pruned it because the apply removed the manager's keys
 // below it (a Node's status.features), which applying again sets: the Applier reads which from a
-// built-in kind's Go types, and from ObjectMeta's for every kind's metadata. Second, so
+// built-in kind's Go types, and from ObjectMeta's for every kind's metadata. Nor is it where
+// another manager owns that place too (a ConfigMap's binaryData another writer created): applying
+// the empty map again takes the field from them, a conflict without ForceConflicts. Second, so
 // that a restarted controller does not re-apply everything, when the live object's managedFields
 // has exactly one entry of the manager for the apply operation (on the subresource), for the
 // desired object's apiVersion, and, walking the desired object (obj), the live object and that

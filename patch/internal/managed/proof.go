@@ -205,7 +205,9 @@ func DeclaredMetadata(types managedfields.TypeConverter, desired map[string]any)
 // itself: the server also prunes a map that an apply emptied by removing the manager's fields
 // below it (a Node's status.features), and applying again sets it; so does an admission policy
 // that removes it from some objects only. The caller knows the places from the kind's Go types.
-// A nil Omits knows none.
+// A nil Omits knows none. Even where the stored form omits it, a lacking empty map that another
+// managedFields entry owns too proves nothing: applying it again takes the field from that entry
+// (the API server reports a conflict without force).
 type Omits func(place string) bool
 
 // places tracks where a proof is, for [Omits]; a nil *places knows no place, and a proof with it
@@ -297,8 +299,12 @@ func (p proof) unchangedFields(owned, d, l map[string]any, others []map[string]a
 		}
 		q.at.push(k)
 		le, ok := l[k]
-		same := ok && q.unchanged(sub, de, le, below(others, "f:"+k), false) ||
-			!ok && children(sub) == 0 && q.at.omitted(de)
+		theirs := below(others, "f:"+k)
+		// An empty map the stored form omits, which no other entry owns: applying it again sets
+		// nothing. Where another entry owns the place, the apply takes the field from it (a
+		// conflict without force).
+		same := ok && q.unchanged(sub, de, le, theirs, false) ||
+			!ok && children(sub) == 0 && len(theirs) == 0 && q.at.omitted(de)
 		q.at.pop()
 		if !same {
 			return false
@@ -612,8 +618,10 @@ func (ps *places) ownsWhole(d, l any, others []map[string]any) bool {
 	case !isList || len(ll) == len(dl):
 		// The value as applied, exactly: admission may have changed it as it was applied (on a
 		// creation only, say), and applying again would set it back.
-		// An empty map l lacks is one only where the stored form is known to omit it.
-		return jsonvalue.Equal(d, l) || l == nil && ps.omitted(d)
+		// An empty map l lacks is one only where the stored form is known to omit it, and no
+		// other entry owns the place: applying it again would take the field from that entry (a
+		// conflict without force; a ConfigMap's binaryData another writer created).
+		return jsonvalue.Equal(d, l) || l == nil && len(others) == 0 && ps.omitted(d)
 	}
 	if len(dl) > 0 {
 		return false

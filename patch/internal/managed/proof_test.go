@@ -374,6 +374,13 @@ func TestAnEmptyMapAppliedIsAFixedPointOnlyWhenNoKeyIsOurs(t *testing.T) {
 	omits := func(place string) bool { return place == "spec.selector" }
 	g.Expect(FixedPoint(desired, thing(nil, ours), "me", "", omits)).To(BeTrue(), "an empty map the stored form omits")
 	g.Expect(FixedPoint(desired, thing(nil, ours), "me", "", func(string) bool { return false })).To(BeFalse())
+	// Another entry owns the omitted place too (a ConfigMap's binaryData that another writer
+	// created, whose keys this manager took and then gave up): applying the empty map again
+	// takes the field from that entry, a conflict without force.
+	coOwner := entry("other", metav1.ManagedFieldsOperationUpdate, `{"f:spec":{"f:selector":{}}}`)
+	g.Expect(FixedPoint(desired, thing(nil, ours, coOwner), "me", "", omits)).To(BeFalse(), "another entry owns the omitted map")
+	coOwned := thing(nil, ours, coOwner)
+	g.Expect(UpToDate(desired, coOwned.Object, EntriesOf(coOwned), "me", "", nil, nil, omits)).To(BeFalse(), "another entry owns the omitted map")
 
 	// UpToDate reads the same places.
 	live := thing(nil, ours)
