@@ -223,8 +223,11 @@ func (a *Applier) ApplyConfiguration(ctx context.Context, ac runtime.ApplyConfig
 //     [Applier.Apply].
 //   - When obj is a conditions.Getter, a condition to apply that conditions.Validate refuses
 //     (lastTransitionTime aside) stops the call before anything is read or sent; the error
-//     wraps conditions.ErrInvalid and names the condition (requeue.ClassInvalid). A typed
-//     condition sends every field, so an unset reason is an empty one, which is refused.
+//     wraps conditions.ErrInvalid and names the condition (requeue.ClassInvalid). Only the
+//     fields the request's condition holds are checked: a typed condition sends every field, so
+//     an unset reason is an empty one, which is refused; a reason or status an apply
+//     configuration leaves out is the API server's to keep (another manager's) or to refuse, as
+//     the kind's schema says. A condition without a status keeps its transition time.
 //
 // As for [Applier.Apply], a typed object's status fields whose Go type has no omitempty are sent
 // even when they are the zero value, and become owned by this manager; struct-typed fields with

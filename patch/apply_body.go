@@ -135,7 +135,10 @@ func statusBody(m map[string]any, gvk schema.GroupVersionKind, live client.Objec
 // conditionsToApply returns the conditions of desired that the status apply declares (those of
 // the owned types, or all of them when owned is nil), each with its lastTransitionTime: the
 // current condition's when its status did not change and stamp or carry says so, now when it
-// has none and stamp is set, its own otherwise. desired's conditions are modified.
+// has none and stamp is set, its own otherwise. A condition that does not set its status (an
+// apply configuration that leaves the status to another manager) has not changed it: it gets the
+// current condition's time as one whose status did not change, and never the current time.
+// desired's conditions are modified.
 func conditionsToApply(desired, current []any, owned []conditions.Type, stamp bool, carry func(conditionType string) bool) []any {
 	out := make([]any, 0, len(desired))
 	for _, e := range desired {
@@ -146,8 +149,10 @@ func conditionsToApply(desired, current []any, owned []conditions.Type, stamp bo
 		}
 		l := jsonvalue.FindCondition(current, t)
 		switch {
-		case l != nil && hasTime(l) && jsonvalue.SameStatus(l, c) && (stamp || carry(t)):
+		case l != nil && hasTime(l) && (c["status"] == nil || jsonvalue.SameStatus(l, c)) && (stamp || carry(t)):
 			c["lastTransitionTime"] = jsonvalue.DeepCopy(l["lastTransitionTime"])
+		case c["status"] == nil:
+			// Not this apply's status, so not its transition either: no time of its own.
 		case !hasTime(c) && stamp:
 			c["lastTransitionTime"] = time.Now().UTC().Truncate(time.Second).Format(time.RFC3339)
 		}

@@ -95,8 +95,9 @@ func (a *Applier) applyStatus(ctx context.Context, m map[string]any, gvk schema.
 // type is a conditions.Getter (like, typed) are checked: they are metav1.Conditions, which other
 // kinds' conditions need not be. Only the fields the request's condition holds are checked: a
 // field it lacks (an apply configuration's or an unstructured object's condition without a
-// reason) is not this manager's to set, and the API server keeps another manager's value there,
-// or refuses the apply itself. A typed object's condition holds every field (an unset reason is
+// reason) is not this manager's to set: the API server keeps another manager's value there, or
+// the kind's schema decides whether the condition may lack it (metav1.Condition's requires a
+// reason; a CRD's own condition type may not). A typed object's condition holds every field (an unset reason is
 // an empty one). A condition without a lastTransitionTime is checked as if it had one: the
 // Applier gives it one, or the kind's conditions have none.
 func checkConditions(m map[string]any, gvk schema.GroupVersionKind, like client.Object, owned []conditions.Type) error {
