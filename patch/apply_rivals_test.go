@@ -195,13 +195,6 @@ func TestANullReasonIsRefusedAsTheServerRefusesIt(t *testing.T) {
 	}
 }
 
-func otherOf(field string) string {
-	if field == "reason" {
-		return "status"
-	}
-	return "reason"
-}
-
 // A field a condition's request lacks is the API server's to decide: for a kind whose schema does
 // not require a reason (a cert-manager Certificate, whose conditions its Go type reads as
 // metav1.Conditions), an apply configuration's condition without one is sent and stored as the
@@ -324,7 +317,6 @@ func TestAShapesAbsentConditionFieldsAreLeftToTheServer(t *testing.T) {
 	ns := env.Namespace(t)
 	s := &testtypes.Shape{ObjectMeta: metav1.ObjectMeta{Name: "shape-cond", Namespace: ns}, Spec: testtypes.ShapeSpec{Text: "x"}}
 	g.Expect(env.Client().Create(ctx, s)).To(Succeed())
-	a := patch.NewApplier(env.Client(), "tenon-test", patch.ApplierOptions{})
 	shape := func(c map[string]any) runtime.ApplyConfiguration {
 		return client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": testtypes.GroupVersion.String(), "kind": "Shape",
@@ -333,13 +325,13 @@ func TestAShapesAbsentConditionFieldsAreLeftToTheServer(t *testing.T) {
 		}})
 	}
 	c := newCountingClient(t)
-	a = patch.NewApplier(c, "tenon-test", patch.ApplierOptions{})
+	a := patch.NewApplier(c, "tenon-test", patch.ApplierOptions{})
 	_, err := a.ApplyStatusConfiguration(ctx, shape(map[string]any{"type": "Ready", "status": "True", "reason": "", "message": ""}))
 	g.Expect(errors.Is(err, conditions.ErrInvalid)).To(BeTrue(), "%v", err)
 	g.Expect(c.take()).To(Equal(counts{}))
 	_, err = a.ApplyStatusConfiguration(ctx, shape(map[string]any{"type": "Ready", "status": "True", "reason": "Ok", "message": ""}))
 	g.Expect(err).NotTo(HaveOccurred())
-	// Another writer's reason is kept when ours is absent.
+	// A reason only this manager owned, left out: the API server refuses the condition without one.
 	_, err = a.ApplyStatusConfiguration(ctx, shape(map[string]any{"type": "Ready", "status": "False", "message": "x"}))
 	g.Expect(err.Error()).To(ContainSubstring("reason: Required value"))
 	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
@@ -372,7 +364,7 @@ func edgeAttempt(t *testing.T, g Gomega, c *countingClient, applier *patch.Appli
 func edgeFields(u *unstructured.Unstructured) string {
 	var out string
 	for _, e := range u.GetManagedFields() {
-		out += fmt.Sprintf("\n  %s/%s/%s %s", e.Manager, e.Operation, e.Subresource, e.FieldsV1.Raw)
+		out += fmt.Sprintf("\n  %s/%s/%s %s", e.Manager, e.Operation, e.Subresource, e.FieldsV1.GetRawString())
 	}
 	return out
 }
