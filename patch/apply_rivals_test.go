@@ -569,17 +569,7 @@ func TestAnEmptyMapAnotherApplierSharesIsApplied(t *testing.T) {
 				g.Expect(apierrors.IsConflict(err)).To(BeTrue(), "%v", err)
 			}
 			// Taken back with force: then steady.
-			var sends []bool
-			for i := range 4 {
-				applier := a
-				if i == 3 {
-					applier = patch.NewApplier(c, "tenon-test", patch.ApplierOptions{})
-				}
-				sent, err := edgeAttempt(t, g, c, applier, desired, true, fmt.Sprintf("%s forced call %d", p.name, i))
-				g.Expect(err).NotTo(HaveOccurred())
-				sends = append(sends, sent)
-			}
-			g.Expect(sends).To(Equal([]bool{true, false, false, false}))
+			g.Expect(edgeSteady(t, g, c, a, desired, true, p.name+" forced")).To(Equal([]bool{true, false, false, false}))
 		})
 	}
 }
@@ -600,17 +590,23 @@ func TestEmptyLabelsBesideOurStatusEntry(t *testing.T) {
 	t.Logf("after a status apply of labels:%s", edgeFields(edgeLive(t, g, body(nil))))
 	c := newCountingClient(t)
 	a := patch.NewApplier(c, "tenon-test", patch.ApplierOptions{})
+	g.Expect(edgeSteady(t, g, c, a, body(map[string]any{}), false, "")).To(Equal([]bool{true, false, false, false}))
+}
+
+// edgeSteady applies desired four times, the last by a fresh Applier of a's manager, and
+// returns whether each call was sent; each must succeed.
+func edgeSteady(t *testing.T, g Gomega, c *countingClient, a *patch.Applier, desired *unstructured.Unstructured, force bool, what string) []bool {
 	var sends []bool
 	for i := range 4 {
 		applier := a
 		if i == 3 {
 			applier = patch.NewApplier(c, "tenon-test", patch.ApplierOptions{})
 		}
-		sent, err := edgeAttempt(t, g, c, applier, body(map[string]any{}), false, fmt.Sprintf("call %d", i))
+		sent, err := edgeAttempt(t, g, c, applier, desired, force, fmt.Sprintf("%s call %d", what, i))
 		g.Expect(err).NotTo(HaveOccurred())
 		sends = append(sends, sent)
 	}
-	g.Expect(sends).To(Equal([]bool{true, false, false, false}))
+	return sends
 }
 
 // TestAnOmittedEmptyMapThroughAnApplyConfiguration: the fixed case (a ConfigMap's binaryData
