@@ -105,6 +105,10 @@ type ClusterOperatorResult struct {
 	SentBytes     int64 `json:"sentBytes,omitempty"`
 	ReceivedBytes int64 `json:"receivedBytes,omitempty"`
 	WatchBytes    int64 `json:"watchBytes,omitempty"`
+	// GuardBytes is the part of SentBytes that guards the writes (the test operations of JSON
+	// patches, but for those of the uid): SentBytes - GuardBytes is the minimum the same writes
+	// need. 0 in measurements that predate it.
+	GuardBytes int64 `json:"guardBytes,omitempty"`
 	// Watches is the most watches of each resource the operator had open at once until every
 	// Cluster was Ready: one per informer (a watch the API server ends is opened again after it).
 	Watches map[string]int `json:"watches,omitempty"`
@@ -176,6 +180,7 @@ type scaleResult struct {
 	ProfiledCPUSeconds float64        `json:"profiledCPUSeconds"`
 	TenonCPUSeconds    float64        `json:"tenonCPUSeconds"`
 	SentBytes          int64          `json:"sentBytes"`
+	GuardBytes         int64          `json:"guardBytes"`
 	ReceivedBytes      int64          `json:"receivedBytes"`
 	WatchBytes         int64          `json:"watchBytes"`
 	Watches            map[string]int `json:"watches"`
@@ -341,6 +346,7 @@ func ReadScaleResult(data []byte) (ClusterOperatorResult, error) {
 		ProfiledCPU:       seconds(s.ProfiledCPUSeconds),
 		TenonCPU:          seconds(s.TenonCPUSeconds),
 		SentBytes:         s.SentBytes,
+		GuardBytes:        s.GuardBytes,
 		ReceivedBytes:     s.ReceivedBytes,
 		WatchBytes:        s.WatchBytes,
 		Watches:           s.Watches,

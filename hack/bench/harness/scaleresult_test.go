@@ -36,13 +36,13 @@ func TestReadScaleResultReadsWhatTestScaleWrites(t *testing.T) {
 	}
 
 	res, err = ReadScaleResult([]byte(`{"operator": "floor", "clusters": 1000, "liveHeapBytes": 23900000, "cpuSeconds": 7.69,
-		"steadyCPUSeconds": 0.01, "profiledCPUSeconds": 6.1, "tenonCPUSeconds": 0, "sentBytes": 4419000, "receivedBytes": 13057000,
+		"steadyCPUSeconds": 0.01, "profiledCPUSeconds": 6.1, "tenonCPUSeconds": 0, "sentBytes": 4419000, "guardBytes": 45000, "receivedBytes": 13057000,
 		"watchBytes": 6164000, "watches": {"clusters": 1, "configmaps": 1}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !res.Floor || res.LiveHeap != 23900000 || res.CPU != 7690*time.Millisecond || res.SteadyCPU != 10*time.Millisecond ||
-		res.ProfiledCPU != 6100*time.Millisecond || res.SentBytes != 4419000 || res.ReceivedBytes != 13057000 ||
+		res.ProfiledCPU != 6100*time.Millisecond || res.SentBytes != 4419000 || res.GuardBytes != 45000 || res.ReceivedBytes != 13057000 ||
 		res.WatchBytes != 6164000 || res.Watches["clusters"] != 1 || len(res.Watches) != 2 {
 		t.Errorf("ReadScaleResult of the floor operator's result = %+v", res)
 	}

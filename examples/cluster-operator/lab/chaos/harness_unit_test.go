@@ -144,3 +144,24 @@ func TestCoordinatorRaceIsToldFromAFinding(t *testing.T) {
 		t.Error("a plain failure is taken for the coordinator's race")
 	}
 }
+
+func TestGuardBytesCountsTheTestsButTheUIDs(t *testing.T) {
+	uid := `{"op":"test","path":"/metadata/uid","value":"u1"}`
+	guard := `{"op":"test","path":"/status/conditions/0/status","value":"False"}`
+	replace := `{"op":"replace","path":"/status/conditions/0","value":{"type":"Ready","status":"True"}}`
+	for _, tc := range []struct {
+		body string
+		want int
+	}{
+		{"[" + uid + "," + guard + "," + replace + "]", len(guard) + len(",")},
+		{"[" + guard + "," + replace + "]", len(guard) + len(",")},
+		{"[" + uid + "," + replace + "]", 0},
+		{"[" + guard + "]", len("[" + guard + "]") - len("[]")},
+		{"[" + guard + "," + replace + "]\n", len(guard) + len(",")}, // a trailing newline is not a guard
+		{`{"metadata":{"finalizers":null}}`, 0},                        // not a JSON patch
+	} {
+		if got := guardBytes([]byte(tc.body)); got != int64(tc.want) {
+			t.Errorf("guardBytes(%s) = %d, want %d", tc.body, got, tc.want)
+		}
+	}
+}

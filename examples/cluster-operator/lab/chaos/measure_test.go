@@ -260,15 +260,17 @@ func (p *cpuProfiler) stop() (total, tenon time.Duration, err error) {
 // bodies received, watches apart.
 type traffic struct {
 	sent, received, watched atomic.Int64
+	// guards counts the bytes of sent that are guards of JSON patches (see guardBytes).
+	guards atomic.Int64
 }
 
 // trafficCount is a snapshot of a traffic.
 type trafficCount struct {
-	Sent, Received, Watched int64
+	Sent, Received, Watched, Guards int64
 }
 
 func (t *traffic) count() trafficCount {
-	return trafficCount{Sent: t.sent.Load(), Received: t.received.Load(), Watched: t.watched.Load()}
+	return trafficCount{Sent: t.sent.Load(), Received: t.received.Load(), Watched: t.watched.Load(), Guards: t.guards.Load()}
 }
 
 // countingReader counts the bytes read through it into n, and into read.

@@ -17,6 +17,8 @@ limitations under the License.
 package chaos
 
 import (
+	"bytes"
+	"encoding/json"
 	"encoding/pem"
 	"io"
 	"log"
@@ -31,6 +33,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -245,8 +248,16 @@ func newProxy(t *testing.T, replica string, cfg *rest.Config, records ...*writes
 // countBytes returns rw and r, counting the bytes of the request's body and of the response
 // into each record's traffic, and a func to call once the request is served, which adds the
 // request body's bytes to each record's count by method and resource.
+//
+// The body of a JSON patch is also kept, to count its guards into each record's traffic (see
+// guardBytes).
 func countBytes(rw http.ResponseWriter, r *http.Request, watch bool, records []*writes) (http.ResponseWriter, *http.Request, func()) {
 	var body []*countingReader
+	var patch *bytes.Buffer
+	if r.Body != nil && r.Body != http.NoBody && r.Header.Get("Content-Type") == string(types.JSONPatchType) {
+		patch = &bytes.Buffer{}
+		r.Body = teeReadCloser{Reader: io.TeeReader(r.Body, patch), Closer: r.Body}
+	}
 	for _, record := range records {
 		received := &record.bytes.received
 		if watch {
@@ -260,10 +271,46 @@ func countBytes(rw http.ResponseWriter, r *http.Request, watch bool, records []*
 	}
 	method, path := r.Method, r.URL.Path
 	return rw, r, func() {
+		var guards int64
+		if patch != nil {
+			guards = guardBytes(patch.Bytes())
+		}
 		for i, cr := range body { // one reader per record, or none
 			records[i].sent(method, path, cr.read.Load())
+			records[i].bytes.guards.Add(guards)
 		}
 	}
+}
+
+// teeReadCloser is a request body read through an io.TeeReader, closed as the body it reads.
+type teeReadCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// guardBytes returns how many bytes of body, a JSON patch, are guards: test operations, but for
+// the test of the uid, which every write to an object of a name needs to know it is the same
+// object. What is left is the smallest body that makes the same change (the client writes the
+// operations without spaces, so the count is exact); 0 when body is not a JSON patch.
+func guardBytes(body []byte) int64 {
+	var ops []json.RawMessage
+	if json.Unmarshal(body, &ops) != nil {
+		return 0
+	}
+	minimum := int64(len("[]"))
+	kept := 0
+	for _, raw := range ops {
+		var op struct{ Op, Path string }
+		if json.Unmarshal(raw, &op) == nil && op.Op == "test" && op.Path != "/metadata/uid" {
+			continue
+		}
+		if kept > 0 {
+			minimum += int64(len(","))
+		}
+		kept++
+		minimum += int64(len(raw))
+	}
+	return int64(len(bytes.TrimSpace(body))) - minimum
 }
 
 // kubeconfigVia writes a kubeconfig for the replica that connects to the proxy at addr

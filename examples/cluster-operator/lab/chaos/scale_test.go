@@ -98,6 +98,11 @@ type ScaleResult struct {
 	// sent and received until every Cluster was Ready, watches apart: WatchBytes is what its
 	// watches received.
 	SentBytes int64 `json:"sentBytes"`
+	// GuardBytes is the part of SentBytes that guards the writes: the test operations of JSON
+	// patches, but for those of the uid. SentBytes - GuardBytes is the minimum the same writes
+	// need: the same changes, in the same requests and encodings, each guarded by the object's
+	// identity alone (a JSON patch's test of the uid, an apply's create-only precondition).
+	GuardBytes int64 `json:"guardBytes"`
 	// SentBytesByRequest is SentBytes by method and resource ("PATCH clusters/status"), from the
 	// operator's start to the end of the steady state.
 	SentBytesByRequest map[string]int64 `json:"sentBytesByRequest,omitempty"`
@@ -247,7 +252,7 @@ func TestScale(t *testing.T) {
 		Disagreements:    disagreements, QuietRequired: *scaleRequireQuiet,
 		LiveHeapBytes: heap, CPUSeconds: cpuUntilReady.Seconds(), SteadyCPUSeconds: (cpuAfterSteady - cpuBeforeSteady).Seconds(),
 		ProfiledCPUSeconds: profiled.Seconds(), TenonCPUSeconds: tenonCPU.Seconds(),
-		SentBytes: bytesUntilReady.Sent, ReceivedBytes: bytesUntilReady.Received, WatchBytes: bytesUntilReady.Watched,
+		SentBytes: bytesUntilReady.Sent, GuardBytes: bytesUntilReady.Guards, ReceivedBytes: bytesUntilReady.Received, WatchBytes: bytesUntilReady.Watched,
 		Watches: watchesUntilReady, SentBytesByRequest: log.sentCounts()}
 	for k, c := range untilReady.Writes().Count(kindOf) {
 		res.WritesPerClusterByResource[k] = float64(c) / float64(n)
@@ -273,9 +278,9 @@ func TestScale(t *testing.T) {
 	t.Logf("%s: %d Clusters Ready in %s, %d writes (%.2f per Cluster; audit log: %d), deleted in %s, manager peak RSS %d MiB",
 		res.Operator, n, secs(ready), writes, res.WritesPerCluster, res.AuditWrites, secs(deletion), rss>>20)
 	t.Logf("%s: bytes sent by request %v", res.Operator, res.SentBytesByRequest)
-	t.Logf("%s per Cluster: live heap %.1f KB, CPU %.2f ms until Ready (profiled %.2f ms, tenon's %.2f ms), %.2f ms in steady state; sent %.0f B, received %.0f B, watches %.0f B; most watches open at once %v",
+	t.Logf("%s per Cluster: live heap %.1f KB, CPU %.2f ms until Ready (profiled %.2f ms, tenon's %.2f ms), %.2f ms in steady state; sent %.0f B (%.0f B of them guards: %.3f× the minimum), received %.0f B, watches %.0f B; most watches open at once %v",
 		res.Operator, float64(heap)/float64(n)/1000, res.CPUSeconds*1000/float64(n), res.ProfiledCPUSeconds*1000/float64(n), res.TenonCPUSeconds*1000/float64(n),
-		res.SteadyCPUSeconds*1000/float64(n), float64(res.SentBytes)/float64(n), float64(res.ReceivedBytes)/float64(n), float64(res.WatchBytes)/float64(n), res.Watches)
+		res.SteadyCPUSeconds*1000/float64(n), float64(res.SentBytes)/float64(n), float64(res.GuardBytes)/float64(n), float64(res.SentBytes)/float64(res.SentBytes-res.GuardBytes), float64(res.ReceivedBytes)/float64(n), float64(res.WatchBytes)/float64(n), res.Watches)
 	if *scaleJSON != "" {
 		data, err := json.MarshalIndent(res, "", "  ")
 		if err != nil {
