@@ -156,9 +156,9 @@ func TestGuardBytesCountsTheTestsButTheUIDs(t *testing.T) {
 		{"[" + uid + "," + guard + "," + replace + "]", len(guard) + len(",")},
 		{"[" + guard + "," + replace + "]", len(guard) + len(",")},
 		{"[" + uid + "," + replace + "]", 0},
-		{"[" + guard + "]", len("[" + guard + "]") - len("[]")},
+		{"[" + guard + "]", len("["+guard+"]") - len("[]")},
 		{"[" + guard + "," + replace + "]\n", len(guard) + len(",")}, // a trailing newline is not a guard
-		{`{"metadata":{"finalizers":null}}`, 0},                        // not a JSON patch
+		{`{"metadata":{"finalizers":null}}`, 0},                      // not a JSON patch
 	} {
 		if got := guardBytes([]byte(tc.body)); got != int64(tc.want) {
 			t.Errorf("guardBytes(%s) = %d, want %d", tc.body, got, tc.want)
