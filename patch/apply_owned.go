@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -70,7 +71,7 @@ func (a *Applier) applyOwned(ctx context.Context, desired map[string]any, gvk sc
 		pre = a.ownedPrecondition(desired, gvk, live, o)
 	}
 	for attempt := 1; ; attempt++ {
-		result, changed, err := a.applyWithOwner(ctx, jsonvalue.DeepCopyMap(desired), gvk, live, o, pre)
+		result, changed, err := a.applyWithOwner(ctx, withOwnMetadata(desired), gvk, live, o, pre)
 		err = a.lostRace(err, desired, gvk, like, pre)
 		if !apierrors.IsConflict(err) || (live != nil && isFieldConflict(err)) || a.apiReader == nil || attempt == checkedApplyAttempts {
 			return result, changed, err
@@ -80,6 +81,15 @@ func (a *Applier) applyOwned(ctx context.Context, desired map[string]any, gvk sc
 		}
 		pre = checkedRead(live)
 	}
+}
+
+// withOwnMetadata returns a copy of desired, an apply request's body, that shares everything
+// with it but the metadata, which it copies: the owner's mark goes in there (see
+// ownership.Set), and desired stays as it is for another attempt.
+func withOwnMetadata(desired map[string]any) map[string]any {
+	c := maps.Clone(desired)
+	c["metadata"] = jsonvalue.DeepCopy(desired["metadata"])
+	return c
 }
 
 // checkedRead returns the precondition of an owned apply after a read through the API reader

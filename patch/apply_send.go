@@ -354,9 +354,8 @@ func (a *Applier) send(ctx context.Context, desired map[string]any, gvk schema.G
 	live client.Object, subresource string, force bool, pre precondition, key applyKey, hash [32]byte,
 ) (result client.Object, changed bool, err error) {
 	u, err := a.request(ctx, desired, subresource, force, pre)
-	what := describeBody(desired, gvk, subresource)
 	if err != nil {
-		return nil, false, fmt.Errorf("failed to apply %s: %w", what, err)
+		return nil, false, fmt.Errorf("failed to apply %s: %w", describeBody(desired, gvk, subresource), err)
 	}
 	previous := a.previousVersion(live, key, hash)
 	// An apply that wrote nothing left the object as applying it again leaves it; otherwise the
@@ -369,8 +368,8 @@ func (a *Applier) send(ctx context.Context, desired map[string]any, gvk schema.G
 	}
 	a.cache.put(key, record)
 	changed = previous == "" || u.GetResourceVersion() != previous
-	if changed {
-		log.FromContext(ctx).V(1).Info("Applied", "object", what, "fieldManager", a.manager, "resourceVersion", u.GetResourceVersion())
+	if l := log.FromContext(ctx).V(1); changed && l.Enabled() {
+		l.Info("Applied", "object", describeBody(desired, gvk, subresource), "fieldManager", a.manager, "resourceVersion", u.GetResourceVersion())
 	}
 	return u, changed, nil
 }

@@ -394,12 +394,13 @@ func (p *patcher) write(ctx context.Context, req threeway.Request, ops []threewa
 func (p *patcher) accepted(resp client.Object, status bool, ops []threeway.Op) (done bool, err error) {
 	p.opts.history.record(resp)
 	p.latest = resp
-	if p.base, err = objects.ToMap(resp); err != nil {
-		return false, err
-	}
 	if status || isGone(resp) {
 		p.finish(p.latest)
 		return true, nil
+	}
+	// The next request is computed on what this one returned.
+	if p.base, err = objects.ToMap(resp); err != nil {
+		return false, err
 	}
 	if !p.mainWritten && !p.statusInMain {
 		// The status is merged onto what this write returned: the server's status before this
