@@ -318,7 +318,7 @@ func writeFloorComparison(b *strings.Builder, pairs []floorPair) {
 		"client calls they make; *sent* and *received* are request and response bodies until Ready, watch streams apart; " +
 		"*× minimum* compares what was sent with the least the same writes need: the same changes, in the same requests and encodings, " +
 		"with only the object's identity as a guard (its uid, tested in each JSON patch; an apply's create-only precondition), that is, without the " +
-		"test operations that guard against other writers; *watches* are the most watches open at once, one per informer and resource (a watch the API server ends after its timeout is opened again after it, not beside it).\n\n")
+		"test operations that guard against other writers (– for the floor, which sends no JSON patch, and for runs that predate the count); *watches* are the most watches open at once, one per informer and resource (a watch the API server ends after its timeout is opened again after it, not beside it).\n\n")
 	b.WriteString("| Clusters (N) | operator | live heap per Cluster | × floor | peak RSS | CPU per Cluster | × floor | tenon's code per Cluster | sent per Cluster | × minimum | received per Cluster | watch streams per Cluster | watches |\n")
 	b.WriteString("|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, p := range pairs {
