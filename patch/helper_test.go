@@ -268,7 +268,8 @@ func TestADroppedConditionIsRemovedAloneAndTheOthersAreNotTestedWhole(t *testing
 		"test /status/conditions/0/type", "test /status/conditions/0/status", // Ready flips: its time is now
 		"replace /status/conditions/0",
 		"test /status/conditions/1/type", "remove /status/conditions/1",
-	), "Reconciling is removed alone; Synced, another controller's, is not touched")
+		"test /status/conditions/2/type",
+	), "Reconciling is removed alone; Synced, another controller's, is tested by its type only (it is still there), not touched")
 
 	latest := &testtypes.Widget{}
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(w), latest)).To(Succeed())

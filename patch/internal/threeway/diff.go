@@ -258,8 +258,7 @@ func (d *Differ) list(path []string, b, r any, hasR bool) {
 // replaced in place, so that concurrent writes to other conditions and to the rest of the object
 // do not conflict with it. When it only loses types (a reconcile that drops Reconciling), the
 // others keep their order: those changed are replaced in place and the others removed, each
-// guarded alone, with the type of one kept condition tested (so that the list cannot end up
-// empty). Otherwise the list is replaced whole: an added condition is guarded by a test of
+// guarded alone, and the type of each one kept unchanged is tested too. Otherwise the list is replaced whole: an added condition is guarded by a test of
 // the whole list, since no test of an element can tell that another writer added one of that
 // type meanwhile.
 func (d *Differ) conditions(bs, rs map[string]any) {
@@ -276,22 +275,16 @@ func (d *Differ) conditions(bs, rs map[string]any) {
 		d.value(path, bRaw, rRaw, hasB, hasR, true)
 		return
 	}
-	// A condition kept and tested by its type (each one replaced is) means the removals cannot
-	// leave an empty list where another writer removed the others meanwhile (a list emptied is
-	// removed whole, so that a schema default for it applies again). When none is replaced, the
-	// first one kept is tested for that.
-	anchored := false
-	for j, i := range kept {
-		anchored = anchored || !jsonvalue.Equal(bl[i], rl[j])
-	}
 	// Replacements first, at the indexes base has, then removals from the last one down, so that
 	// every operation's index is the one base has.
 	for j, i := range kept {
 		at := append(slices.Clip(path), strconv.Itoa(i))
 		if jsonvalue.Equal(bl[i], rl[j]) {
-			if len(removing) > 0 && !anchored {
+			if len(removing) > 0 {
+				// The conditions kept are still there, by type: so the removals cannot leave
+				// an empty list where another writer removed them meanwhile (a list emptied is
+				// removed whole, so that a schema default for it applies again).
 				d.test(append(at, "type"), jsonvalue.ConditionType(bl[i]))
-				anchored = true
 			}
 			continue
 		}

@@ -121,21 +121,21 @@ func TestAConditionChangedInPlaceIsGuardedByWhatItsOwnerNeeds(t *testing.T) {
 	})
 }
 
-func TestAConditionDroppedIsRemovedAloneAndAKeptOnesTypeIsTested(t *testing.T) {
+func TestAConditionDroppedIsRemovedAloneAndTheKeptOnesTypesAreTested(t *testing.T) {
 	d := &Differ{Exact: true, Guarded: OwnedGuard([]conditions.Type{conditions.Ready, "Reconciling"})}
 	base := obj(t, `{`+metaUID+`, "status": {"conditions": [`+ready+`, `+recon+`, `+synced+`]}}`)
 
-	// Dropped alone: one condition kept is tested by its type, so that the list cannot end up empty.
 	expectOps(t, d.DiffStatus(base, obj(t, `{`+metaUID+`, "status": {"conditions": [`+ready+`, `+synced+`]}}`)).Ops,
 		`test /status/conditions/0/type "Ready" (guard)`,
+		`test /status/conditions/2/type "Synced" (guard)`,
 		`test /status/conditions/1/type "Reconciling" (guard)`,
 		`remove /status/conditions/1`)
-	// Dropped and changed: the change in place (which tests a kept type), the removal after it,
-	// each at base's index.
+	// Dropped and changed: the change in place, the removal after it, each at base's index.
 	expectOps(t, d.DiffStatus(base, obj(t, `{`+metaUID+`, "status": {"conditions": [`+notUp+`, `+synced+`]}}`)).Ops,
 		`test /status/conditions/0/type "Ready" (guard)`,
 		`test /status/conditions/0/status "True" (guard)`,
 		`replace /status/conditions/0 `+compact(notUp),
+		`test /status/conditions/2/type "Synced" (guard)`,
 		`test /status/conditions/1/type "Reconciling" (guard)`,
 		`remove /status/conditions/1`)
 }
