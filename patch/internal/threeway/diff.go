@@ -288,38 +288,31 @@ func (d *Differ) conditions(bs, rs map[string]any) {
 			}
 			continue
 		}
-		d.guardCondition(at, bl[i], rl[j])
+		d.guardCondition(at, bl[i], true)
 		d.req.Ops = append(d.req.Ops, Op{Kind: "replace", Path: jsonvalue.Pointer(at...), Value: rl[j]})
 	}
 	for _, i := range slices.Backward(removing) {
 		at := append(slices.Clip(path), strconv.Itoa(i))
-		d.guardCondition(at, bl[i], nil)
+		d.guardCondition(at, bl[i], false)
 		d.remove(at)
 	}
 }
 
-// guardCondition tests the condition b at path before it is replaced with r or, when r is
-// nil, removed: the whole of it when another writer owns its type (so that a change of theirs is
-// never overwritten), its type alone when it is owned and removed; for an owned one replaced, its
-// type and status, and its transition time when r keeps b's status. A replacement that keeps the
-// status carries b's transition time over, which is right only while the latest object still
-// has that time: only a retry on the latest object can know it when another writer changed it.
-// A replacement that changes the status sets its own time (the transition happens now), whatever
-// time the latest object holds for the status b has; the test of that status is what says the
-// transition is still one.
-func (d *Differ) guardCondition(at []string, b, r any) {
+// guardCondition tests the condition at path before it is replaced or removed: the whole of it
+// when another writer owns its type (so that a change of theirs is never overwritten), its type
+// alone when it is owned, and, for a replacement, also its status and transition time.
+func (d *Differ) guardCondition(at []string, b any, replace bool) {
 	bm := jsonvalue.Map(b)
 	switch {
 	case d.Guarded != nil && d.Guarded(jsonvalue.ConditionType(bm)):
 		d.test(at, b)
-	case r != nil:
+	case replace:
+		// Owned: ours wins whatever else another writer changed, but the transition time is the
+		// latest object's while the status stays, which only a retry on the latest object can
+		// know when another writer changed either.
 		d.test(append(at, "type"), jsonvalue.ConditionType(bm))
 		d.test(append(at, "status"), bm["status"])
-		rs, rHas := jsonvalue.Member(jsonvalue.Map(r), "status")
-		bs, bHas := jsonvalue.Member(bm, "status")
-		if rHas == bHas && jsonvalue.Equal(rs, bs) {
-			d.test(append(at, "lastTransitionTime"), bm["lastTransitionTime"])
-		}
+		d.test(append(at, "lastTransitionTime"), bm["lastTransitionTime"])
 	default:
 		d.test(append(at, "type"), jsonvalue.ConditionType(bm))
 	}
