@@ -236,12 +236,23 @@ func (w *world) fuzz(t *testing.T) (targets int, execs string, problems []string
 	return targets, strings.Join(counts, ", "), problems
 }
 
-// fuzzOnce runs the fuzz target name of package pkg for the run's budget.
+// fuzzOnce runs the fuzz target name of package pkg for the run's budget. The test binary is
+// built first, apart: on a fresh machine, building the package and its dependencies with the
+// fuzzer's instrumentation takes minutes on two cores, which the fuzzing's own deadline must not
+// count (it killed a run that had not started fuzzing yet).
 func (w *world) fuzzOnce(t *testing.T, root, pkg, name string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(t.Context(), w.sizes.FuzzTime+5*time.Minute)
+	if out, err := goCommand(t, root, 20*time.Minute, "test", "-c", "-o", filepath.Join(t.TempDir(), name+".test"), "-fuzz", "^"+name+"$", pkg); err != nil {
+		return out, fmt.Errorf("failed to build the fuzz test of %s: %w", pkg, err)
+	}
+	return goCommand(t, root, w.sizes.FuzzTime+5*time.Minute, "test", "-run", "^$", "-fuzz", "^"+name+"$", "-fuzztime", w.sizes.FuzzTime.String(), pkg)
+}
+
+// goCommand runs the go command with args in dir, killed after timeout, and returns its output.
+func goCommand(t *testing.T, dir string, timeout time.Duration, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-fuzz", "^"+name+"$", "-fuzztime", w.sizes.FuzzTime.String(), pkg)
-	cmd.Dir = root
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
 	// On timeout, kill go test, the test binary and its workers, not only go.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
