@@ -377,51 +377,40 @@ func checkAgainstTheModel(t *testing.T, g Gomega, u *unstructured.Unstructured, 
 	g.Expect(got).To(Equal(normalizeJSON(g, s1)))
 }
 
-// Guard 2 on a list not keyed by type: we drop Reconciling (owned); another writer inserts a
-// newer Reconciling of its own in front of the old one. Only Ready (the anchor) and the type at
-// the removed index are tested now: the Helper removes the other writer's new Reconciling and
-// leaves the stale one it meant to remove. The old guards (the type of Synced at its index)
-// caught the shift.
+// Guard 2 on a list not keyed by type: we drop Reconciling; another writer inserts a newer
+// Reconciling of its own in front of the old one. The type test of Synced at its index is what
+// catches the shift when Reconciling is owned (its removal tests its type alone): without it the
+// Helper removed the other writer's new Reconciling and left the stale one it meant to remove.
+// When Reconciling is not owned, its removal tests the whole condition, which fails too.
 func TestAttackDropWhileRivalInsertsASecondConditionOfTheDroppedType(t *testing.T) {
-	g := NewWithT(t)
-	s0 := []any{
-		ucond("Ready", "True", "Up", "ready", atkT0),
-		ucond("Reconciling", "True", "Progressing", "old progress", atkT0),
-		ucond("Synced", "True", "Synced", "theirs", atkT0),
+	for _, tc := range []struct {
+		name  string
+		owned []conditions.Type
+	}{
+		{"owned", []conditions.Type{conditions.Reconciling}},
+		{"not owned", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			s0 := []any{
+				ucond("Ready", "True", "Up", "ready", atkT0),
+				ucond("Reconciling", "True", "Progressing", "old progress", atkT0),
+				ucond("Synced", "True", "Synced", "theirs", atkT0),
+			}
+			u := atkGitRepo(t, g, s0...)
+			obj := u.DeepCopy()
+			h, err := patch.NewHelper(obj, env.Client())
+			g.Expect(err).NotTo(HaveOccurred())
+
+			newer := ucond("Reconciling", "True", "Progressing", "rival's newer progress", atkT1)
+			atkJSONPatch(t, g, u, map[string]any{"op": "add", "path": "/status/conditions/1", "value": newer})
+			s1 := []any{s0[0], newer, s0[1], s0[2]}
+
+			list, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+			g.Expect(unstructured.SetNestedSlice(obj.Object, []any{list[0], list[2]}, "status", "conditions")).To(Succeed())
+			checkAgainstTheModel(t, g, u, h, obj, tc.owned, s0, s1)
+		})
 	}
-	u := atkGitRepo(t, g, s0...)
-	obj := u.DeepCopy()
-	h, err := patch.NewHelper(obj, env.Client())
-	g.Expect(err).NotTo(HaveOccurred())
-
-	newer := ucond("Reconciling", "True", "Progressing", "rival's newer progress", atkT1)
-	atkJSONPatch(t, g, u, map[string]any{"op": "add", "path": "/status/conditions/1", "value": newer})
-	s1 := []any{s0[0], newer, s0[1], s0[2]}
-
-	list, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
-	g.Expect(unstructured.SetNestedSlice(obj.Object, []any{list[0], list[2]}, "status", "conditions")).To(Succeed())
-	checkAgainstTheModel(t, g, u, h, obj, []conditions.Type{conditions.Reconciling}, s0, s1)
-}
-
-// The same with Reconciling not owned (its removal tests the whole condition): the rival's
-// inserted condition differs from ours, so the test of the removed index fails.
-func TestAttackDropNotOwnedWhileRivalInsertsASecondConditionOfTheDroppedType(t *testing.T) {
-	g := NewWithT(t)
-	s0 := []any{
-		ucond("Ready", "True", "Up", "ready", atkT0),
-		ucond("Reconciling", "True", "Progressing", "old progress", atkT0),
-		ucond("Synced", "True", "Synced", "theirs", atkT0),
-	}
-	u := atkGitRepo(t, g, s0...)
-	obj := u.DeepCopy()
-	h, err := patch.NewHelper(obj, env.Client())
-	g.Expect(err).NotTo(HaveOccurred())
-	newer := ucond("Reconciling", "True", "Progressing", "rival's newer progress", atkT1)
-	atkJSONPatch(t, g, u, map[string]any{"op": "add", "path": "/status/conditions/1", "value": newer})
-	s1 := []any{s0[0], newer, s0[1], s0[2]}
-	list, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
-	g.Expect(unstructured.SetNestedSlice(obj.Object, []any{list[0], list[2]}, "status", "conditions")).To(Succeed())
-	checkAgainstTheModel(t, g, u, h, obj, nil, s0, s1)
 }
 
 // Guard 1 on a list not keyed by type: we flip the owned Ready False->True; another writer puts
