@@ -415,7 +415,7 @@ func TestAttackDropWhileRivalInsertsASecondConditionOfTheDroppedType(t *testing.
 
 // Guard 1 on a list not keyed by type: we flip the owned Ready False->True; another writer puts
 // a newer Ready (False, a later time) in front of the old one. Type and status at index 0 pass;
-// the transition time, no longer tested, was what told the condition there is not the one the
+// the test of the transition time is what tells the condition there is not the one the
 // snapshot had.
 func TestAttackOwnedFlipWhileRivalInsertsASecondConditionOfItsType(t *testing.T) {
 	g := NewWithT(t)
