@@ -125,6 +125,10 @@ func NewApplier(c client.Client, fieldManager string, opts ApplierOptions) *Appl
 //   - Identity and server-owned metadata in obj (resourceVersion, uid, generation,
 //     managedFields, creationTimestamp) and the status are not sent: use [Applier.ApplyStatus]
 //     for the status.
+//   - The sharder's labels (keys that begin with shard.alpha.sharding.timebertt.dev/ or
+//     drain.alpha.sharding.timebertt.dev/, see tenon's sharding package) are not sent: the
+//     sharder assigns children itself, and a child that copied its owner's labels would make
+//     this manager own the owner's shard label on the child and put it back after every move.
 //
 // Typed objects: a field whose Go type has no omitempty is sent even when it is the zero value,
 // which makes the manager own it with that value; build such objects with the fields you mean

@@ -35,6 +35,7 @@ import (
 
 	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/internal/objects"
+	"github.com/tenon-dev/tenon/internal/shardlabels"
 	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
 	"github.com/tenon-dev/tenon/patch/internal/managed"
 )
@@ -84,9 +85,30 @@ func applyBody(m map[string]any, gvk schema.GroupVersionKind) map[string]any {
 			applied[k] = jsonvalue.DeepCopy(v)
 		}
 	}
+	if labels, ok := applied["labels"].(map[string]any); ok {
+		withoutShardLabels(applied, labels)
+	}
 	body["metadata"] = applied
 	body["apiVersion"], body["kind"] = gvk.GroupVersion().String(), gvk.Kind
 	return body
+}
+
+// withoutShardLabels removes the sharder's labels from labels, the labels of meta, an apply
+// request's metadata, and the labels themselves when it removed some and none is left. They are the sharder's and
+// the shard's to write (see the sharding package): a desired child that copies its owner's
+// labels would otherwise make this field manager own the owner's shard label on the child and
+// put it back after every move of the sharder.
+func withoutShardLabels(meta, labels map[string]any) {
+	removed := false
+	for k := range labels {
+		if shardlabels.Is(k) {
+			delete(labels, k)
+			removed = true
+		}
+	}
+	if removed && len(labels) == 0 {
+		delete(meta, "labels")
+	}
 }
 
 // statusBody returns the body of the status apply request for m, a desired object of kind gvk
