@@ -32,6 +32,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	_ "k8s.io/client-go/plugin/pkg/client/auth" // for exec and OIDC credential plugins
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -49,6 +50,7 @@ import (
 	"github.com/tenon-dev/tenon/conditions/observe"
 	"github.com/tenon-dev/tenon/fencing"
 	"github.com/tenon-dev/tenon/patch"
+	"github.com/tenon-dev/tenon/sharding"
 )
 
 var (
@@ -91,6 +93,7 @@ type options struct {
 	reconcileTimeout           time.Duration
 	cacheTransforms            bool
 	readYourWrites             bool
+	controllerRing, shardName  string
 }
 
 // bindFlags defines the operator's flags in fs and returns the options they set once fs is parsed.
@@ -135,6 +138,12 @@ func bindFlags(fs *flag.FlagSet) *options {
 		"Make the manager's client wait, on reads from its cache, until the cache has seen the client's own writes "+
 			"(controller-runtime's read-your-writes consistency). Off: the default client, with a patch.History that remembers "+
 			"the controller's own status writes instead.")
+	fs.StringVar(&o.controllerRing, "controller-ring", "",
+		"Run as one shard of this ControllerRing (tenon's sharding package, with the sharder of "+
+			"github.com/timebertt/kubernetes-controller-sharding): every replica reconciles the Clusters assigned to it, "+
+			"under its own fenced Lease named --shard-name. Replaces --leader-elect.")
+	fs.StringVar(&o.shardName, "shard-name", os.Getenv("POD_NAME"),
+		"With --controller-ring, this shard's name: its Lease's name and holder, unique in the ring. Defaults to $POD_NAME.")
 	return o
 }
 
@@ -150,17 +159,11 @@ func run(o options) error {
 
 	cfg := ctrl.GetConfigOrDie()
 	opts := managerOptions(o, secretKey)
-	fenced := o.leaderElection && o.fencedWrites
-	var fence *fencing.Lock
-	if fenced {
-		// Builds the manager's Lease lock, fences cfg with it (every client built from cfg: the
-		// manager's, the Event broadcaster's) and gives it to opts.
-		lock, err := fencing.ForManager(cfg, &opts)
-		if err != nil {
-			return err
-		}
-		fence = lock
+	fence, shard, err := fenceManager(o, cfg, &opts)
+	if err != nil {
+		return err
 	}
+	fenced := fence != nil
 	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return fmt.Errorf("failed to create the manager: %w", err)
@@ -179,6 +182,7 @@ func run(o options) error {
 		DirectoryNamespace:      o.directoryNamespace,
 		MaxConcurrentReconciles: o.maxConcurrentReconciles,
 		Metrics:                 conditionMetrics,
+		Shard:                   shard,
 	}
 	if !o.readYourWrites {
 		ro.History = &patch.History{}
@@ -193,8 +197,52 @@ func run(o options) error {
 	}
 
 	setupLog.Info("starting manager", "dnsEndpoint", o.dnsEndpoint, "dnsCredentials", secretKey.String(),
-		"directoryNamespace", o.directoryNamespace, "fencedWrites", fenced)
+		"directoryNamespace", o.directoryNamespace, "fencedWrites", fenced, "controllerRing", o.controllerRing, "shard", o.shardName)
 	return mgr.Start(ctx)
+}
+
+// fenceManager fences cfg and opts, with --leader-elect and --fenced-writes (a nil Lock
+// without them), or makes the manager a shard of --controller-ring.
+func fenceManager(o options, cfg *rest.Config, opts *ctrl.Options) (*fencing.Lock, *sharding.Shard, error) {
+	switch {
+	case o.controllerRing != "":
+		shard, lock, err := shardManager(o, cfg, opts)
+		if err != nil {
+			return nil, nil, err
+		}
+		return lock, &shard, nil
+	case o.leaderElection && o.fencedWrites:
+		// Builds the manager's Lease lock, fences cfg with it (every client built from cfg: the
+		// manager's, the Event broadcaster's) and gives it to opts.
+		lock, err := fencing.ForManager(cfg, opts)
+		return lock, nil, err
+	}
+	return nil, nil, nil
+}
+
+// shardManager makes the manager one shard of --controller-ring (tenon's sharding package): its
+// Lease, named --shard-name, is the fenced leader election lock, held by every replica at once,
+// and its cache holds the shard's Clusters and their StatefulSets and Services.
+func shardManager(o options, cfg *rest.Config, opts *ctrl.Options) (sharding.Shard, *fencing.Lock, error) {
+	if o.leaderElection {
+		return sharding.Shard{}, nil, errors.New("--controller-ring and --leader-elect exclude each other: every shard holds a Lease of its own")
+	}
+	if !o.fencedWrites {
+		return sharding.Shard{}, nil, errors.New("--controller-ring needs --fenced-writes: without the fence, a shard the sharder declared dead could still write")
+	}
+	shard, err := sharding.New(o.controllerRing, o.shardName)
+	if err != nil {
+		return sharding.Shard{}, nil, fmt.Errorf("--controller-ring=%q --shard-name=%q: %w", o.controllerRing, o.shardName, err)
+	}
+	if err := controller.ShardCache(&opts.Cache, shard); err != nil {
+		return sharding.Shard{}, nil, err
+	}
+	// The Lease, its fence on cfg, LeaderElection and the release on exit.
+	lock, err := sharding.ForManager(cfg, opts, shard)
+	if err != nil {
+		return sharding.Shard{}, nil, err
+	}
+	return shard, lock, nil
 }
 
 // managerOptions returns the manager's options: metrics, probes, leader election, and the cache

@@ -50,6 +50,7 @@ import (
 	"github.com/tenon-dev/tenon/ownership"
 	"github.com/tenon-dev/tenon/patch"
 	"github.com/tenon-dev/tenon/requeue"
+	"github.com/tenon-dev/tenon/sharding"
 )
 
 // Name is the controller's name: its field manager, Event source and metrics label.
@@ -84,6 +85,8 @@ type ClusterReconciler struct {
 	DirectoryNamespace string
 	// MaxConcurrentReconciles is how many Clusters are reconciled at once. Defaults to 1.
 	MaxConcurrentReconciles int
+	// Shard, when set, is the shard of a ring this controller runs as; see Options.Shard.
+	Shard *sharding.Shard
 
 	metrics   *observe.Metrics
 	lifecycle *finalizer.Lifecycle[*appsv1alpha1.Cluster]
@@ -108,6 +111,10 @@ type Options struct {
 	// progress only (see Reconcile). Defaults to DefaultProgressInterval; negative writes every
 	// change at once.
 	ProgressInterval time.Duration
+	// Shard, when set, makes the controller one shard of a ring (tenon's sharding package): it
+	// reconciles only the Clusters assigned to the shard and hands a drained one over. Build
+	// the manager with sharding.ForManager and ShardCache then.
+	Shard *sharding.Shard
 }
 
 // DefaultProgressInterval is Options.ProgressInterval's default.
@@ -195,6 +202,7 @@ func NewReconciler(mgr ctrl.Manager, provider *dns.Provider, opts Options) *Clus
 		DNS:                     provider,
 		DirectoryNamespace:      opts.DirectoryNamespace,
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+		Shard:                   opts.Shard,
 		metrics:                 opts.Metrics,
 	}
 	r.lifecycle = r.newLifecycle()
@@ -240,6 +248,16 @@ func CacheOptions(dnsSecret client.ObjectKey) cache.Options {
 	}}
 }
 
+// ShardCache restricts opts, the cache options of CacheOptions, to the objects the sharder
+// assigned to shard: Clusters, and the StatefulSets and Services they control (the ring's
+// controlledResources). ConfigMaps stay cached whole: the directory entry in
+// DirectoryNamespace is a tracked child, which the sharder never assigns to a shard, so a
+// selected cache would never hold it, and the Applier would re-apply it on every reconcile.
+// Each shard therefore caches every Cluster's two ConfigMaps, the price of that entry.
+func ShardCache(opts *cache.Options, shard sharding.Shard) error {
+	return shard.SelectCache(opts, &appsv1alpha1.Cluster{}, &appsv1.StatefulSet{}, &corev1.Service{})
+}
+
 // ClientOptions configures the manager's client for the controller: reads from the cache wait
 // until the cache has seen the writes this client made before them (controller-runtime's
 // experimental read-your-writes consistency).
@@ -282,18 +300,29 @@ func (r *ClusterReconciler) newLifecycle() *finalizer.Lifecycle[*appsv1alpha1.Cl
 }
 
 // SetupWithManager registers the controller with mgr, wrapped so that conflicts are quiet
-// requeues with backoff (see requeue.WithBackoff).
+// requeues with backoff (see requeue.WithBackoff), and, with a Shard, so that it works on the
+// shard's Clusters only and hands drained ones over (sharding.Shard.Reconciler).
 func (r *ClusterReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.ConfigMap{}, ownership.IndexField, ownership.Index); err != nil {
 		return err
 	}
+	// Spec changes, deletion, annotations (the finalizer's release annotation) and the cache's
+	// periodic resync, a safety net; not the controller's own status writes.
+	clusterEvents := predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, resync)
+	reconciler := reconcile.Reconciler(requeue.WithBackoff(r, requeue.BackoffOptions{Name: Name}))
+	if r.Shard != nil {
+		// The drain is a label change, which the predicates above drop.
+		clusterEvents = r.Shard.Predicate(clusterEvents)
+		sharded, err := r.Shard.Reconciler(mgr.GetClient(), &appsv1alpha1.Cluster{}, reconciler)
+		if err != nil {
+			return err
+		}
+		reconciler = sharded
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(Name).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
-		// Spec changes, deletion, annotations (the finalizer's release annotation) and the
-		// cache's periodic resync, a safety net; not the controller's own status writes.
-		For(&appsv1alpha1.Cluster{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, resync))).
+		For(&appsv1alpha1.Cluster{}, builder.WithPredicates(clusterEvents)).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&corev1.Service{}).
 		// ConfigMaps are owned by reference (same namespace) or tracked (directory namespace).
@@ -303,7 +332,7 @@ func (r *ClusterReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manag
 			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 				return client.ObjectKeyFromObject(o) == r.DNS.Secret
 			}))).
-		Complete(requeue.WithBackoff(r, requeue.BackoffOptions{Name: Name}))
+		Complete(reconciler)
 }
 
 // allClusters maps an event to a request for every Cluster. A List from the cache fails only
