@@ -35,8 +35,8 @@ import (
 //
 //	For(&appsv1alpha1.Cluster{}, builder.WithPredicates(shard.Predicate(predicate.GenerationChangedPredicate{})))
 //
-// The watches of children need no change: their events map to the owner, which [Reconciler]
-// checks.
+// The watches of children need no change: their events map to the owner, which
+// [Shard.Reconciler] checks.
 func (s Shard) Predicate(preds ...predicate.Predicate) predicate.Predicate {
 	return predicate.Or[client.Object](handover{s}, predicate.And(preds...))
 }

@@ -24,8 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/tenon-dev/tenon/internal/shardlabels"
 )
 
 // The labels of the sharder's protocol (github.com/timebertt/kubernetes-controller-sharding,
@@ -38,11 +36,11 @@ const (
 
 	// ShardLabelPrefix followed by the ring's name is the key of the label on sharded objects
 	// whose value is the name of the shard the object is assigned to: see [Shard.ShardLabel].
-	ShardLabelPrefix = shardlabels.ShardPrefix
+	ShardLabelPrefix = "shard.alpha.sharding.timebertt.dev/"
 
 	// DrainLabelPrefix followed by the ring's name is the key of the label the sharder adds to
 	// an object to move it off its shard: see [Shard.DrainLabel]. Its value means nothing.
-	DrainLabelPrefix = shardlabels.DrainPrefix
+	DrainLabelPrefix = "drain.alpha.sharding.timebertt.dev/"
 )
 
 // Shard is one member of a ring of controllers that share the objects of the ring's kinds: the

@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/tenon-dev/tenon/internal/shardlabels"
 	"github.com/tenon-dev/tenon/sharding"
 )
 
@@ -232,4 +233,15 @@ func TestReconcilerRefusesNilArguments(t *testing.T) {
 	g.Expect(err).To(MatchError(ContainSubstring("the object is nil")))
 	_, err = s.Reconciler(c, &corev1.ConfigMap{}, nil)
 	g.Expect(err).To(MatchError(ContainSubstring("the reconciler is nil")))
+}
+
+// The patch package never applies the sharder's labels; it spells their prefixes in an internal
+// package, which must agree with these.
+func TestThePatchPackageKnowsTheLabels(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(shardlabels.ShardPrefix).To(Equal(sharding.ShardLabelPrefix))
+	g.Expect(shardlabels.DrainPrefix).To(Equal(sharding.DrainLabelPrefix))
+	g.Expect(shardlabels.Is(mustShard(t, "a").ShardLabel())).To(BeTrue())
+	g.Expect(shardlabels.Is(mustShard(t, "a").DrainLabel())).To(BeTrue())
+	g.Expect(shardlabels.Is(sharding.RingLabel)).To(BeFalse(), "the ring label is on Leases, which the Applier may apply")
 }

@@ -71,10 +71,10 @@ func (s *Sharder) eachObject(ctx context.Context, k kind, fn func(*metav1.Partia
 
 // assign changes the labels of obj, of kind k, if its shard is not the one r wants:
 //
-//   - a main object on an available shard is drained, once: the DrainLabel is added, the
+//   - a main object on an available shard is drained, once: the drain label is added, the
 //     ShardLabel kept;
 //   - any other object (unassigned, on a shard that is not available, or controlled) is moved:
-//     the ShardLabel is set, any DrainLabel removed.
+//     the shard label is set, any drain label removed.
 //
 // MoveWithoutDrain moves main objects instead of draining them.
 func (s *Sharder) assign(ctx context.Context, k kind, obj *metav1.PartialObjectMetadata, states map[string]ShardState, r *ring) error {

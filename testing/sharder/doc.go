@@ -29,7 +29,7 @@ limitations under the License.
 // # The protocol
 //
 // A shard of ring R keeps a coordination.k8s.io/v1 Lease named after itself, labelled
-// [RingLabel]: R, whose holderIdentity is its own name and whose renewTime and
+// sharding.RingLabel: R, whose holderIdentity is its own name and whose renewTime and
 // leaseDurationSeconds it renews. The sharder judges each Lease by its own clock
 // ([Options.Clock]) and gives the shard a [ShardState]; it acquires the Lease of a shard that has
 // not renewed it for twice its duration, which makes the shard Dead until it takes its Lease
@@ -39,13 +39,13 @@ limitations under the License.
 // of the available shards by its group, kind, namespace and name; each object of a controlled kind
 // ([Resource.Controlled]) by those of its controller, so that it lands on its controller's shard. The
 // ring is the reference sharder's (xxhash64, 100 virtual nodes per shard), so an object lands on
-// the same shard in both. An object's shard is the value of its [ShardLabel]. When it is not the
+// the same shard in both. An object's shard is the value of its shard label. When it is not the
 // shard the ring wants, [Sharder.Sync] writes:
 //
 //	object                                     its current shard     write
-//	main                                       available             drain: add DrainLabel (once), keep ShardLabel
-//	main                                       none, or unavailable  move: set ShardLabel, remove DrainLabel
-//	controlled, with a controller reference    any                   move: set ShardLabel, remove DrainLabel
+//	main                                       available             drain: add the drain label (once), keep the shard label
+//	main                                       none, or unavailable  move: set the shard label, remove the drain label
+//	controlled, with a controller reference    any                   move: set the shard label, remove the drain label
 //	controlled, without a controller reference -                     none: it is never assigned
 //
 // A shard acknowledges a drain by removing both labels from the object in one write, once it has
@@ -69,8 +69,9 @@ limitations under the License.
 //	go func() { _ = s.Start(t.Context()) }()
 //
 // The shards are the operator's instances, each maintaining its Lease (controller-runtime's leader
-// election on a Lease of its own, labelled with the ring), watching objects with a label selector
-// on [ShardLabel], and acknowledging drains; or the test writes Leases and removes labels itself.
+// election on a Lease of its own, labelled with the ring: sharding.ForManager), watching objects
+// with a label selector on the shard label (sharding.Shard.SelectCache), and acknowledging drains
+// (sharding.Shard.Reconciler); or the test writes Leases and removes labels itself.
 // [Sharder.Shards] reports the shards' states, and [Sharder.Moves] every change the sharder made,
 // for checking the invariants of a run. Step the fake clock past a Lease's renewTime plus twice its
 // duration to kill a shard without waiting. [Options.MoveWithoutDrain] breaks the protocol on

@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/tenon-dev/tenon/sharding"
 	"github.com/tenon-dev/tenon/testing/sharder"
 	"github.com/tenon-dev/tenon/testing/testenv"
 )
@@ -151,8 +152,8 @@ func (r *testRing) placementOf(g Gomega, objs ...client.Object) placement {
 	p := placement{shard: map[string]string{}, drain: map[string]string{}}
 	for _, obj := range objs {
 		g.Expect(env.Client().Get(r.t.Context(), client.ObjectKeyFromObject(obj), obj)).To(Succeed())
-		p.shard[obj.GetName()] = obj.GetLabels()[sharder.ShardLabel(r.ns)]
-		if v, ok := obj.GetLabels()[sharder.DrainLabel(r.ns)]; ok {
+		p.shard[obj.GetName()] = obj.GetLabels()[sharding.ShardLabelPrefix+r.ns]
+		if v, ok := obj.GetLabels()[sharding.DrainLabelPrefix+r.ns]; ok {
 			p.drain[obj.GetName()] = v
 		}
 	}
@@ -162,7 +163,7 @@ func (r *testRing) placementOf(g Gomega, objs ...client.Object) placement {
 // acknowledgeDrain does what a shard does with a drained object: it removes both labels.
 func (r *testRing) acknowledgeDrain(obj client.Object) {
 	r.t.Helper()
-	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:null,%q:null}}}`, sharder.ShardLabel(r.ns), sharder.DrainLabel(r.ns))
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:null,%q:null}}}`, sharding.ShardLabelPrefix+r.ns, sharding.DrainLabelPrefix+r.ns)
 	if err := env.Client().Patch(r.t.Context(), obj, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
 		r.t.Fatalf("failed to acknowledge the drain of %s: %v", obj.GetName(), err)
 	}

@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/tenon-dev/tenon/sharding"
 	"github.com/tenon-dev/tenon/testing/sharder"
 )
 
@@ -36,7 +37,7 @@ import (
 // as the shard writes it.
 func exampleLease(name string, renewed time.Time) *coordinationv1.Lease {
 	return &coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, Labels: map[string]string{sharder.RingLabel: "configs"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, Labels: map[string]string{sharding.RingLabel: "configs"}},
 		Spec: coordinationv1.LeaseSpec{
 			HolderIdentity:       ptr.To(name),
 			LeaseDurationSeconds: ptr.To[int32](10),
@@ -86,8 +87,8 @@ func Example() {
 	sync("shard-c joins:")
 	// shard-b acknowledges the drain: it stops reconciling queue and removes both labels.
 	_ = c.Get(ctx, client.ObjectKeyFromObject(queue), queue)
-	delete(queue.Labels, sharder.ShardLabel("configs"))
-	delete(queue.Labels, sharder.DrainLabel("configs"))
+	delete(queue.Labels, sharding.ShardLabelPrefix+"configs")
+	delete(queue.Labels, sharding.DrainLabelPrefix+"configs")
 	_ = c.Update(ctx, queue)
 	sync("shard-b let go of queue:")
 

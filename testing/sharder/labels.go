@@ -16,20 +16,13 @@ limitations under the License.
 
 package sharder
 
-// The label keys of the protocol, as the reference sharder spells them.
-const (
-	// RingLabel is the label of a shard's Lease whose value names the ring the shard belongs to.
-	RingLabel = "alpha.sharding.timebertt.dev/controllerring"
+import "github.com/tenon-dev/tenon/sharding"
 
-	shardLabelPrefix = "shard.alpha.sharding.timebertt.dev/"
-	drainLabelPrefix = "drain.alpha.sharding.timebertt.dev/"
-)
+// shardLabel returns the key of the label that assigns a sharded object to a shard of ring
+// (sharding.Shard.ShardLabel): its value is the shard's name.
+func shardLabel(ring string) string { return sharding.ShardLabelPrefix + ring }
 
-// ShardLabel returns the key of the label that assigns a sharded object to a shard of ring: its
-// value is the shard's name. A shard watches only the objects that carry its name in this label.
-func ShardLabel(ring string) string { return shardLabelPrefix + ring }
-
-// DrainLabel returns the key of the label that asks the shard of an object to let go of it: the
-// shard stops reconciling the object and removes this label and [ShardLabel] in one write, after
-// which the sharder assigns the object to its new shard. The label's value has no meaning.
-func DrainLabel(ring string) string { return drainLabelPrefix + ring }
+// drainLabel returns the key of the label that asks the shard of an object to let go of it
+// (sharding.Shard.DrainLabel): the shard removes it and the shard label in one write, after
+// which the sharder assigns the object to its new shard.
+func drainLabel(ring string) string { return sharding.DrainLabelPrefix + ring }

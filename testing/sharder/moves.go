@@ -38,9 +38,9 @@ type Move struct {
 	FromState ShardState
 	// To is the shard the ring wants the object on.
 	To string
-	// Drain reports whether the change was a drain: the sharder added the [DrainLabel] and the
+	// Drain reports whether the change was a drain: the sharder added the drain label and the
 	// object stays on From until that shard lets go of it. Otherwise the sharder set the
-	// [ShardLabel] to To and removed any DrainLabel.
+	// shard label to To and removed any drain label.
 	Drain bool
 }
 

@@ -33,7 +33,7 @@ import (
 // default.
 type Options struct {
 	// Ring names the ring, as the reference sharder's ControllerRing does: the value of the
-	// shards' [RingLabel] and the suffix of [ShardLabel] and [DrainLabel]. A lower-case DNS
+	// shards' sharding.RingLabel and the suffix of the shard and drain labels. A lower-case DNS
 	// subdomain of at most 63 characters, so that the label keys are valid.
 	Ring string
 
@@ -128,7 +128,7 @@ func (o *Options) validate() error {
 }
 
 // ringProblems returns what makes ring an invalid ring name: it must make valid label keys
-// ([ShardLabel], [DrainLabel]) and a valid label value ([RingLabel]).
+// (the shard and drain labels) and a valid label value (sharding.RingLabel).
 func ringProblems(ring string) []string {
 	switch {
 	case ring == "":

@@ -86,8 +86,8 @@ func New(c client.Client, opts Options) (*Sharder, error) {
 		syncPeriod:       opts.SyncPeriod,
 		identity:         opts.Identity,
 		moveWithoutDrain: opts.MoveWithoutDrain,
-		shardLabel:       ShardLabel(opts.Ring),
-		drainLabel:       DrainLabel(opts.Ring),
+		shardLabel:       shardLabel(opts.Ring),
+		drainLabel:       drainLabel(opts.Ring),
 	}, nil
 }
 
@@ -117,7 +117,7 @@ func (s *Sharder) Start(ctx context.Context) error {
 //     Orphaned ones.
 //  2. It builds the hash ring of the available shards. With none, it changes no object.
 //  3. It lists the objects of every kind of the ring (only their metadata), finds each one's
-//     shard on the ring, and changes the labels of those whose [ShardLabel] differs, as the
+//     shard on the ring, and changes the labels of those whose shard label differs, as the
 //     table of the package documentation says: drain, assign or move.
 //
 // Every write carries the resourceVersion that was read: an object or Lease that changed since is

@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/tenon-dev/tenon/sharding"
 	"github.com/tenon-dev/tenon/testing/sharder"
 )
 
@@ -44,7 +45,7 @@ var start = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 // held by itself, renewed at renewed, for 10 seconds.
 func shardLease(ns, ring, name string, renewed time.Time) *coordinationv1.Lease {
 	return &coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{sharder.RingLabel: ring}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{sharding.RingLabel: ring}},
 		Spec: coordinationv1.LeaseSpec{
 			HolderIdentity:       ptr.To(name),
 			LeaseDurationSeconds: ptr.To[int32](10),
@@ -222,14 +223,14 @@ func TestObjectsKeepTheirLabelsWhileNoShardIsAvailable(t *testing.T) {
 	ctx := t.Context()
 	released := shardLease("default", "configs", "shard-a", start)
 	released.Spec.HolderIdentity = ptr.To("")
-	draining := configMap("default", "draining", map[string]string{sharder.ShardLabel("configs"): "shard-a", sharder.DrainLabel("configs"): "true"})
+	draining := configMap("default", "draining", map[string]string{sharding.ShardLabelPrefix + ("configs"): "shard-a", sharding.DrainLabelPrefix + ("configs"): "true"})
 	unassigned := configMap("default", "unassigned", nil)
 	c := fake.NewClientBuilder().WithObjects(released, draining, unassigned).Build()
 	s, _ := newFakeSharder(t, c)
 
 	g.Expect(s.Sync(ctx)).To(Succeed())
 
-	g.Expect(labelsOf(ctx, c, draining)).To(Equal(map[string]string{sharder.ShardLabel("configs"): "shard-a", sharder.DrainLabel("configs"): "true"}))
+	g.Expect(labelsOf(ctx, c, draining)).To(Equal(map[string]string{sharding.ShardLabelPrefix + ("configs"): "shard-a", sharding.DrainLabelPrefix + ("configs"): "true"}))
 	g.Expect(labelsOf(ctx, c, unassigned)).To(BeEmpty())
 	g.Expect(s.Moves()).To(BeEmpty())
 }
@@ -247,9 +248,9 @@ func TestAControlledObjectFollowsItsControllerAndOneWithoutIsNotAssigned(t *test
 
 	g.Expect(s.Sync(ctx)).To(Succeed())
 
-	shard := labelsOf(ctx, c, owner)[sharder.ShardLabel("configs")]
+	shard := labelsOf(ctx, c, owner)[sharding.ShardLabelPrefix+"configs"]
 	g.Expect(shard).To(BeElementOf("shard-a", "shard-b", "shard-c"))
-	g.Expect(labelsOf(ctx, c, child)).To(HaveKeyWithValue(sharder.ShardLabel("configs"), shard))
+	g.Expect(labelsOf(ctx, c, child)).To(HaveKeyWithValue(sharding.ShardLabelPrefix+"configs", shard))
 	g.Expect(labelsOf(ctx, c, orphan)).To(BeEmpty())
 	g.Expect(s.Moves()).To(ConsistOf(
 		sharder.Move{Kind: corev1.SchemeGroupVersion.WithKind("ConfigMap"), Object: client.ObjectKeyFromObject(owner), To: shard},
@@ -284,7 +285,7 @@ func TestAnObjectThatChangedSinceItWasListedIsLeftForTheNextPass(t *testing.T) {
 	g.Expect(s.Moves()).To(BeEmpty())
 
 	g.Expect(s.Sync(ctx)).To(Succeed())
-	g.Expect(labelsOf(ctx, c, web)).To(Equal(map[string]string{"team": "a", sharder.ShardLabel("configs"): "shard-a"}))
+	g.Expect(labelsOf(ctx, c, web)).To(Equal(map[string]string{"team": "a", sharding.ShardLabelPrefix + ("configs"): "shard-a"}))
 	g.Expect(s.Moves()).To(HaveLen(1))
 }
 
@@ -305,7 +306,7 @@ func TestAFailedWriteIsReportedAndThePassGoesOn(t *testing.T) {
 
 	g.Expect(err).To(MatchError(ContainSubstring("failed to assign ConfigMap default/broken: unassigned -> shard-a")))
 	g.Expect(apierrors.IsInternalError(err)).To(BeTrue(), "the error keeps its class: %v", err)
-	g.Expect(labelsOf(ctx, c, fine)).To(HaveKeyWithValue(sharder.ShardLabel("configs"), "shard-a"))
+	g.Expect(labelsOf(ctx, c, fine)).To(HaveKeyWithValue(sharding.ShardLabelPrefix+"configs", "shard-a"))
 }
 
 func TestNamespacesRestrictTheShardedObjects(t *testing.T) {
@@ -317,6 +318,6 @@ func TestNamespacesRestrictTheShardedObjects(t *testing.T) {
 
 	g.Expect(s.Sync(ctx)).To(Succeed())
 
-	g.Expect(labelsOf(ctx, c, inside)).To(HaveKeyWithValue(sharder.ShardLabel("configs"), "shard-a"))
+	g.Expect(labelsOf(ctx, c, inside)).To(HaveKeyWithValue(sharding.ShardLabelPrefix+"configs", "shard-a"))
 	g.Expect(labelsOf(ctx, c, outside)).To(BeEmpty())
 }

@@ -30,6 +30,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/tenon-dev/tenon/sharding"
 )
 
 // ShardState is what the sharder makes of a shard's Lease at a moment of its clock.
@@ -65,9 +67,9 @@ func (s ShardState) Available() bool {
 	return s == Ready || s == Expired || s == Uncertain
 }
 
-// Shard is a member of the ring: a Lease with the ring's [RingLabel].
+// Shard is a member of the ring: a Lease with the ring's label (sharding.RingLabel).
 type Shard struct {
-	// Name is the Lease's name, which the shard's objects carry in their [ShardLabel].
+	// Name is the Lease's name, which the shard's objects carry in their shard label.
 	Name string
 	// State is the shard's state at the sharder's clock.
 	State ShardState
@@ -128,7 +130,7 @@ func (s *Sharder) Shards(ctx context.Context) ([]Shard, error) {
 func (s *Sharder) listLeases(ctx context.Context) ([]coordinationv1.Lease, error) {
 	var leases coordinationv1.LeaseList
 	if err := s.client.List(ctx, &leases, client.InNamespace(s.leaseNamespace),
-		client.MatchingLabels{RingLabel: s.ring}); err != nil {
+		client.MatchingLabels{sharding.RingLabel: s.ring}); err != nil {
 		return nil, fmt.Errorf("failed to list the Leases of ring %s: %w", s.ring, err)
 	}
 	return leases.Items, nil

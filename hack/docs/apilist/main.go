@@ -51,7 +51,7 @@ const module = "github.com/tenon-dev/tenon"
 // packages are the public packages, relative to the repository root.
 var packages = []string{
 	".", "conditions", "conditions/observe", "external", "fencing", "finalizer", "ownership", "patch", "requeue",
-	"testing/faults", "testing/matchers", "testing/reconciletest", "testing/testenv",
+	"sharding", "testing/faults", "testing/matchers", "testing/reconciletest", "testing/sharder", "testing/testenv",
 }
 
 func main() {
