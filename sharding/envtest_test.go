@@ -329,8 +329,10 @@ func writtenByHolders(ctx context.Context, g Gomega, ns string, names []string) 
 	}
 }
 
-// epoch is the time one shard held an object: from the completion of the sharder's write
-// that assigned it to the reception of the sharder's next assignment of it.
+// epoch is the time one shard held an object: from the API server's reception of the sharder's
+// write that assigned it to the reception of the sharder's next assignment of it. Receptions,
+// not completions: the audit log records a response as complete after the watchers may already
+// have seen the change and acted on it.
 type epoch struct {
 	shard      string
 	start, end time.Time
@@ -338,7 +340,7 @@ type epoch struct {
 
 // violations returns the successful writes by shards to the ring's objects in ns (main
 // ConfigMaps and their child Secrets) that no epoch of the writing shard covers: the request
-// was received after the assignment completed and completed before the next one was received.
+// was received after the assignment and before the next one.
 // Events and Leases are not the ring's objects and are not checked.
 func violations(t *testing.T, events testenv.AuditEvents, moves []sharder.Move, ns string, shards []string) []string {
 	t.Helper()
@@ -368,7 +370,7 @@ func violations(t *testing.T, events testenv.AuditEvents, moves []sharder.Move, 
 			if n := len(epochs[name]); n > 0 {
 				epochs[name][n-1].end = ws[i].Received
 			}
-			epochs[name] = append(epochs[name], epoch{shard: m.To, start: ws[i].Completed})
+			epochs[name] = append(epochs[name], epoch{shard: m.To, start: ws[i].Received})
 		}
 	}
 	var out []string
@@ -393,7 +395,7 @@ func violations(t *testing.T, events testenv.AuditEvents, moves []sharder.Move, 
 			continue
 		}
 		covered := slices.ContainsFunc(epochs[object], func(ep epoch) bool {
-			return ep.shard == shard && ep.start.Before(e.Received) && (ep.end.IsZero() || e.Completed.Before(ep.end))
+			return ep.shard == shard && ep.start.Before(e.Received) && (ep.end.IsZero() || e.Received.Before(ep.end))
 		})
 		if !covered {
 			out = append(out, fmt.Sprintf("%s %s %s/%s by %s, received %s, completed %s; epochs of %s: %v",

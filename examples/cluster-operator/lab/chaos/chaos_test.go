@@ -17,7 +17,8 @@ limitations under the License.
 // Package chaos proves that the example operator, and the tenon blocks it is built from, lose
 // nothing under the failures production brings: conflicts and server errors on a large share of
 // writes, a flaky DNS provider, the operator killed at random moments, kube-apiserver restarted,
-// the leader killed under leader election, a namespace deleted while the DNS provider is down,
+// the leader killed under leader election, the operator run as shards whose ring grows and loses
+// shards, a namespace deleted while the DNS provider is down,
 // writes denied by admission policies, etcd's history compacted under the informers, the connections to the API server black-holed, hostile input, and a token that must never leak.
 //
 // The scenarios run against an envtest control plane with its garbage collector and namespace
@@ -135,6 +136,8 @@ type sizes struct {
 	Soak time.Duration
 	// TwoControllerClusters is how many Clusters the two-controller scenario deletes.
 	TwoControllerClusters int
+	// ShardedClusters is how many Clusters the sharded ring creates, scales and deletes.
+	ShardedClusters int
 	// FuzzTime is the budget of each fuzz target.
 	FuzzTime time.Duration
 	// Timeout bounds each wait for convergence.
@@ -159,10 +162,10 @@ func (s sizes) listInterval() time.Duration {
 func sizesFor(mode string) sizes {
 	if mode == "full" {
 		return sizes{StormClusters: 300, Crashes: 50, CrashBatch: 3, RestartClusters: 30, Downtime: 5 * time.Second,
-			Failovers: 4, FailoverClusters: 8, Pauses: 20, UnfencedPauses: 5, PauseClusters: 3, NamespaceClusters: 30, AdmissionClusters: 10, BlackHoleClusters: 10, BlackHole: 20 * time.Second, Compactions: 5, CompactionClusters: 8, TwoControllerClusters: 100, Soak: 10 * time.Minute, FuzzTime: time.Minute, Timeout: 10 * time.Minute}
+			Failovers: 4, FailoverClusters: 8, Pauses: 20, UnfencedPauses: 5, PauseClusters: 3, NamespaceClusters: 30, AdmissionClusters: 10, BlackHoleClusters: 10, BlackHole: 20 * time.Second, Compactions: 5, CompactionClusters: 8, TwoControllerClusters: 100, ShardedClusters: 100, Soak: 10 * time.Minute, FuzzTime: time.Minute, Timeout: 10 * time.Minute}
 	}
 	return sizes{StormClusters: 40, Crashes: 10, CrashBatch: 2, RestartClusters: 8, Downtime: 3 * time.Second,
-		Failovers: 2, FailoverClusters: 4, Pauses: 3, UnfencedPauses: 2, PauseClusters: 2, NamespaceClusters: 8, AdmissionClusters: 3, BlackHoleClusters: 3, BlackHole: 10 * time.Second, Compactions: 2, CompactionClusters: 3, TwoControllerClusters: 100, Soak: 2 * time.Minute, FuzzTime: 10 * time.Second, Timeout: 4 * time.Minute}
+		Failovers: 2, FailoverClusters: 4, Pauses: 3, UnfencedPauses: 2, PauseClusters: 2, NamespaceClusters: 8, AdmissionClusters: 3, BlackHoleClusters: 3, BlackHole: 10 * time.Second, Compactions: 2, CompactionClusters: 3, TwoControllerClusters: 100, ShardedClusters: 12, Soak: 2 * time.Minute, FuzzTime: 10 * time.Second, Timeout: 4 * time.Minute}
 }
 
 // TestChaos runs every scenario in turn, prints a table of what each did and found, and fails
@@ -193,6 +196,7 @@ func TestChaos(t *testing.T) {
 		{"API server restart", apiServerRestart},
 		{"leader failover", leaderFailover},
 		{"paused leader", pausedLeader},
+		{"sharded ring", shardedRing},
 		{"namespace deletion", namespaceDeletion},
 		{"admission denials", admissionDenials},
 		{"black-holed API server", blackHole},
