@@ -1,0 +1,174 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package chaos
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/tenon-dev/tenon/examples/cluster-operator/api/v1alpha1"
+	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/clouddns/clouddnstest"
+	"github.com/tenon-dev/tenon/testing/sharder"
+	"github.com/tenon-dev/tenon/testing/testenv"
+)
+
+var (
+	shardScaleShards  = flag.Int("chaos.shards", 0, "with -chaos=scale: run TestShardScale, the operator as this many shards of a ring with the reference sharder")
+	shardScaleLatency = flag.Duration("chaos.dns-latency", 50*time.Millisecond, "with -chaos.shards: the latency of every call to the simulated DNS provider, which bounds a reconcile")
+)
+
+// ShardScaleResult is what one run of TestShardScale measured.
+type ShardScaleResult struct {
+	Shards, Clusters int
+	DNSLatency       string
+	// ReadySeconds is the time from the shards' start until every Cluster was Ready.
+	ReadySeconds float64
+	// WritesPerCluster counts the shards' writes until Ready, from the audit log; SteadyWrites
+	// those in the steady state after it, which must be 0. Neither counts the renewals of the
+	// shards' Leases: SteadyLeaseWrites counts those of the steady state.
+	WritesPerCluster                float64
+	SteadyWrites, SteadyLeaseWrites int
+	// PeakRSSBytes and LiveHeapBytes are each shard's; CPUSeconds the shards' together until Ready.
+	PeakRSSBytes, LiveHeapBytes []int64
+	CPUSeconds                  float64
+}
+
+// TestShardScale runs the example operator as -chaos.shards shards of a ring, with the reference
+// sharder, on -chaos.clusters Clusters, with every call to the DNS provider taking
+// -chaos.dns-latency: the time to Ready, the writes, the steady state and each shard's memory.
+func TestShardScale(t *testing.T) {
+	if *mode != "scale" || *shardScaleShards <= 0 {
+		t.Skip("run with -chaos=scale -chaos.shards=N")
+	}
+	n, k := *scaleClusters, *shardScaleShards
+	interval := min(5*time.Second, max(200*time.Millisecond, time.Duration(n)*time.Millisecond/2))
+	w := newWorld(t, uint64(time.Now().UnixNano()), sizes{Timeout: 2 * time.Hour, NoSimulatorDelays: true, ListInterval: interval})
+	w.dns.SetFaults(clouddnstest.Faults{Latency: *shardScaleLatency})
+	ns := w.namespace(t, "shardscale")
+	w.createClusters(t, ns, "c", n, 1)
+
+	cfg := rest.CopyConfig(env.Config())
+	cfg.UserAgent = sharderAgent
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sharder.New(c, sharder.Options{
+		Ring: ringName, LeaseNamespace: systemNamespace, Namespaces: []string{ns},
+		Resources:  []sharder.Resource{{Object: &appsv1alpha1.Cluster{}, Controlled: []client.Object{&appsv1.StatefulSet{}, &corev1.Service{}}}},
+		SyncPeriod: time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+
+	start := w.mark(t)
+	log := &writes{}
+	procs := make([]*process, k)
+	addrs := make([]string, k)
+	started := time.Now()
+	for i := range k {
+		name := shardName(i)
+		addrs[i] = freeAddr(t)
+		procs[i] = w.startOperator(t, name, w.newProxy(t, name, w.user.Config(), log),
+			"--controller-ring="+ringName, "--shard-name="+name, "--leader-election-namespace="+systemNamespace,
+			"--pprof-bind-address="+addrs[i])
+	}
+	w.waitConverged(t, ns)
+	ready := time.Since(started)
+	readyMark := w.mark(t)
+	res := ShardScaleResult{Shards: k, Clusters: n, DNSLatency: shardScaleLatency.String(), ReadySeconds: ready.Seconds()}
+	for _, p := range procs {
+		cpu, err := cpuTime(p.cmd.Process.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.CPUSeconds += cpu.Seconds()
+		rss, err := peakRSS(p.cmd.Process.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.PeakRSSBytes = append(res.PeakRSSBytes, rss)
+	}
+	res.WritesPerCluster = float64(len(w.operatorRequests(t, start, readyMark).Writes().Filter(notLease))) / float64(n)
+
+	steadyFrom := w.waitWritesSettle(t, readyMark, scaleSettle, scaleSettleTimeout)
+	steadyTo := w.waitQuiet(t, steadyFrom, *scaleQuiet)
+	steady := w.operatorRequests(t, steadyFrom, steadyTo).Writes()
+	res.SteadyLeaseWrites = len(steady) - len(steady.Filter(notLease))
+	steady = steady.Filter(notLease)
+	res.SteadyWrites = len(steady)
+	for _, addr := range addrs {
+		heap, err := liveHeap(t.Context(), addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.LiveHeapBytes = append(res.LiveHeapBytes, heap)
+	}
+	held := map[string]int{}
+	for _, m := range s.Moves() {
+		if !m.Controlled && m.From == "" {
+			held[m.To]++
+		}
+	}
+	t.Logf("%d shards, %d Clusters, DNS latency %s: Ready in %s, %.2f writes per Cluster, %d in %s of steady state (and %d Lease renewals); CPU %.1fs; per shard: peak RSS %v MiB, live heap %v MiB; first assignments per shard %v",
+		k, n, shardScaleLatency, secs(ready), res.WritesPerCluster, res.SteadyWrites, secs(steadyTo.Time().Sub(steadyFrom.Time())), res.SteadyLeaseWrites, res.CPUSeconds,
+		mibs(res.PeakRSSBytes), mibs(res.LiveHeapBytes), held)
+	if *scaleJSON != "" {
+		data, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(*scaleJSON, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(steady) > 0 {
+		t.Errorf("the shards sent %d writes in the steady state, want 0: %v", len(steady), steady.Count(func(e testenv.AuditEvent) string { return e.Verb + " " + kindOf(e) }))
+	}
+	w.deleteAll(t, ns)
+	w.waitGone(t, ns)
+}
+
+// notLease reports whether e is not a request for a Lease.
+func notLease(e testenv.AuditEvent) bool { return e.Resource != "leases" }
+
+// mibs returns byte counts in MiB, rounded.
+func mibs(bs []int64) []int64 {
+	out := slices.Clone(bs)
+	for i := range out {
+		out[i] = (out[i] + 1<<19) >> 20
+	}
+	return out
+}
