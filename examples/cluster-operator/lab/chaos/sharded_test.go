@@ -244,6 +244,11 @@ func shardedRing(t *testing.T, w *world) *result {
 	step("shard-1 and shard-2 back", r.waitHeld(t, 0, 1, 2))
 	mid := w.settledAudit(t, ns)
 	lost, problems := w.lostEdits(t, ns, want)
+	// Events: each transition of a Cluster's conditions recorded once, whichever shards held it.
+	transitions, repeated := repeatedTransitions(w.clusterEvents(t, ns))
+	if len(repeated) > 0 {
+		t.Errorf("%d of %d condition transitions were recorded in an Event more than once: %v", len(repeated), transitions, firstN(repeated, 5))
+	}
 
 	// Delete every Cluster while the ring grows to 4 again: once a drain has begun.
 	drains := len(r.drains())
@@ -277,16 +282,16 @@ func shardedRing(t *testing.T, w *world) *result {
 		}
 	}
 	return &result{
-		Operations: fmt.Sprintf("%d Clusters created, scaled 5 times and deleted; %d writes by the shards checked against the Clusters' epochs",
-			len(names), checked),
+		Operations: fmt.Sprintf("%d Clusters created, scaled 5 times and deleted; %d writes by the shards checked against the Clusters' epochs, %d condition transitions recorded in Events",
+			len(names), checked, transitions),
 		Faults: fmt.Sprintf("ring 2→3→4 shards, SIGTERM, SIGKILL, SIGSTOP past the Lease, back to 3, delete during a rebalance to 4; %d drains, %d moves off a dead shard",
 			len(r.drains()), forced),
 		Convergence: strings.Join(steps, "; ") + fmt.Sprintf("; delete %s", secs(deletion)),
-		Leaked:      mid.Leaked + final.Leaked, Duplicated: mid.Duplicated + final.Duplicated + outside, Lost: lost + mid.Missing, Wedged: mid.Wedged + final.Wedged,
-		Problems: slices.Concat(mid.Problems, problems, outsideProblems, final.Problems),
+		Leaked:      mid.Leaked + final.Leaked, Duplicated: mid.Duplicated + final.Duplicated + outside + len(repeated), Lost: lost + mid.Missing, Wedged: mid.Wedged + final.Wedged,
+		Problems: slices.Concat(mid.Problems, problems, outsideProblems, firstN(repeated, 5), final.Problems),
 		Details: []string{
 			fmt.Sprintf("The manager binary as shards of a ring (--controller-ring, Lease %s, renew deadline %s, retry period %s), each its own user behind its own proxy, and the reference sharder of testing/sharder for the Clusters and the StatefulSets and Services they control.", shardLease, shardRenew, shardRetry),
-			"Every successful write of a shard to a Cluster (its status included), its StatefulSet, Services and ConfigMaps and its directory entry is checked against the audit log: the API server must have received it after the sharder's write that assigned the Cluster to that shard, and before the sharder's next assignment of the Cluster. A drain's acknowledgement ends a shard's epoch before the sharder's next assignment; a SIGTERM releases the Lease after the controllers stopped; a SIGKILLed or SIGSTOPped shard's Lease is taken over by the sharder at renewTime + 2 × the Lease duration, after its fence closed. Events and Leases are not checked.",
+			"Every successful write of a shard to a Cluster (its status included), its StatefulSet, Services and ConfigMaps and its directory entry is checked against the audit log: the API server must have received it after the sharder's write that assigned the Cluster to that shard, and before the sharder's next assignment of the Cluster. A drain's acknowledgement ends a shard's epoch before the sharder's next assignment; a SIGTERM releases the Lease after the controllers stopped; a SIGKILLed or SIGSTOPped shard's Lease is taken over by the sharder at renewTime + 2 × the Lease duration, after its fence closed. Events are checked apart: each condition transition of a Cluster must be recorded once, whichever shards held it.",
 		},
 	}
 }
