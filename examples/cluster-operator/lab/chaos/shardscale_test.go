@@ -45,7 +45,8 @@ var (
 type ShardScaleResult struct {
 	Shards, Clusters int
 	DNSLatency       string
-	// ReadySeconds is the time from the shards' start until every Cluster was Ready.
+	// ReadySeconds is the time from the sharder's start, once every shard held its Lease, until
+	// every Cluster was Ready.
 	ReadySeconds float64
 	// WritesPerCluster counts the shards' writes until Ready, from the audit log; SteadyWrites
 	// those in the steady state after it, which must be 0. Neither counts the renewals of the
@@ -85,19 +86,10 @@ func TestShardScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-
 	start := w.mark(t)
 	log := &writes{}
 	procs := make([]*process, k)
 	addrs := make([]string, k)
-	started := time.Now()
 	for i := range k {
 		name := shardName(i)
 		addrs[i] = freeAddr(t)
@@ -105,6 +97,31 @@ func TestShardScale(t *testing.T) {
 			"--controller-ring="+ringName, "--shard-name="+name, "--leader-election-namespace="+systemNamespace,
 			"--pprof-bind-address="+addrs[i])
 	}
+	// The sharder starts once every shard holds its Lease, so that it assigns each Cluster once,
+	// to the ring of k, rather than to the first shard and then again as the others join.
+	if err := poll(t.Context(), time.Minute, func(ctx context.Context) (bool, error) {
+		shards, err := s.Shards(ctx)
+		if err != nil {
+			return false, err
+		}
+		ready := 0
+		for _, sh := range shards {
+			if sh.State == sharder.Ready {
+				ready++
+			}
+		}
+		return ready == k, nil
+	}); err != nil {
+		t.Fatalf("the %d shards did not all hold their Leases within a minute: %v\n%s", k, err, w.logs.tail(30))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	started := time.Now()
+	go func() { done <- s.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
 	w.waitConverged(t, ns)
 	ready := time.Since(started)
 	readyMark := w.mark(t)
@@ -136,15 +153,19 @@ func TestShardScale(t *testing.T) {
 		}
 		res.LiveHeapBytes = append(res.LiveHeapBytes, heap)
 	}
-	held := map[string]int{}
+	held, drains := map[string]int{}, 0
 	for _, m := range s.Moves() {
-		if !m.Controlled && m.From == "" {
+		switch {
+		case m.Controlled:
+		case m.Drain:
+			drains++
+		case m.From == "":
 			held[m.To]++
 		}
 	}
-	t.Logf("%d shards, %d Clusters, DNS latency %s: Ready in %s, %.2f writes per Cluster, %d in %s of steady state (and %d Lease renewals); CPU %.1fs; per shard: peak RSS %v MiB, live heap %v MiB; first assignments per shard %v",
+	t.Logf("%d shards, %d Clusters, DNS latency %s: Ready in %s, %.2f writes per Cluster, %d in %s of steady state (and %d Lease renewals); CPU %.1fs; per shard: peak RSS %v MiB, live heap %v MiB; assignments per shard %v, %d drains",
 		k, n, shardScaleLatency, secs(ready), res.WritesPerCluster, res.SteadyWrites, secs(steadyTo.Time().Sub(steadyFrom.Time())), res.SteadyLeaseWrites, res.CPUSeconds,
-		mibs(res.PeakRSSBytes), mibs(res.LiveHeapBytes), held)
+		mibs(res.PeakRSSBytes), mibs(res.LiveHeapBytes), held, drains)
 	if *scaleJSON != "" {
 		data, err := json.MarshalIndent(res, "", "  ")
 		if err != nil {

@@ -52,8 +52,8 @@ func (w *world) operatorRequests(t *testing.T, from, to testenv.AuditMark) teste
 	return events.ByUser(w.user.Name())
 }
 
-// waitWritesSettle waits, up to timeout, until the operator's newest write since from is settle
-// old, and returns a mark taken then (from itself when it wrote nothing since). When the operator
+// waitWritesSettle waits, up to timeout, until the operator's newest write since from (Lease
+// renewals aside) is settle old, and returns a mark taken then (from itself when it wrote nothing since). When the operator
 // keeps writing, it returns the last mark it took: the quiet period that follows fails.
 func (w *world) waitWritesSettle(t *testing.T, from testenv.AuditMark, settle, timeout time.Duration) testenv.AuditMark {
 	t.Helper()
@@ -68,7 +68,8 @@ func (w *world) waitWritesSettle(t *testing.T, from testenv.AuditMark, settle, t
 		if err != nil {
 			return false, err
 		}
-		writes := events.ByUser(w.user.Name()).Writes()
+		// A shard's Lease renewals go on at steady state; they are not the reconciles' writes.
+		writes := events.ByUser(w.user.Name()).Writes().Filter(notLease)
 		if len(writes) == 0 {
 			last = from
 			return true, nil
