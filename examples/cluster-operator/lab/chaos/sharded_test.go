@@ -137,7 +137,8 @@ func (r *ring) waitHeld(t *testing.T, shards ...int) time.Duration {
 				available = append(available, m.Name)
 			}
 		}
-		if slices.Sort(available); !slices.Equal(available, slices.Sorted(slices.Values(want))) {
+		slices.Sort(available)
+		if !slices.Equal(available, slices.Sorted(slices.Values(want))) {
 			last = fmt.Sprintf("the ring is %v", available)
 			return false, nil
 		}

@@ -120,7 +120,9 @@ func TestShardScale(t *testing.T) {
 	go func() { done <- s.Start(ctx) }()
 	t.Cleanup(func() {
 		cancel()
-		<-done
+		if err := <-done; err != nil {
+			t.Errorf("the sharder stopped with an error: %v", err)
+		}
 	})
 	w.waitConverged(t, ns)
 	ready := time.Since(started)
