@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -50,8 +51,15 @@ import (
 // acknowledgement, the sharder's move) reaches the controllers as a delete: the object left
 // the cache. The objects of other shards are never read, watched or held in memory.
 //
+// Every label selector controller-runtime would apply to a kind is kept and gains the shard's
+// requirement: the kind's own (ByObject.Label), its namespaces' (ByObject.Namespaces), and
+// cache.Options.DefaultLabelSelector and DefaultNamespaces' selectors where they would apply.
+//
 // SelectCache returns an error, and changes nothing, when opts is nil, objs is empty or holds a
-// nil, or an entry of opts.ByObject already selects on the shard label.
+// nil, a selector that applies already selects on the shard label, or
+// cache.Options.DefaultNamespaces gives a namespace a label selector while the kind has no
+// Namespaces of its own (controller-runtime would prefer that selector to the kind's, and drop
+// the shard's requirement).
 func (s Shard) SelectCache(opts *cache.Options, objs ...client.Object) error {
 	switch {
 	case opts == nil:
@@ -59,7 +67,6 @@ func (s Shard) SelectCache(opts *cache.Options, objs ...client.Object) error {
 	case len(objs) == 0:
 		return errors.New("failed to select the shard's objects in the cache: no kinds given")
 	}
-	requirement := s.Selector()
 	updates := make(map[client.Object]cache.ByObject, len(objs))
 	for i, obj := range objs {
 		if obj == nil || reflect.ValueOf(obj).IsNil() {
@@ -72,19 +79,74 @@ func (s Shard) SelectCache(opts *cache.Options, objs ...client.Object) error {
 				break
 			}
 		}
-		if entry.Label != nil {
-			if reqs, _ := entry.Label.Requirements(); selectsOn(reqs, s.ShardLabel()) {
-				return fmt.Errorf("failed to select the shard's objects in the cache: the cache options of %T select on %s already", obj, s.ShardLabel())
-			}
+		selected, err := s.selectEntry(opts, entry)
+		if err != nil {
+			return fmt.Errorf("failed to select the shard's objects in the cache: the cache options of %T: %w", obj, err)
 		}
-		entry.Label = and(entry.Label, requirement)
-		updates[key] = entry
+		updates[key] = selected
 	}
 	if opts.ByObject == nil {
 		opts.ByObject = make(map[client.Object]cache.ByObject, len(updates))
 	}
 	for key, entry := range updates {
 		opts.ByObject[key] = entry
+	}
+	return nil
+}
+
+// selectEntry returns entry, the cache options of one kind, with the shard label's requirement
+// added to every label selector controller-runtime would apply to the kind. controller-runtime
+// takes, for each namespace, the first of: the entry's namespace's selector, the entry's
+// selector, cache.Options.DefaultNamespaces' namespace's selector, DefaultLabelSelector; and
+// an entry without Namespaces takes DefaultNamespaces as its own. So that what the operator
+// selected is kept, the selector each level would have had is made explicit, and the shard's
+// requirement added to it.
+func (s Shard) selectEntry(opts *cache.Options, entry cache.ByObject) (cache.ByObject, error) {
+	requirement := s.Selector()
+	for _, sel := range selectorsOf(opts, entry) {
+		if reqs, _ := sel.Requirements(); selectsOn(reqs, s.ShardLabel()) {
+			return entry, fmt.Errorf("a label selector selects on %s already", s.ShardLabel())
+		}
+	}
+	if entry.Namespaces == nil {
+		for ns, cfg := range opts.DefaultNamespaces {
+			if cfg.LabelSelector != nil {
+				// It would become the entry's own and win over the entry's selector.
+				return entry, fmt.Errorf("cache.Options.DefaultNamespaces[%q] has a label selector, which controller-runtime "+
+					"prefers to the kind's own; give the kind its own ByObject.Namespaces", ns)
+			}
+		}
+	} else {
+		namespaces := make(map[string]cache.Config, len(entry.Namespaces))
+		for ns, cfg := range entry.Namespaces {
+			effective := firstSelector(cfg.LabelSelector, entry.Label, opts.DefaultNamespaces[ns].LabelSelector, opts.DefaultLabelSelector)
+			cfg.LabelSelector = and(effective, requirement)
+			namespaces[ns] = cfg
+		}
+		entry.Namespaces = namespaces
+	}
+	entry.Label = and(firstSelector(entry.Label, opts.DefaultLabelSelector), requirement)
+	return entry, nil
+}
+
+// selectorsOf returns the label selectors that may apply to the kind of entry.
+func selectorsOf(opts *cache.Options, entry cache.ByObject) []labels.Selector {
+	sels := []labels.Selector{entry.Label, opts.DefaultLabelSelector}
+	for _, cfg := range entry.Namespaces {
+		sels = append(sels, cfg.LabelSelector)
+	}
+	for _, cfg := range opts.DefaultNamespaces {
+		sels = append(sels, cfg.LabelSelector)
+	}
+	return slices.DeleteFunc(sels, func(sel labels.Selector) bool { return sel == nil })
+}
+
+// firstSelector returns the first selector that is not nil, or nil.
+func firstSelector(sels ...labels.Selector) labels.Selector {
+	for _, sel := range sels {
+		if sel != nil {
+			return sel
+		}
 	}
 	return nil
 }

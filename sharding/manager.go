@@ -51,7 +51,10 @@ const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/n
 //     name as the identity — what the sharder requires to count the shard as a member;
 //   - cfg is fenced with cfg.Wrap([fencing.Lock.WrapTransport]): every client built from it
 //     afterwards refuses writes once the shard may have lost its Lease (see the package
-//     documentation for the timing against the sharder).
+//     documentation for the timing against the sharder);
+//   - opts.LeaderElectionResourceLock is set to "leases", opts.LeaderElectionNamespace to the
+//     Lease's namespace and opts.LeaderElectionID to the shard's name, replacing what they
+//     held: they describe the shard's Lease, which the manager no longer builds itself.
 //
 // The Lease is in opts.LeaderElectionNamespace, by default the namespace of the pod's service
 // account. opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod and opts.LeaderElectionConfig

@@ -25,6 +25,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -48,17 +49,24 @@ import (
 //     the object to its new shard;
 //   - otherwise calls r.
 //
-// controller-runtime never runs two reconciles of one key at once, so the acknowledgement comes
-// after the key's reconcile in flight, if any, has returned: once it is written, this shard
-// starts no work on the object, and r's writes for the object all happened before it. Work that
-// r hands to goroutines of its own which outlive its Reconcile is not covered.
+// controller-runtime never runs two reconciles of one key at once in one controller, so the
+// acknowledgement comes after the key's reconcile in flight in this controller, if any, has
+// returned. An operator may run several controllers for its main kind (one for the spec, one
+// for a subresource): build all their reconcilers from one Shard that [New] returned, or from
+// copies of it. Then the acknowledgement also waits for the reconciles of the object in flight
+// in the other controllers, and none of them starts one once a drain was seen: once the
+// acknowledgement is written, this shard starts no work on the object, and every write of its
+// reconcilers for the object happened before it. Work that r hands to goroutines of its own
+// which outlive its Reconcile is not covered.
 //
 // A refused acknowledgement (the object changed its shard, lost the drain label or is gone) is
 // not an error: the change that refused it reaches the controller as an event. A fenced client
 // (see [ForManager]) refuses the acknowledgement, like every write, once the shard may have
 // lost its Lease; the sharder then moves the object without it.
 //
-// Reconciler returns an error when c, obj or r is nil.
+// obj may be a typed object, an unstructured one or a metav1.PartialObjectMetadata (for a
+// controller that watches metadata only); the last two must have their apiVersion and kind set.
+// Reconciler returns an error when c, obj or r is nil, or obj has no kind it can read.
 func (s Shard) Reconciler(c client.Client, obj client.Object, r reconcile.Reconciler) (reconcile.Reconciler, error) {
 	switch {
 	case c == nil:
@@ -68,7 +76,20 @@ func (s Shard) Reconciler(c client.Client, obj client.Object, r reconcile.Reconc
 	case r == nil:
 		return nil, errors.New("failed to build the shard's reconciler: the reconciler is nil")
 	}
-	return &reconciler{shard: s, client: c, proto: obj, inner: r}, nil
+	kind := reflect.TypeOf(obj).String()
+	switch obj.(type) {
+	case *unstructured.Unstructured, *metav1.PartialObjectMetadata:
+		gvk := obj.GetObjectKind().GroupVersionKind()
+		if gvk.Kind == "" || gvk.Version == "" {
+			return nil, fmt.Errorf("failed to build the shard's reconciler: the %T has no apiVersion and kind", obj)
+		}
+		kind = gvk.String()
+	}
+	f := s.flights
+	if f == nil {
+		f = newFlights()
+	}
+	return &reconciler{shard: s, client: c, proto: obj, kind: kind, inner: r, flights: f}, nil
 }
 
 // reconciler is what [Shard.Reconciler] returns.
@@ -76,41 +97,67 @@ type reconciler struct {
 	shard  Shard
 	client client.Client
 	proto  client.Object
-	inner  reconcile.Reconciler
+	// kind names the prototype's kind in the keys of flights.
+	kind    string
+	inner   reconcile.Reconciler
+	flights *flights
 }
 
 var _ reconcile.Reconciler = (*reconciler)(nil)
 
 // Reconcile implements reconcile.Reconciler: see [Shard.Reconciler].
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	key := r.kind + " " + req.String()
 	obj := r.newObject()
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
-		if apierrors.IsNotFound(err) {
-			return r.inner.Reconcile(ctx, req)
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, fmt.Errorf("failed to read %s to check its shard: %w", req.NamespacedName, err)
 		}
-		return ctrl.Result{}, fmt.Errorf("failed to read %s to check its shard: %w", req.NamespacedName, err)
+		return r.run(ctx, key, "", req)
 	}
 	switch {
 	case !r.shard.assigned(obj):
 		log.FromContext(ctx).V(1).Info("Skipping an object of another shard", "shard", obj.GetLabels()[r.shard.ShardLabel()])
 		return ctrl.Result{}, nil
 	case r.shard.Draining(obj):
+		if err := r.flights.drain(ctx, key, obj.GetResourceVersion()); err != nil {
+			return ctrl.Result{}, fmt.Errorf("failed to wait for the reconciles of %s in flight before its drain: %w", req.NamespacedName, err)
+		}
 		return ctrl.Result{}, r.acknowledge(ctx, obj)
 	}
+	return r.run(ctx, key, obj.GetResourceVersion(), req)
+}
+
+// run calls the wrapped reconciler for the object read at resourceVersion rv ("" when it is
+// gone), unless the object is being handed over.
+func (r *reconciler) run(ctx context.Context, key, rv string, req ctrl.Request) (ctrl.Result, error) {
+	if !r.flights.begin(key, rv) {
+		log.FromContext(ctx).V(1).Info("Skipping an object this shard is handing over")
+		return ctrl.Result{}, nil
+	}
+	defer r.flights.end(key)
 	return r.inner.Reconcile(ctx, req)
 }
 
-// newObject returns an empty object of the prototype's type (and kind, for unstructured ones).
+// newObject returns an empty object of the prototype's type (and kind, for unstructured and
+// metadata-only ones).
 func (r *reconciler) newObject() client.Object {
-	if u, ok := r.proto.(*unstructured.Unstructured); ok {
+	switch p := r.proto.(type) {
+	case *unstructured.Unstructured:
 		fresh := &unstructured.Unstructured{}
-		fresh.SetGroupVersionKind(u.GroupVersionKind())
+		fresh.SetGroupVersionKind(p.GroupVersionKind())
+		return fresh
+	case *metav1.PartialObjectMetadata:
+		fresh := &metav1.PartialObjectMetadata{}
+		fresh.SetGroupVersionKind(p.GroupVersionKind())
 		return fresh
 	}
 	return reflect.New(reflect.TypeOf(r.proto).Elem()).Interface().(client.Object)
 }
 
-// acknowledge removes the shard and drain labels from obj, which this shard holds.
+// acknowledge removes the shard and drain labels from obj, which this shard holds. Until a
+// reconciler of the shard reads the object gone, or back on this shard without the drain label
+// at a newer resourceVersion, none of them calls theirs for it.
 func (r *reconciler) acknowledge(ctx context.Context, obj client.Object) error {
 	body, err := r.shard.acknowledgement(obj)
 	if err != nil {
@@ -123,7 +170,8 @@ func (r *reconciler) acknowledge(ctx context.Context, obj client.Object) error {
 		return nil
 	case apierrors.IsInvalid(err), apierrors.IsNotFound(err), apierrors.IsConflict(err):
 		// A test failed: the object is no longer this shard's, or no longer draining. The
-		// write that changed it is on its way to the cache as an event.
+		// write that changed it is on its way to the cache as an event, whose reconcile finds
+		// out which.
 		log.FromContext(ctx).V(1).Info("The drain's acknowledgement was refused: the object changed", "reason", err.Error())
 		return nil
 	}

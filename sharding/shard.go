@@ -47,7 +47,10 @@ const (
 // ring's name (the name of its ControllerRing) and the shard's own name, which is also the name
 // of its Lease and the identity that holds it. Build it with [New], which checks both.
 //
-// The methods of a Shard read labels only; none of them sends a request.
+// The methods of a Shard read labels only; none of them sends a request. Copies of a Shard
+// that [New] returned share what its reconcilers know of the objects in flight (see
+// [Shard.Reconciler]); a Shard written as a literal does not, and each reconciler built from it
+// knows only its own controller's.
 type Shard struct {
 	// Ring is the name of the ring (the ControllerRing).
 	Ring string
@@ -55,6 +58,9 @@ type Shard struct {
 	// Lease, and the value of the shard label on the objects assigned to it. It must be unique
 	// among the ring's shards at any time; a pod's name is the usual choice.
 	Name string
+
+	// flights is shared by the reconcilers of the copies of the Shard New returned.
+	flights *flights
 }
 
 // maxRingName is the longest ring name: the ring's name is the name part of two label keys,
@@ -62,17 +68,18 @@ type Shard struct {
 const maxRingName = validation.LabelValueMaxLength
 
 // New returns the shard named name of the ring named ring. It returns an error naming what is
-// wrong when ring cannot be the name part of a label key (longer than 63 characters, or not a
-// DNS-1123 subdomain's characters) or name cannot be both a label value and a Lease's name.
+// wrong when ring cannot be a ControllerRing's name that is also the name part of a label key
+// (a DNS-1123 subdomain of at most 63 characters) or name cannot be both a label value and a
+// Lease's name.
 func New(ring, name string) (Shard, error) {
 	var errs []error
 	if ring == "" {
 		errs = append(errs, errors.New("the ring's name is empty"))
-	} else if problems := validation.IsQualifiedName(ShardLabelPrefix + ring); len(problems) > 0 || len(ring) > maxRingName {
+	} else if problems := validation.IsDNS1123Subdomain(ring); len(problems) > 0 || len(ring) > maxRingName {
 		if len(ring) > maxRingName {
 			problems = append(problems, fmt.Sprintf("must be no more than %d characters", maxRingName))
 		}
-		errs = append(errs, fmt.Errorf("the ring's name %q cannot be part of a label key: %s", ring, strings.Join(problems, "; ")))
+		errs = append(errs, fmt.Errorf("the ring's name %q cannot be a ControllerRing's name and part of a label key: %s", ring, strings.Join(problems, "; ")))
 	}
 	if name == "" {
 		errs = append(errs, errors.New("the shard's name is empty"))
@@ -86,7 +93,7 @@ func New(ring, name string) (Shard, error) {
 	if err := errors.Join(errs...); err != nil {
 		return Shard{}, fmt.Errorf("failed to build shard %q of ring %q: %w", name, ring, err)
 	}
-	return Shard{Ring: ring, Name: name}, nil
+	return Shard{Ring: ring, Name: name, flights: newFlights()}, nil
 }
 
 // ShardLabel returns the key of the label whose value names the shard an object of the ring is

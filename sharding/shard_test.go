@@ -61,7 +61,8 @@ func TestNewRefusesNamesTheProtocolCannotCarry(t *testing.T) {
 	}{
 		{"an empty ring", "", "a", "the ring's name is empty"},
 		{"a ring longer than 63 characters", strings.Repeat("r", 64), "a", "no more than 63 characters"},
-		{"a ring with a slash", "a/b", "a", "cannot be part of a label key"},
+		{"a ring with a slash", "a/b", "a", "cannot be a ControllerRing's name"},
+		{"a ring with upper case", "Cluster-Operator", "a", "cannot be a ControllerRing's name"},
 		{"an empty shard", "ring", "", "the shard's name is empty"},
 		{"a shard with upper case", "ring", "Pod-1", "cannot be a label value and a Lease's name"},
 		{"a shard longer than a label value", "ring", strings.Repeat("p", 64), "cannot be a label value and a Lease's name"},
@@ -78,6 +79,7 @@ func TestNewRefusesNamesTheProtocolCannotCarry(t *testing.T) {
 	g.Expect(s.ShardLabel()).To(Equal(shardLabel))
 	g.Expect(s.DrainLabel()).To(Equal(drainLabel))
 	g.Expect(s.Selector().String()).To(Equal(shardLabel + "=cluster-operator-7d9f-abcde"))
+	g.Expect(s.String()).To(Equal("cluster-operator/cluster-operator-7d9f-abcde"))
 }
 
 func TestHoldsAndDraining(t *testing.T) {
@@ -119,6 +121,53 @@ func TestSelectCacheAddsTheShardToWhatEachKindSelects(t *testing.T) {
 	}
 }
 
+// controller-runtime picks one label selector per namespace: the kind's namespace's, the kind's,
+// the namespace's default, the default. SelectCache makes the one that would apply explicit
+// and adds the shard to it, so that neither the operator's selection nor the shard's is lost.
+func TestSelectCacheKeepsTheSelectorControllerRuntimeWouldApply(t *testing.T) {
+	s := mustShard(t, "a")
+	managed := labels.SelectorFromSet(labels.Set{"managed": "yes"})
+	team := labels.SelectorFromSet(labels.Set{"team": "a"})
+	for _, tc := range []struct {
+		name      string
+		opts      cache.Options
+		wantLabel string
+		wantByNS  map[string]string
+		unchanged bool
+	}{{
+		name:      "the default selector",
+		opts:      cache.Options{DefaultLabelSelector: managed},
+		wantLabel: "managed=yes," + shardLabel + "=a",
+	}, {
+		name: "a namespace's own selector in the kind's options",
+		opts: cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.ConfigMap{}: {
+			Label: managed, Namespaces: map[string]cache.Config{"team-a": {LabelSelector: team}, "team-b": {}},
+		}}},
+		wantLabel: "managed=yes," + shardLabel + "=a",
+		wantByNS:  map[string]string{"team-a": shardLabel + "=a,team=a", "team-b": "managed=yes," + shardLabel + "=a"},
+	}, {
+		name: "a namespace's default selector, for a kind with namespaces of its own",
+		opts: cache.Options{
+			DefaultNamespaces: map[string]cache.Config{"team-a": {LabelSelector: team}},
+			ByObject:          map[client.Object]cache.ByObject{&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{"team-a": {}}}},
+		},
+		wantLabel: shardLabel + "=a",
+		wantByNS:  map[string]string{"team-a": shardLabel + "=a,team=a"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			g.Expect(s.SelectCache(&tc.opts, &corev1.ConfigMap{})).To(Succeed())
+			g.Expect(tc.opts.ByObject).To(HaveLen(1))
+			for _, entry := range tc.opts.ByObject {
+				g.Expect(entry.Label.String()).To(Equal(tc.wantLabel))
+				for ns, want := range tc.wantByNS {
+					g.Expect(entry.Namespaces[ns].LabelSelector.String()).To(Equal(want), "namespace %s", ns)
+				}
+			}
+		})
+	}
+}
+
 func TestSelectCacheRefusesBadInputAndChangesNothing(t *testing.T) {
 	s := mustShard(t, "a")
 	selected := labels.SelectorFromSet(labels.Set{shardLabel: "b"})
@@ -133,7 +182,10 @@ func TestSelectCacheRefusesBadInputAndChangesNothing(t *testing.T) {
 		{"a nil kind", &cache.Options{}, []client.Object{&corev1.ConfigMap{}, (*corev1.Secret)(nil)}, "kind 2 of 2 is nil"},
 		{"a kind selected on the shard label already", &cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&corev1.Secret{}: {Label: selected},
-		}}, []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}}, "select on " + shardLabel + " already"},
+		}}, []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}}, "selects on " + shardLabel + " already"},
+		{"a namespace's default selector that would win over the kind's", &cache.Options{DefaultNamespaces: map[string]cache.Config{
+			"team-a": {LabelSelector: labels.Everything()},
+		}}, []client.Object{&corev1.ConfigMap{}}, `DefaultNamespaces["team-a"] has a label selector`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
