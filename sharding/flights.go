@@ -70,7 +70,8 @@ func newer(a, b string) bool {
 func (f *flights) end(key string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.inFlight[key]--; f.inFlight[key] <= 0 {
+	f.inFlight[key]--
+	if f.inFlight[key] <= 0 {
 		delete(f.inFlight, key)
 	}
 	close(f.changed)
