@@ -33,7 +33,7 @@ limitations under the License.
 // controller=true, in the owner's namespace) are the ring's resources and controlledResources.
 // Four changes, all in the operator's main and SetupWithManager:
 //
-//	shard, err := sharding.New("cluster-operator", os.Getenv("POD_NAME"))
+//	shard, err := sharding.New("cluster-operator", os.Getenv("POD_NAME")+"-"+rand.String(5))
 //	// The shard's Lease is the leader election lock, fenced; the manager releases it on exit.
 //	fence, err := sharding.ForManager(cfg, &opts, shard)
 //	// The cache holds the shard's objects only, of the ring's kinds.
@@ -60,6 +60,13 @@ limitations under the License.
 //   - the shard loses its Lease: it did not renew it (paused, partitioned, overloaded), the
 //     sharder took the Lease over and moves its objects without a drain. The fence of
 //     [ForManager] closed before that, on the shard's own clock, as the next section shows.
+//
+// A shard name is one incarnation of a shard: give each start of the process a name of its own
+// (the pod's name and a random suffix). A process that comes back under the name whose Lease it
+// released, or whose Lease the sharder took over, acquires that Lease again at once and
+// reconciles the objects still labelled with the name, while the sharder, which saw the name
+// leave the ring, is moving them off it without a drain. The sharder deletes the Leases of
+// names that stay dead for a minute.
 //
 // Children are written in the reconcile of their owner, so they follow it: a shard that does
 // not hold the owner does not call the reconciler for it, whichever shard the sharder assigned

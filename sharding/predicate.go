@@ -29,7 +29,10 @@ import (
 //     sharder's request to move the object and acknowledge it, and the usual predicates
 //     (predicate.GenerationChangedPredicate, which ignores label changes) drop it;
 //   - an update that changes the shard label: the object was assigned to this shard or taken
-//     off it.
+//     off it;
+//   - an update that removes the drain label: the sharder withdrew the drain, possibly in the
+//     acknowledgement's own write (its webhook assigning the object to this shard again), and
+//     the object is this shard's to reconcile again.
 //
 // Use it in place of the main kind's predicates:
 //
@@ -57,7 +60,8 @@ func (h handover) Update(e event.UpdateEvent) bool {
 	if e.ObjectOld == nil || e.ObjectNew == nil {
 		return false
 	}
-	return e.ObjectOld.GetLabels()[h.shard.ShardLabel()] != e.ObjectNew.GetLabels()[h.shard.ShardLabel()]
+	return h.shard.Draining(e.ObjectOld) ||
+		e.ObjectOld.GetLabels()[h.shard.ShardLabel()] != e.ObjectNew.GetLabels()[h.shard.ShardLabel()]
 }
 
 // Delete implements predicate.Predicate.

@@ -214,6 +214,7 @@ func TestPredicatePassesTheHandoverWhateverThePredicatesSay(t *testing.T) {
 	}{
 		{"the drain label added", cm(1, map[string]string{shardLabel: "a"}), cm(1, map[string]string{shardLabel: "a", drainLabel: "true"}), true},
 		{"the object assigned to a shard", cm(1, nil), cm(1, map[string]string{shardLabel: "a"}), true},
+		{"the drain withdrawn, the shard label kept", cm(1, map[string]string{shardLabel: "a", drainLabel: "true"}), cm(1, map[string]string{shardLabel: "a"}), true},
 		{"another label changed", cm(1, map[string]string{shardLabel: "a"}), cm(1, map[string]string{shardLabel: "a", "x": "y"}), false},
 		{"a status write", cm(1, map[string]string{shardLabel: "a"}), cm(1, map[string]string{shardLabel: "a"}), false},
 		{"a spec change", cm(1, map[string]string{shardLabel: "a"}), cm(2, map[string]string{shardLabel: "a"}), true},

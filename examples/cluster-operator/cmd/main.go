@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	_ "k8s.io/client-go/plugin/pkg/client/auth" // for exec and OIDC credential plugins
@@ -142,8 +143,9 @@ func bindFlags(fs *flag.FlagSet) *options {
 		"Run as one shard of this ControllerRing (tenon's sharding package, with the sharder of "+
 			"github.com/timebertt/kubernetes-controller-sharding): every replica reconciles the Clusters assigned to it, "+
 			"under its own fenced Lease named --shard-name. Replaces --leader-elect.")
-	fs.StringVar(&o.shardName, "shard-name", os.Getenv("POD_NAME"),
-		"With --controller-ring, this shard's name: its Lease's name and holder, unique in the ring. Defaults to $POD_NAME.")
+	fs.StringVar(&o.shardName, "shard-name", "",
+		"With --controller-ring, this shard's name: its Lease's name and holder, unique in the ring. Defaults to $POD_NAME and a random suffix, "+
+			"new at every start: a process that comes back under the name it released could reconcile objects the sharder is still moving off that name.")
 	return o
 }
 
@@ -197,7 +199,7 @@ func run(o options) error {
 	}
 
 	setupLog.Info("starting manager", "dnsEndpoint", o.dnsEndpoint, "dnsCredentials", secretKey.String(),
-		"directoryNamespace", o.directoryNamespace, "fencedWrites", fenced, "controllerRing", o.controllerRing, "shard", o.shardName)
+		"directoryNamespace", o.directoryNamespace, "fencedWrites", fenced, "controllerRing", o.controllerRing, "shard", shardNameOf(shard))
 	return mgr.Start(ctx)
 }
 
@@ -220,6 +222,14 @@ func fenceManager(o options, cfg *rest.Config, opts *ctrl.Options) (*fencing.Loc
 	return nil, nil, nil
 }
 
+// shardNameOf returns shard's name, or "" without one.
+func shardNameOf(shard *sharding.Shard) string {
+	if shard == nil {
+		return ""
+	}
+	return shard.Name
+}
+
 // shardManager makes the manager one shard of --controller-ring (tenon's sharding package): its
 // Lease, named --shard-name, is the fenced leader election lock, held by every replica at once,
 // and its cache holds the shard's Clusters and their StatefulSets and Services.
@@ -230,9 +240,17 @@ func shardManager(o options, cfg *rest.Config, opts *ctrl.Options) (sharding.Sha
 	if !o.fencedWrites {
 		return sharding.Shard{}, nil, errors.New("--controller-ring needs --fenced-writes: without the fence, a shard the sharder declared dead could still write")
 	}
-	shard, err := sharding.New(o.controllerRing, o.shardName)
+	name := o.shardName
+	if name == "" {
+		pod := os.Getenv("POD_NAME")
+		if pod == "" {
+			return sharding.Shard{}, nil, errors.New("--controller-ring needs --shard-name or $POD_NAME")
+		}
+		name = pod + "-" + utilrand.String(5)
+	}
+	shard, err := sharding.New(o.controllerRing, name)
 	if err != nil {
-		return sharding.Shard{}, nil, fmt.Errorf("--controller-ring=%q --shard-name=%q: %w", o.controllerRing, o.shardName, err)
+		return sharding.Shard{}, nil, fmt.Errorf("--controller-ring=%q, shard name %q: %w", o.controllerRing, name, err)
 	}
 	if err := controller.ShardCache(&opts.Cache, shard); err != nil {
 		return sharding.Shard{}, nil, err
