@@ -19,6 +19,7 @@ package sharding
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 
@@ -55,11 +56,13 @@ import (
 // requirement: the kind's own (ByObject.Label), its namespaces' (ByObject.Namespaces), and
 // cache.Options.DefaultLabelSelector and DefaultNamespaces' selectors where they would apply.
 //
+// When DefaultNamespaces gives a namespace a label selector, a kind without Namespaces of its
+// own gets DefaultNamespaces as its own, as controller-runtime would give it, each with the
+// shard's requirement: so such a kind must be namespaced (controller-runtime refuses
+// Namespaces for a cluster-scoped kind).
+//
 // SelectCache returns an error, and changes nothing, when opts is nil, objs is empty or holds a
-// nil, a selector that applies already selects on the shard label, or
-// cache.Options.DefaultNamespaces gives a namespace a label selector while the kind has no
-// Namespaces of its own (controller-runtime would prefer that selector to the kind's, and drop
-// the shard's requirement).
+// nil, or a selector that applies already selects on the shard label.
 func (s Shard) SelectCache(opts *cache.Options, objs ...client.Object) error {
 	switch {
 	case opts == nil:
@@ -108,15 +111,14 @@ func (s Shard) selectEntry(opts *cache.Options, entry cache.ByObject) (cache.ByO
 			return entry, fmt.Errorf("a label selector selects on %s already", s.ShardLabel())
 		}
 	}
-	if entry.Namespaces == nil {
-		for ns, cfg := range opts.DefaultNamespaces {
-			if cfg.LabelSelector != nil {
-				// It would become the entry's own and win over the entry's selector.
-				return entry, fmt.Errorf("cache.Options.DefaultNamespaces[%q] has a label selector, which controller-runtime "+
-					"prefers to the kind's own; give the kind its own ByObject.Namespaces", ns)
-			}
-		}
-	} else {
+	if entry.Namespaces == nil && slices.ContainsFunc(slices.Collect(maps.Values(opts.DefaultNamespaces)), func(cfg cache.Config) bool {
+		return cfg.LabelSelector != nil
+	}) {
+		// controller-runtime gives such a kind DefaultNamespaces as its own namespaces, whose
+		// selectors win over the kind's: made explicit, they gain the shard's requirement below.
+		entry.Namespaces = maps.Clone(opts.DefaultNamespaces)
+	}
+	if entry.Namespaces != nil {
 		namespaces := make(map[string]cache.Config, len(entry.Namespaces))
 		for ns, cfg := range entry.Namespaces {
 			effective := firstSelector(cfg.LabelSelector, entry.Label, opts.DefaultNamespaces[ns].LabelSelector, opts.DefaultLabelSelector)

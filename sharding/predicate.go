@@ -39,7 +39,9 @@ import (
 //	For(&appsv1alpha1.Cluster{}, builder.WithPredicates(shard.Predicate(predicate.GenerationChangedPredicate{})))
 //
 // The watches of children need no change: their events map to the owner, which
-// [Shard.Reconciler] checks.
+// [Shard.Reconciler] checks. Do not filter the controller's events with the builder's
+// WithEventFilter and a predicate that drops label changes: that filter applies before this
+// one, and the drain would never reach the reconciler.
 func (s Shard) Predicate(preds ...predicate.Predicate) predicate.Predicate {
 	return predicate.Or[client.Object](handover{s}, predicate.And(preds...))
 }

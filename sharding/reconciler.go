@@ -64,6 +64,11 @@ import (
 // (see [ForManager]) refuses the acknowledgement, like every write, once the shard may have
 // lost its Lease; the sharder then moves the object without it.
 //
+// c must read obj's kind from the cache [Shard.SelectCache] selected, as the manager's client
+// does for typed objects: for unstructured ones set client.CacheOptions.Unstructured in the
+// manager's client options. A client that reads from the API server finds an object that left
+// the shard still there, on another shard, and the wrapped reconciler is never told it left.
+//
 // obj may be a typed object, an unstructured one or a metav1.PartialObjectMetadata (for a
 // controller that watches metadata only); the last two must have their apiVersion and kind set.
 // Reconciler returns an error when c, obj or r is nil, or obj has no kind it can read.

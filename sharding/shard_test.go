@@ -146,6 +146,14 @@ func TestSelectCacheKeepsTheSelectorControllerRuntimeWouldApply(t *testing.T) {
 		wantLabel: "managed=yes," + shardLabel + "=a",
 		wantByNS:  map[string]string{"team-a": shardLabel + "=a,team=a", "team-b": "managed=yes," + shardLabel + "=a"},
 	}, {
+		name: "a namespace's default selector, which controller-runtime prefers to the kind's",
+		opts: cache.Options{
+			DefaultNamespaces: map[string]cache.Config{"team-a": {LabelSelector: team}, "team-b": {}},
+			ByObject:          map[client.Object]cache.ByObject{&corev1.ConfigMap{}: {Label: managed}},
+		},
+		wantLabel: "managed=yes," + shardLabel + "=a",
+		wantByNS:  map[string]string{"team-a": shardLabel + "=a,team=a", "team-b": "managed=yes," + shardLabel + "=a"},
+	}, {
 		name: "a namespace's default selector, for a kind with namespaces of its own",
 		opts: cache.Options{
 			DefaultNamespaces: map[string]cache.Config{"team-a": {LabelSelector: team}},
@@ -183,9 +191,6 @@ func TestSelectCacheRefusesBadInputAndChangesNothing(t *testing.T) {
 		{"a kind selected on the shard label already", &cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&corev1.Secret{}: {Label: selected},
 		}}, []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}}, "selects on " + shardLabel + " already"},
-		{"a namespace's default selector that would win over the kind's", &cache.Options{DefaultNamespaces: map[string]cache.Config{
-			"team-a": {LabelSelector: labels.Everything()},
-		}}, []client.Object{&corev1.ConfigMap{}}, `DefaultNamespaces["team-a"] has a label selector`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
