@@ -360,9 +360,11 @@ func violations(t *testing.T, events testenv.AuditEvents, moves []sharder.Move, 
 	}
 	for name, ms := range byObject {
 		ws := sharderWrites[name]
-		if len(ws) != len(ms) {
+		if len(ws) > len(ms) {
 			t.Fatalf("the sharder recorded %d moves of %s and the audit log %d of its writes", len(ms), name, len(ws))
 		}
+		// A move whose write was in flight at the end mark is after everything checked.
+		ms = ms[:len(ws)]
 		for i, m := range ms {
 			if m.Drain {
 				continue
@@ -488,38 +490,57 @@ func TestATakeoverFindsTheStalledShardFenced(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			ctx := t.Context()
-			ns := env.Namespace(t)
-			start := mark(t)
-			s := startSharder(t, ns, tc.skew, false)
-			// Reconciles with a latency are in flight when the takeover comes.
-			a := startShard(t, ns, "shard-a", shardOptions{latency: 150 * time.Millisecond, unfenced: tc.unfenced})
-			startShard(t, ns, "shard-b", shardOptions{})
-			names := createObjects(t, ns, 8)
-			g.Eventually(func(g Gomega) {
-				g.Expect(holders(ctx, g, ns, names)).To(ContainElements("shard-a", "shard-b"))
-				writtenByHolders(ctx, g, ns, names)
-			}).WithTimeout(30 * time.Second).Should(Succeed())
-
-			a.stall.start()
-			g.Eventually(func(g Gomega) {
-				g.Expect(holders(ctx, g, ns, names)).To(HaveEach("shard-b"))
-				writtenByHolders(ctx, g, ns, names)
-			}).WithTimeout(30 * time.Second).Should(Succeed())
-			shards, err := s.Shards(ctx)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(shards).To(ContainElement(And(
-				HaveField("Name", "shard-a"), HaveField("State", sharder.Dead))), "the sharder did not take shard-a's Lease over")
-			end := mark(t)
-
-			found := violations(t, between(t, start, end), s.Moves(), ns, []string{"shard-a", "shard-b"})
+			// A negative control depends on a reconcile being in flight in the window it opens,
+			// which a loaded machine may miss: it gets three tries to show the second writer.
+			attempts := 1
 			if tc.wantViolations {
-				g.Expect(found).NotTo(BeEmpty(), "the checker missed the stalled shard's writes after the takeover")
+				attempts = 3
+			}
+			var found []string
+			for range attempts {
+				found = takeover(t, g, tc.skew, tc.unfenced)
+				if len(found) > 0 {
+					break
+				}
+			}
+			if tc.wantViolations {
+				g.Expect(found).NotTo(BeEmpty(), "the checker missed the stalled shard's writes after the takeover, %d times", attempts)
 				return
 			}
 			g.Expect(found).To(BeEmpty(), "writes outside the writer's epochs")
 		})
 	}
+}
+
+// takeover runs shards a and b with the sharder's clock skewed by skew, stalls a's renewals
+// until the sharder took its Lease over and b holds every object, and returns the writes
+// outside their writer's epochs.
+func takeover(t *testing.T, g Gomega, skew time.Duration, unfenced bool) []string {
+	t.Helper()
+	ctx := t.Context()
+	ns := env.Namespace(t)
+	start := mark(t)
+	s := startSharder(t, ns, skew, false)
+	// Reconciles with a latency are in flight when the takeover comes.
+	a := startShard(t, ns, "shard-a", shardOptions{latency: 150 * time.Millisecond, unfenced: unfenced})
+	startShard(t, ns, "shard-b", shardOptions{})
+	names := createObjects(t, ns, 8)
+	g.Eventually(func(g Gomega) {
+		g.Expect(holders(ctx, g, ns, names)).To(ContainElements("shard-a", "shard-b"))
+		writtenByHolders(ctx, g, ns, names)
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+
+	a.stall.start()
+	g.Eventually(func(g Gomega) {
+		g.Expect(holders(ctx, g, ns, names)).To(HaveEach("shard-b"))
+		writtenByHolders(ctx, g, ns, names)
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+	shards, err := s.Shards(ctx)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(shards).To(ContainElement(And(
+		HaveField("Name", "shard-a"), HaveField("State", sharder.Dead))), "the sharder did not take shard-a's Lease over")
+	end := mark(t)
+	return violations(t, between(t, start, end), s.Moves(), ns, []string{"shard-a", "shard-b"})
 }
 
 // A shard that stops releases its Lease after its controllers stopped; the sharder moves its
