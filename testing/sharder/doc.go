@@ -91,6 +91,25 @@ limitations under the License.
 //   - It lists from etcd (a quorum read), not from the API server's watch cache, so that it
 //     conflicts less; and it judges a Lease without an acquireTime by its renewTime.
 //   - It is not built for scale: each pass lists every object of every kind of the ring.
-//   - It does not check the shards: whether a shard reconciles only its objects, and stops before
-//     it acknowledges a drain, is for the test to assert, with [Sharder.Moves] and the objects.
+//   - It does not check the shards as it runs: whether a shard reconciles only its objects, and
+//     stops before it acknowledges a drain, is for the test to assert afterwards, with
+//     [Sharder.Moves] and the objects.
+//
+// # Checking the shards
+//
+// The invariant of a sharded operator is that every write to an object, or to an object that
+// belongs to it, comes from the shard that held the object at that moment. [Epochs] cuts each
+// object's epochs from [Sharder.Moves] and from when a witness that sees every request received
+// the sharder's writes; [Covered] tells whether a shard's write falls inside one of them. On
+// envtest, tenon's testing/testenv records the API server's audit log: give the sharder and each
+// shard a user agent or a user of their own, read the requests between two marks, and check
+// each shard's successful writes:
+//
+//	epochs, err := sharder.Epochs(s.Moves(), schema.GroupKind{Kind: "ConfigMap"}, sharderWrites)
+//	// ...
+//	for _, e := range events { // the shards' successful writes
+//		if !sharder.Covered(epochs[ownerOf(e)], shardOf(e), e.Received) {
+//			t.Errorf("%s %s/%s by %s outside its epochs", e.Verb, e.Namespace, e.Name, shardOf(e))
+//		}
+//	}
 package sharder
