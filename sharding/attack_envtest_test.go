@@ -33,20 +33,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -55,67 +50,6 @@ import (
 	"github.com/tenon-dev/tenon/testing/sharder"
 	"github.com/tenon-dev/tenon/testing/testenv"
 )
-
-// startCustomShard runs a fenced shard named name of the ring in ns whose controllers setup adds;
-// customize may change the manager's options first. The shard stops when the test ends;
-// tolerateStopError accepts an error from the manager's Start then.
-func startCustomShard(t *testing.T, ns, name string, tolerateStopError bool,
-	customize func(*manager.Options), setup func(mgr manager.Manager, shard sharding.Shard, cfg *rest.Config) error,
-) *runningShard {
-	t.Helper()
-	shard, err := sharding.New(ring, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := rest.CopyConfig(env.Config())
-	cfg.UserAgent = shardAgent(name)
-	st := newStall()
-	leaderCfg := rest.CopyConfig(env.Config())
-	leaderCfg.Wrap(st.wrap)
-	own := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(own); err != nil {
-		t.Fatal(err)
-	}
-	opts := manager.Options{
-		Scheme:                  own,
-		Metrics:                 metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress:  "0",
-		Controller:              config.Controller{SkipNameValidation: ptr.To(true)},
-		Cache:                   cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
-		LeaderElectionNamespace: ns,
-		LeaderElectionConfig:    leaderCfg,
-		LeaseDuration:           ptr.To(leaseDuration),
-		RenewDeadline:           ptr.To(renewDeadline),
-		RetryPeriod:             ptr.To(retryPeriod),
-	}
-	if customize != nil {
-		customize(&opts)
-	}
-	if _, err := sharding.ForManager(cfg, &opts, shard); err != nil {
-		t.Fatal(err)
-	}
-	if err := shard.SelectCache(&opts.Cache, &corev1.ConfigMap{}, &corev1.Secret{}); err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := manager.New(cfg, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := setup(mgr, shard, cfg); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &runningShard{name: name, stop: cancel, done: make(chan error, 1), stall: st}
-	go func() { s.done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		stalled := st.end()
-		cancel()
-		if err := <-s.done; err != nil && !stalled && !tolerateStopError {
-			t.Errorf("shard %s stopped with an error: %v", name, err)
-		}
-	})
-	return s
-}
 
 // wrapped adds a controller named name for the main ConfigMaps, with r wrapped by the shard.
 func wrapped(mgr manager.Manager, shard sharding.Shard, name string, r reconcile.Reconciler, owns bool) error {
@@ -259,7 +193,7 @@ func TestAttackTwoControllersOfTheMainKind(t *testing.T) {
 			ns := env.Namespace(t)
 			start := mark(t)
 			s := startSharder(t, ns, 0, false)
-			startCustomShard(t, ns, "shard-a", false, nil, func(mgr manager.Manager, shard sharding.Shard, cfg *rest.Config) error {
+			startShard(t, ns, "shard-a", shardOptions{setup: func(mgr manager.Manager, shard sharding.Shard, cfg *rest.Config) error {
 				applier := patch.NewApplier(mgr.GetClient(), "shard-test", patch.ApplierOptions{})
 				// The spec controller is quick; the second controller's reconciles spend their
 				// time between read and write (the control: the spec controller does).
@@ -276,7 +210,7 @@ func TestAttackTwoControllersOfTheMainKind(t *testing.T) {
 				}
 				return wrappedWithAckClient(mgr, shard, cfg, "status",
 					&annotator{client: mgr.GetClient(), shard: "shard-a", latency: 150 * time.Millisecond}, false)
-			})
+			}})
 			names := createObjects(t, ns, 8)
 			g.Eventually(func(g Gomega) { writtenByHolders(ctx, g, ns, names) }).WithTimeout(30 * time.Second).Should(Succeed())
 
@@ -395,9 +329,9 @@ func TestAttackADrainTheSharderTakesBackKeepsTheObjectReconciled(t *testing.T) {
 	ns := env.Namespace(t)
 	assignBackAtTheAck(t, ns, "shard-a")
 	inner := &counter{every: 100 * time.Millisecond}
-	startCustomShard(t, ns, "shard-a", false, nil, func(mgr manager.Manager, shard sharding.Shard, _ *rest.Config) error {
+	startShard(t, ns, "shard-a", shardOptions{setup: func(mgr manager.Manager, shard sharding.Shard, _ *rest.Config) error {
 		return wrapped(mgr, shard, "spec", inner, false)
-	})
+	}})
 	createLabelled(t, ns, "object", map[string]string{shardLabel: "shard-a"})
 	g.Eventually(inner.calls.Load).WithTimeout(30 * time.Second).Should(BeNumerically(">=", 3))
 
@@ -553,10 +487,10 @@ func TestASameNameRestartWhileTheSharderMovesItsObjectsWritesTwice(t *testing.T)
 	// reconciles are in flight (an external call) until the sharder's pass has moved them.
 	hold := make(chan struct{})
 	restarted := &held{shard: "shard-a", hold: hold}
-	startCustomShard(t, ns, "shard-a", false, nil, func(mgr manager.Manager, shard sharding.Shard, _ *rest.Config) error {
+	startShard(t, ns, "shard-a", shardOptions{setup: func(mgr manager.Manager, shard sharding.Shard, _ *rest.Config) error {
 		restarted.client = mgr.GetClient()
 		return wrapped(mgr, shard, "spec", restarted, true)
-	})
+	}})
 	g.Eventually(restarted.entered.Load).WithTimeout(30*time.Second).Should(BeNumerically(">", 0),
 		"the restarted shard-a reconciles nothing")
 
@@ -639,7 +573,7 @@ func TestAttackAnObjectThatLeftTheShardIsForgotten(t *testing.T) {
 			ctx := t.Context()
 			ns := env.Namespace(t)
 			var inner *forgetter
-			startCustomShard(t, ns, "shard-a", false, func(o *manager.Options) {
+			startShard(t, ns, "shard-a", shardOptions{customize: func(o *manager.Options) {
 				if _, typed := tc.proto().(*corev1.ConfigMap); typed {
 					return // selected with the other kinds
 				}
@@ -648,7 +582,7 @@ func TestAttackAnObjectThatLeftTheShardIsForgotten(t *testing.T) {
 				}
 				// As Shard.Reconciler requires: c reads the kind from the selected cache.
 				o.Client.Cache = &client.CacheOptions{Unstructured: true}
-			}, func(mgr manager.Manager, shard sharding.Shard, _ *rest.Config) error {
+			}, setup: func(mgr manager.Manager, shard sharding.Shard, _ *rest.Config) error {
 				inner = &forgetter{reader: mgr.GetCache(), proto: tc.proto, held: map[string]bool{}, forgot: map[string]bool{}}
 				sr, err := shard.Reconciler(mgr.GetClient(), tc.proto(), inner)
 				if err != nil {
@@ -657,7 +591,7 @@ func TestAttackAnObjectThatLeftTheShardIsForgotten(t *testing.T) {
 				return ctrl.NewControllerManagedBy(mgr).Named("forget").
 					For(tc.proto(), builder.WithPredicates(shard.Predicate(predicate.GenerationChangedPredicate{}))).
 					Complete(sr)
-			})
+			}})
 			createLabelled(t, ns, "object", map[string]string{shardLabel: "shard-a"})
 			g.Eventually(func() bool { held, _ := inner.state("object"); return held }).WithTimeout(30 * time.Second).Should(BeTrue())
 

@@ -32,6 +32,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -180,10 +181,16 @@ type shardOptions struct {
 	latency time.Duration
 	// unfenced runs the shard with plain leader election on its Lease: a negative control.
 	unfenced bool
+	// customize, when set, changes the manager's options before the shard's.
+	customize func(*manager.Options)
+	// setup, when set, adds the shard's controllers instead of the workload's.
+	setup func(mgr manager.Manager, shard sharding.Shard, cfg *rest.Config) error
+	// tolerateStopError accepts an error from the manager's Start when the test ends.
+	tolerateStopError bool
 }
 
-// startShard runs shard name of the ring in ns with the workload, and stops it when the test
-// ends.
+// startShard runs shard name of the ring in ns, with the workload's controller unless so
+// sets up others, and stops it when the test ends.
 func startShard(t *testing.T, ns, name string, so shardOptions) *runningShard {
 	t.Helper()
 	shard, err := sharding.New(ring, name)
@@ -213,6 +220,9 @@ func startShard(t *testing.T, ns, name string, so shardOptions) *runningShard {
 		RenewDeadline:           ptr.To(renewDeadline),
 		RetryPeriod:             ptr.To(retryPeriod),
 	}
+	if so.customize != nil {
+		so.customize(&opts)
+	}
 	if so.unfenced {
 		lock, err := sharding.ForManager(rest.CopyConfig(cfg), &opts, shard)
 		if err != nil {
@@ -229,16 +239,22 @@ func startShard(t *testing.T, ns, name string, so shardOptions) *runningShard {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &workload{client: mgr.GetClient(), applier: patch.NewApplier(mgr.GetClient(), "shard-test", patch.ApplierOptions{}), shard: name, latency: so.latency}
-	r, err := shard.Reconciler(mgr.GetClient(), &corev1.ConfigMap{}, w)
-	if err != nil {
-		t.Fatal(err)
+	setup := so.setup
+	if setup == nil {
+		setup = func(mgr manager.Manager, shard sharding.Shard, _ *rest.Config) error {
+			w := &workload{client: mgr.GetClient(), applier: patch.NewApplier(mgr.GetClient(), "shard-test", patch.ApplierOptions{}), shard: name, latency: so.latency}
+			r, err := shard.Reconciler(mgr.GetClient(), &corev1.ConfigMap{}, w)
+			if err != nil {
+				return err
+			}
+			return ctrl.NewControllerManagedBy(mgr).Named("shard").
+				WithOptions(controller.Options{MaxConcurrentReconciles: 8}).
+				For(&corev1.ConfigMap{}, builder.WithPredicates(shard.Predicate(predicate.GenerationChangedPredicate{}))).
+				Owns(&corev1.Secret{}).
+				Complete(r)
+		}
 	}
-	if err := ctrl.NewControllerManagedBy(mgr).Named("shard").
-		WithOptions(controller.Options{MaxConcurrentReconciles: 8}).
-		For(&corev1.ConfigMap{}, builder.WithPredicates(shard.Predicate(predicate.GenerationChangedPredicate{}))).
-		Owns(&corev1.Secret{}).
-		Complete(r); err != nil {
+	if err := setup(mgr, shard, cfg); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -248,7 +264,7 @@ func startShard(t *testing.T, ns, name string, so shardOptions) *runningShard {
 		stalled := st.end()
 		cancel()
 		// A shard whose renewals stalled lost its Lease, and its manager says so.
-		if err := <-s.done; err != nil && !stalled {
+		if err := <-s.done; err != nil && !stalled && !so.tolerateStopError {
 			t.Errorf("shard %s stopped with an error: %v", name, err)
 		}
 	})
@@ -329,79 +345,46 @@ func writtenByHolders(ctx context.Context, g Gomega, ns string, names []string) 
 	}
 }
 
-// epoch is the time one shard held an object: from the API server's reception of the sharder's
-// write that assigned it to the reception of the sharder's next assignment of it. Receptions,
-// not completions: the audit log records a response as complete after the watchers may already
-// have seen the change and acted on it.
-type epoch struct {
-	shard      string
-	start, end time.Time
-}
-
 // violations returns the successful writes by shards to the ring's objects in ns (main
-// ConfigMaps and their child Secrets) that no epoch of the writing shard covers: the request
-// was received after the assignment and before the next one.
-// Events and Leases are not the ring's objects and are not checked.
+// ConfigMaps and their child Secrets) that no epoch of the writing shard covers (see
+// sharder.Epochs). Events and Leases are not the ring's objects and are not checked.
 func violations(t *testing.T, events testenv.AuditEvents, moves []sharder.Move, ns string, shards []string) []string {
 	t.Helper()
 	// The sharder's successful writes to each main object, in order, are its moves of it.
-	sharderWrites := map[string][]testenv.AuditEvent{}
+	sharderWrites := map[client.ObjectKey][]time.Time{}
 	for _, e := range events {
 		if e.UserAgent == sharderAgent && e.Resource == "configmaps" && e.Namespace == ns && e.IsWrite() && e.Code < 300 {
-			sharderWrites[e.Name] = append(sharderWrites[e.Name], e)
+			key := client.ObjectKey{Namespace: ns, Name: e.Name}
+			sharderWrites[key] = append(sharderWrites[key], e.Received)
 		}
 	}
-	epochs := map[string][]epoch{}
-	byObject := map[string][]sharder.Move{}
-	for _, m := range moves {
-		if !m.Controlled && m.Object.Namespace == ns {
-			byObject[m.Object.Name] = append(byObject[m.Object.Name], m)
-		}
+	epochs, err := sharder.Epochs(moves, schema.GroupKind{Kind: "ConfigMap"}, sharderWrites)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for name, ms := range byObject {
-		ws := sharderWrites[name]
-		if len(ws) > len(ms) {
-			t.Fatalf("the sharder recorded %d moves of %s and the audit log %d of its writes", len(ms), name, len(ws))
-		}
-		// A move whose write was in flight at the end mark is after everything checked.
-		ms = ms[:len(ws)]
-		for i, m := range ms {
-			if m.Drain {
-				continue
-			}
-			if n := len(epochs[name]); n > 0 {
-				epochs[name][n-1].end = ws[i].Received
-			}
-			epochs[name] = append(epochs[name], epoch{shard: m.To, start: ws[i].Received})
-		}
-	}
-	var out []string
 	if os.Getenv("TENON_SHARD_DEBUG") != "" {
 		counts := events.Count(func(e testenv.AuditEvent) string { return e.UserAgent + " " + e.Verb + " " + e.Resource })
 		t.Logf("audit: %v", counts)
 		t.Logf("moves: %v", moves)
 		t.Logf("epochs: %v", epochs)
 	}
+	var out []string
 	for _, e := range events {
 		shard, ok := strings.CutPrefix(e.UserAgent, "shard/")
 		if !ok || !slices.Contains(shards, shard) || e.Namespace != ns || !e.IsWrite() || e.Code >= 300 {
 			continue
 		}
-		var object string
+		object := client.ObjectKey{Namespace: ns, Name: e.Name}
 		switch e.Resource {
 		case "configmaps":
-			object = e.Name
 		case "secrets":
-			object = strings.TrimSuffix(e.Name, "-child")
+			object.Name = strings.TrimSuffix(e.Name, "-child")
 		default:
 			continue
 		}
-		covered := slices.ContainsFunc(epochs[object], func(ep epoch) bool {
-			return ep.shard == shard && ep.start.Before(e.Received) && (ep.end.IsZero() || e.Received.Before(ep.end))
-		})
-		if !covered {
+		if !sharder.Covered(epochs[object], shard, e.Received) {
 			out = append(out, fmt.Sprintf("%s %s %s/%s by %s, received %s, completed %s; epochs of %s: %v",
-				e.Verb, e.Resource, e.Namespace, e.Name, shard, e.Received.Format(time.RFC3339Nano), e.Completed.Format(time.RFC3339Nano), object, epochs[object]))
+				e.Verb, e.Resource, e.Namespace, e.Name, shard, e.Received.Format(time.RFC3339Nano), e.Completed.Format(time.RFC3339Nano), object.Name, epochs[object]))
 		}
 	}
 	return out
