@@ -63,7 +63,10 @@ type ring struct {
 
 func shardName(i int) string { return fmt.Sprintf("shard-%d", i) }
 
-func newRing(t *testing.T, w *world, ns string) *ring {
+// newClusterSharder returns the reference sharder of the ring for the Clusters of ns and the
+// StatefulSets and Services they control, with its own User-Agent, by which the audit log tells its
+// writes.
+func newClusterSharder(t *testing.T, ns string, syncPeriod time.Duration) *sharder.Sharder {
 	t.Helper()
 	cfg := rest.CopyConfig(env.Config())
 	cfg.UserAgent = sharderAgent
@@ -79,11 +82,17 @@ func newRing(t *testing.T, w *world, ns string) *ring {
 			Object:     &appsv1alpha1.Cluster{},
 			Controlled: []client.Object{&appsv1.StatefulSet{}, &corev1.Service{}},
 		}},
-		SyncPeriod: 100 * time.Millisecond,
+		SyncPeriod: syncPeriod,
 	})
 	if err != nil {
 		t.Fatalf("failed to create the sharder: %v", err)
 	}
+	return s
+}
+
+// runSharder runs s until the test ends.
+func runSharder(t *testing.T, s *sharder.Sharder) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Start(ctx) }()
@@ -93,6 +102,12 @@ func newRing(t *testing.T, w *world, ns string) *ring {
 			t.Errorf("the sharder stopped with an error: %v", err)
 		}
 	})
+}
+
+func newRing(t *testing.T, w *world, ns string) *ring {
+	t.Helper()
+	s := newClusterSharder(t, ns, 100*time.Millisecond)
+	runSharder(t, s)
 	r := &ring{w: w, ns: ns, sharder: s, users: map[string]*testenv.User{}, proxies: map[string]*proxy{}, procs: map[string]*process{}, log: &writes{}}
 	rbac := filepath.Join(moduleDir, "config", "rbac")
 	for i := range ringShards {
@@ -308,53 +323,21 @@ func (r *ring) drains() []sharder.Move {
 	return out
 }
 
-// epoch is the time one shard held a Cluster: from the API server's reception of the sharder's
-// write that assigned it to the reception of the sharder's next assignment of it (open when there
-// is none). Receptions, not completions: the audit log records a response as complete after the
-// watchers may already have seen the change and acted on it.
-type epoch struct {
-	shard      string
-	start, end time.Time
-}
-
 // writesOutsideEpochs returns how many successful writes of the shards to the ring's objects in
-// ns and to the directory entries no epoch of the writing shard covers, and how many writes it
-// checked. users maps the shards' users to the shards. The sharder's successful writes to each
-// Cluster, in order, are its moves of it, as the sharder recorded them.
+// ns and to the directory entries no epoch of the writing shard covers (see sharder.Epochs), and
+// how many writes it checked. users maps the shards' users to the shards. The sharder's
+// successful writes to each Cluster, in order, are its moves of it, as the sharder recorded them.
 func writesOutsideEpochs(events testenv.AuditEvents, moves []sharder.Move, ns string, users map[string]string) (outside, checked int, problems []string) {
-	sharderWrites := map[string][]testenv.AuditEvent{}
+	sharderWrites := map[client.ObjectKey][]time.Time{}
 	for _, e := range events {
 		if e.UserAgent == sharderAgent && e.Resource == "clusters" && e.Subresource == "" && e.Namespace == ns && e.IsWrite() && e.Code < 300 {
-			sharderWrites[e.Name] = append(sharderWrites[e.Name], e)
+			key := client.ObjectKey{Namespace: ns, Name: e.Name}
+			sharderWrites[key] = append(sharderWrites[key], e.Received)
 		}
 	}
-	byCluster := map[string][]sharder.Move{}
-	for _, m := range moves {
-		if !m.Controlled && m.Object.Namespace == ns {
-			byCluster[m.Object.Name] = append(byCluster[m.Object.Name], m)
-		}
-	}
-	epochs := map[string][]epoch{}
-	for name, ms := range byCluster {
-		ws := sharderWrites[name]
-		// A move whose write was in flight at the end mark is after everything checked.
-		if len(ws) < len(ms) {
-			ms = ms[:len(ws)]
-		}
-		if len(ws) != len(ms) {
-			problems = append(problems, fmt.Sprintf("the sharder recorded %d moves of Cluster %s and the audit log %d of its writes", len(ms), name, len(ws)))
-			outside++
-			continue
-		}
-		for i, m := range ms {
-			if m.Drain {
-				continue
-			}
-			if n := len(epochs[name]); n > 0 {
-				epochs[name][n-1].end = ws[i].Received
-			}
-			epochs[name] = append(epochs[name], epoch{shard: m.To, start: ws[i].Received})
-		}
+	epochs, err := sharder.Epochs(moves, appsv1alpha1.GroupVersion.WithKind("Cluster").GroupKind(), sharderWrites)
+	if err != nil {
+		return 1, 0, []string{err.Error()}
 	}
 	for _, e := range events {
 		shard, ok := users[e.User]
@@ -366,14 +349,12 @@ func writesOutsideEpochs(events testenv.AuditEvents, moves []sharder.Move, ns st
 			continue
 		}
 		checked++
-		covered := slices.ContainsFunc(epochs[cluster], func(ep epoch) bool {
-			return ep.shard == shard && ep.start.Before(e.Received) && (ep.end.IsZero() || e.Received.Before(ep.end))
-		})
-		if !covered {
+		key := client.ObjectKey{Namespace: ns, Name: cluster}
+		if !sharder.Covered(epochs[key], shard, e.Received) {
 			outside++
 			if len(problems) < 10 {
-				problems = append(problems, fmt.Sprintf("%s %s %s/%s by %s at %s, outside its epochs of Cluster %s", e.Verb, e.Resource, e.Namespace, e.Name, shard,
-					e.Received.Format("15:04:05.000"), cluster))
+				problems = append(problems, fmt.Sprintf("%s %s %s/%s by %s at %s, outside its epochs of Cluster %s: %v", e.Verb, e.Resource, e.Namespace, e.Name, shard,
+					e.Received.Format("15:04:05.000"), cluster, epochs[key]))
 			}
 		}
 	}

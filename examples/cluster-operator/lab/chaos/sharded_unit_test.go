@@ -23,6 +23,7 @@ import (
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	appsv1alpha1 "github.com/tenon-dev/tenon/examples/cluster-operator/api/v1alpha1"
 	"github.com/tenon-dev/tenon/testing/sharder"
 	"github.com/tenon-dev/tenon/testing/testenv"
 )
@@ -40,10 +41,11 @@ func TestWritesOutsideEpochsFindsASecondWriter(t *testing.T) {
 	write := func(user, resource, namespace, name string, s float64) testenv.AuditEvent {
 		return testenv.AuditEvent{User: user, Verb: "patch", Resource: resource, Namespace: namespace, Name: name, Code: 200, Received: at(s), Completed: at(s + 0.01)}
 	}
+	clusterKind := appsv1alpha1.GroupVersion.WithKind("Cluster")
 	moves := []sharder.Move{
-		{Object: client.ObjectKey{Namespace: ns, Name: "c"}, To: "shard-0"},
-		{Object: client.ObjectKey{Namespace: ns, Name: "c"}, From: "shard-0", To: "shard-1", Drain: true},
-		{Object: client.ObjectKey{Namespace: ns, Name: "c"}, To: "shard-1"},
+		{Kind: clusterKind, Object: client.ObjectKey{Namespace: ns, Name: "c"}, To: "shard-0"},
+		{Kind: clusterKind, Object: client.ObjectKey{Namespace: ns, Name: "c"}, From: "shard-0", To: "shard-1", Drain: true},
+		{Kind: clusterKind, Object: client.ObjectKey{Namespace: ns, Name: "c"}, To: "shard-1"},
 	}
 	users := map[string]string{"user-0": "shard-0", "user-1": "shard-1"}
 	legal := testenv.AuditEvents{

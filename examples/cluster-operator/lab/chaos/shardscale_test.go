@@ -25,12 +25,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	appsv1alpha1 "github.com/tenon-dev/tenon/examples/cluster-operator/api/v1alpha1"
 	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/clouddns/clouddnstest"
 	"github.com/tenon-dev/tenon/testing/sharder"
 	"github.com/tenon-dev/tenon/testing/testenv"
@@ -72,20 +66,7 @@ func TestShardScale(t *testing.T) {
 	ns := w.namespace(t, "shardscale")
 	w.createClusters(t, ns, "c", n, 1)
 
-	cfg := rest.CopyConfig(env.Config())
-	cfg.UserAgent = sharderAgent
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := sharder.New(c, sharder.Options{
-		Ring: ringName, LeaseNamespace: systemNamespace, Namespaces: []string{ns},
-		Resources:  []sharder.Resource{{Object: &appsv1alpha1.Cluster{}, Controlled: []client.Object{&appsv1.StatefulSet{}, &corev1.Service{}}}},
-		SyncPeriod: time.Second,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newClusterSharder(t, ns, time.Second)
 	start := w.mark(t)
 	log := &writes{}
 	procs := make([]*process, k)
@@ -114,16 +95,8 @@ func TestShardScale(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("the %d shards did not all hold their Leases within a minute: %v\n%s", k, err, w.logs.tail(30))
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
 	started := time.Now()
-	go func() { done <- s.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("the sharder stopped with an error: %v", err)
-		}
-	})
+	runSharder(t, s)
 	w.waitConverged(t, ns)
 	ready := time.Since(started)
 	readyMark := w.mark(t)
