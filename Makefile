@@ -309,7 +309,7 @@ bench: envtest ## Run the benchmarks (about 40 minutes) and regenerate docs/benc
 		go tool benchstat -col /lib -filter ".name:$$b" $(BENCH_DOCS)/micro.txt; done > $(BENCH_DOCS)/micro-benchstat.txt
 	cd $(BENCH_DIR) && go run . -objects $(BENCH_OBJECTS) -runs $(BENCH_RUNS) -ryw-runs $(BENCH_RYW_RUNS) \
 		-micro-raw $(BENCH_DOCS)/micro.txt -micro $(BENCH_DOCS)/micro-benchstat.txt -raw $(BENCH_DOCS)/results.json \
-		-scale-results $(BENCH_DOCS)/scale.json \
+		-scale-results $(BENCH_DOCS)/scale.json -shards-results $(BENCH_DOCS)/shards.json \
 		-charts $(BENCH_DOCS) -out $(CURDIR)/docs/benchmarks.md -command "make bench" -strict
 
 # bench-scale measures the example operator at SCALE_CLUSTERS Clusters with its simulators acting at
@@ -324,7 +324,26 @@ bench-scale: envtest ## Measure the example operator at 100, 1,000 and 10,000 Cl
 	@mkdir -p $(BENCH_DOCS)
 	cd $(BENCH_DIR) && go run . -scale $(SCALE_CLUSTERS) -scale-without-transforms $(SCALE_WITHOUT) \
 		-scale-results $(BENCH_DOCS)/scale.json -charts $(BENCH_DOCS) -command "make bench-scale" -strict
+	$(MAKE) bench-render
+
+# bench-shards measures the example operator as rings of SHARDS shards (each of SHARDS_CLUSTERS
+# Clusters whose DNS calls take SHARDS_DNS_LATENCY) into docs/benchmarks/shards.json; then it
+# renders docs/benchmarks.md again from the saved measurements of docs/benchmarks.
+SHARDS             ?= 1,2,4
+SHARDS_CLUSTERS    ?= 300
+SHARDS_DNS_LATENCY ?= 500ms
+
+.PHONY: bench-shards
+bench-shards: envtest ## Measure the example operator as rings of 1, 2 and 4 shards (about 10 minutes; not CI) and add it to docs/benchmarks.md.
+	@mkdir -p $(BENCH_DOCS)
+	cd $(BENCH_DIR) && go run . -shards $(SHARDS) -shards-clusters $(SHARDS_CLUSTERS) -shards-dns-latency $(SHARDS_DNS_LATENCY) \
+		-shards-results $(BENCH_DOCS)/shards.json -command "make bench-shards" -strict
+	$(MAKE) bench-render
+
+.PHONY: bench-render
+bench-render: ## Render docs/benchmarks.md again from the saved measurements of docs/benchmarks (no measuring).
 	cd $(BENCH_DIR) && go run . -from $(BENCH_DOCS)/results.json -scale-results $(BENCH_DOCS)/scale.json \
+		-shards-results $(BENCH_DOCS)/shards.json \
 		-micro-raw $(BENCH_DOCS)/micro.txt -micro $(BENCH_DOCS)/micro-benchstat.txt \
 		-charts $(BENCH_DOCS) -out $(CURDIR)/docs/benchmarks.md
 

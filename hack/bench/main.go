@@ -77,6 +77,9 @@ func run() error {
 	}
 	ctrl.SetLogger(logr.Discard())
 
+	if f.shards != "" && f.from == "" {
+		return runShardsOnly(f.shards, f.shardsClusters, f.shardsLatency, f.shardsResults, f.command, f.strict)
+	}
 	if (f.scale != "" || f.scaleImport != "") && f.from == "" {
 		return runScaleOnly(f.scale, f.scaleWithout, f.scaleImport, f.scaleResults, f.charts, f.command, f.strict)
 	}
@@ -122,6 +125,11 @@ type flags struct {
 	requireQuiet bool
 	// scale, scaleWithout and scaleResults configure the example operator at scale.
 	scale, scaleWithout, scaleResults, scaleImport string
+	// shards, shardsClusters, shardsLatency and shardsResults configure the example operator as
+	// rings of shards.
+	shards, shardsResults string
+	shardsClusters        int
+	shardsLatency         time.Duration
 }
 
 // parseFlags parses the command line and checks its flags.
@@ -150,6 +158,10 @@ func parseFlags() (*flags, error) {
 	flag.StringVar(&f.scaleWithout, "scale-without-transforms", "", "comma-separated N at which to measure it at scale again without its cache transforms, for comparison")
 	flag.StringVar(&f.scaleImport, "scale-import", "", "comma-separated JSON files the example operator's TestScale wrote (-chaos.json), to add to the measurements at scale")
 	flag.StringVar(&f.scaleResults, "scale-results", "", "the JSON file of the measurements at scale: written after -scale, read otherwise (when it exists) for the report")
+	flag.StringVar(&f.shards, "shards", "", "comma-separated ring sizes at which to measure the example operator as shards of a ring (`make bench-shards`); without -from, only that is measured, and written to -shards-results")
+	flag.IntVar(&f.shardsClusters, "shards-clusters", 300, "Clusters of each ring of shards")
+	flag.DurationVar(&f.shardsLatency, "shards-dns-latency", 500*time.Millisecond, "how long every call to the simulated DNS API takes in the rings of shards")
+	flag.StringVar(&f.shardsResults, "shards-results", "", "the JSON file of the measurements of rings of shards: written after -shards, read otherwise (when it exists) for the report")
 	flag.BoolVar(&f.strict, "strict", false, "exit 1 when an invariant tenon claims does not hold or a workload failed")
 	flag.Parse()
 
@@ -195,6 +207,11 @@ func (f *flags) input(selected []contender.Contender) (report.Input, error) {
 			return in, err
 		}
 		in.ScaleLoaded = true
+	}
+	if f.shardsResults != "" {
+		if in.Shards, err = report.LoadShards(f.shardsResults); err != nil {
+			return in, err
+		}
 	}
 	in.MicroFile, in.MicroRaw = f.micro, f.microRaw
 	return in, nil
@@ -406,6 +423,59 @@ func runScaleOnly(ns, without, imports, results, charts, command string, strict 
 		}
 	}
 	if problems := rep.Check(); len(problems) > 0 {
+		for _, pr := range problems {
+			fmt.Fprintln(os.Stderr, "bench: FAIL:", pr)
+		}
+		if strict {
+			return fmt.Errorf("%d invariants do not hold", len(problems))
+		}
+	} else {
+		fmt.Fprintln(os.Stderr, "bench: every invariant holds")
+	}
+	return nil
+}
+
+// runShardsOnly measures the example operator as a ring of each size of the comma-separated list
+// sizes, on clusters Clusters whose DNS calls take latency; it saves the measurements to results
+// after each run (for `make bench` and -from to include) and checks them.
+func runShardsOnly(sizes string, clusters int, latency time.Duration, results, command string, strict bool) error {
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	var ks []int
+	for f := range strings.SplitSeq(sizes, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		k, err := strconv.Atoi(f)
+		if err != nil || k < 1 {
+			return fmt.Errorf("-shards: %q is not a number of shards", f)
+		}
+		ks = append(ks, k)
+	}
+	s := &report.Shards{Command: command, Started: time.Now()}
+	for _, k := range ks {
+		fmt.Fprintf(os.Stderr, "bench: example operator as %d shards, %d Clusters, DNS calls of %s\n", k, clusters, latency)
+		res, err := harness.RunShardScale(ctx, harness.ShardScaleParams{Shards: k, Clusters: clusters, DNSLatency: latency, Timeout: time.Hour})
+		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			res = harness.ShardScaleResult{Shards: k, Clusters: clusters, DNSLatency: latency.String(), Failure: err.Error()}
+		}
+		fmt.Fprintf(os.Stderr, "bench: %d shards: Ready after %.1f s, largest share %.2f, %.2f writes per Cluster, %d at steady state\n",
+			k, res.ReadySeconds, res.LargestShare(), res.WritesPerCluster, res.SteadyWrites)
+		s.Results = append(s.Results, res)
+		s.Finished = time.Now()
+		if results != "" {
+			if err := report.WriteShards(results, *s); err != nil {
+				return err
+			}
+		}
+	}
+	if results != "" {
+		fmt.Fprintln(os.Stderr, "bench: wrote", results)
+	}
+	if problems := report.CheckShards(s); len(problems) > 0 {
 		for _, pr := range problems {
 			fmt.Fprintln(os.Stderr, "bench: FAIL:", pr)
 		}

@@ -249,42 +249,9 @@ func RunClusterOperator(ctx context.Context, p ClusterOperatorParams) (ClusterOp
 	if n < 1 {
 		return ClusterOperatorResult{}, fmt.Errorf("the example operator needs at least 1 Cluster, not %d", n)
 	}
-	dir, err := findClusterOperator()
+	data, failure, err := runLabTest(ctx, "TestScale", p.testArgs)
 	if err != nil {
 		return ClusterOperatorResult{}, err
-	}
-	tmp, err := os.MkdirTemp("", "tenon-bench-cluster-operator-")
-	if err != nil {
-		return ClusterOperatorResult{}, fmt.Errorf("failed to create a temporary directory: %w", err)
-	}
-	defer func() { _ = os.RemoveAll(tmp) }()
-	out := filepath.Join(tmp, "scale.json")
-
-	cmd := exec.CommandContext(ctx, "go", p.testArgs(out)...)
-	cmd.Dir = dir
-	var output bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &output, &output
-	// Its own process group, so that cancelling stops go test, the test binary and the manager
-	// binary it started; the test's control plane has its own reaper.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
-	cmd.WaitDelay = 30 * time.Second
-	runErr := cmd.Run()
-	if ctx.Err() != nil {
-		return ClusterOperatorResult{}, fmt.Errorf("interrupted: %w", ctx.Err())
-	}
-	var failure error
-	if runErr != nil {
-		failure = fmt.Errorf("%s failed in %s: %w\n%s", strings.Join(cmd.Args, " "), dir, runErr, tail(output.Bytes(), 40))
-	}
-	// The test writes its result before it checks the steady state: a run that failed there
-	// still has its figures, for the report.
-	data, err := os.ReadFile(out)
-	if err != nil {
-		if failure != nil {
-			return ClusterOperatorResult{}, failure
-		}
-		return ClusterOperatorResult{}, fmt.Errorf("%s wrote no result (was TestScale skipped?): %w\n%s", strings.Join(cmd.Args, " "), err, tail(output.Bytes(), 40))
 	}
 	res, err := ReadScaleResult(data)
 	if err != nil {
@@ -297,6 +264,51 @@ func RunClusterOperator(ctx context.Context, p ClusterOperatorParams) (ClusterOp
 		res.Failure = failure.Error()
 	}
 	return res, nil
+}
+
+// runLabTest runs the example lab's go test that args returns for the result file it is given,
+// and returns what the test wrote there. A test that failed after it wrote its result is
+// returned with the result and the failure; one that wrote none, as an error whose text ends
+// with the tail of the test's output. Cancelling ctx stops the test's whole process group (its
+// control plane is reaped by testenv).
+func runLabTest(ctx context.Context, test string, args func(out string) []string) (data []byte, failure, err error) {
+	dir, err := findClusterOperator()
+	if err != nil {
+		return nil, nil, err
+	}
+	tmp, err := os.MkdirTemp("", "tenon-bench-cluster-operator-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("failed to create a temporary directory: %w", err)
+	}
+	defer func() { _ = os.RemoveAll(tmp) }()
+	out := filepath.Join(tmp, "result.json")
+
+	cmd := exec.CommandContext(ctx, "go", args(out)...)
+	cmd.Dir = dir
+	var output bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &output, &output
+	// Its own process group, so that cancelling stops go test, the test binary and the manager
+	// binaries it started; the test's control plane has its own reaper.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = 30 * time.Second
+	runErr := cmd.Run()
+	if ctx.Err() != nil {
+		return nil, nil, fmt.Errorf("interrupted: %w", ctx.Err())
+	}
+	if runErr != nil {
+		failure = fmt.Errorf("%s failed in %s: %w\n%s", strings.Join(cmd.Args, " "), dir, runErr, tail(output.Bytes(), 40))
+	}
+	// The test writes its result before it checks the steady state: a run that failed there
+	// still has its figures, for the report.
+	data, err = os.ReadFile(out)
+	if err != nil {
+		if failure != nil {
+			return nil, nil, failure
+		}
+		return nil, nil, fmt.Errorf("%s wrote no result (was %s skipped?): %w\n%s", strings.Join(cmd.Args, " "), test, err, tail(output.Bytes(), 40))
+	}
+	return data, failure, nil
 }
 
 // testArgs returns the arguments of the go test that measures what p asks for and writes its

@@ -56,6 +56,7 @@ func (r *Report) WriteMarkdown(path, chartDir string) error {
 		scaleCharts = filepath.ToSlash(rel)
 	}
 	r.writeScale(&b, scaleCharts)
+	r.writeShards(&b)
 	r.writeMethod(&b)
 	return writeFile(path, []byte(b.String()))
 }

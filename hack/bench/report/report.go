@@ -55,6 +55,8 @@ type Input struct {
 	// ScaleLoaded reports that Scale was read from a file rather than measured now: the report
 	// shows it, and Check leaves it to the command that measured it.
 	ScaleLoaded bool
+	// Shards is the example operator as rings of shards (`make bench-shards`), or nil.
+	Shards *Shards
 	// Command is the command that produced the measurements, printed in the report.
 	Command string
 	// Started and Finished bound the measurement.

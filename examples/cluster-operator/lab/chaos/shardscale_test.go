@@ -50,6 +50,13 @@ type ShardScaleResult struct {
 	// PeakRSSBytes and LiveHeapBytes are each shard's; CPUSeconds the shards' together until Ready.
 	PeakRSSBytes, LiveHeapBytes []int64
 	CPUSeconds                  float64
+	// BaselineRSSBytes is each shard's peak RSS once it held its Lease, before the sharder
+	// assigned it anything: what a shard costs with no Cluster.
+	BaselineRSSBytes []int64
+	// Assigned counts the sharder's first assignments of Clusters to each shard; Drains its
+	// drains, which a run whose shards all joined before the sharder started has none of.
+	Assigned map[string]int
+	Drains   int
 }
 
 // TestShardScale runs the example operator as -chaos.shards shards of a ring, with the reference
@@ -95,12 +102,20 @@ func TestShardScale(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("the %d shards did not all hold their Leases within a minute: %v\n%s", k, err, w.logs.tail(30))
 	}
+	baseline := make([]int64, k)
+	for i, p := range procs {
+		rss, err := peakRSS(p.cmd.Process.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		baseline[i] = rss
+	}
 	started := time.Now()
 	runSharder(t, s)
 	w.waitConverged(t, ns)
 	ready := time.Since(started)
 	readyMark := w.mark(t)
-	res := ShardScaleResult{Shards: k, Clusters: n, DNSLatency: shardScaleLatency.String(), ReadySeconds: ready.Seconds()}
+	res := ShardScaleResult{Shards: k, Clusters: n, DNSLatency: shardScaleLatency.String(), ReadySeconds: ready.Seconds(), BaselineRSSBytes: baseline}
 	for _, p := range procs {
 		cpu, err := cpuTime(p.cmd.Process.Pid)
 		if err != nil {
@@ -138,9 +153,10 @@ func TestShardScale(t *testing.T) {
 			held[m.To]++
 		}
 	}
-	t.Logf("%d shards, %d Clusters, DNS latency %s: Ready in %s, %.2f writes per Cluster, %d in %s of steady state (and %d Lease renewals); CPU %.1fs; per shard: peak RSS %v MiB, live heap %v MiB; assignments per shard %v, %d drains",
+	res.Assigned, res.Drains = held, drains
+	t.Logf("%d shards, %d Clusters, DNS latency %s: Ready in %s, %.2f writes per Cluster, %d in %s of steady state (and %d Lease renewals); CPU %.1fs; per shard: peak RSS %v MiB (%v MiB before any assignment), live heap %v MiB; assignments per shard %v, %d drains",
 		k, n, shardScaleLatency, secs(ready), res.WritesPerCluster, res.SteadyWrites, secs(steadyTo.Time().Sub(steadyFrom.Time())), res.SteadyLeaseWrites, res.CPUSeconds,
-		mibs(res.PeakRSSBytes), mibs(res.LiveHeapBytes), held, drains)
+		mibs(res.PeakRSSBytes), mibs(res.BaselineRSSBytes), mibs(res.LiveHeapBytes), held, drains)
 	if *scaleJSON != "" {
 		data, err := json.MarshalIndent(res, "", "  ")
 		if err != nil {
