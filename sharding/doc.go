@@ -110,12 +110,46 @@ limitations under the License.
 //     per shard: [Shard.Reconciler] calls the reconciler for an object that left the shard's
 //     cache, which sees it gone and forgets it, as after a delete.
 //
+// # A ring sharded by the API server (KEP-5866)
+//
+// Kubernetes 1.36 added a shard selector to list and watch (the ShardedListAndWatch feature
+// gate, alpha): the API server sends only the objects whose uid hashes (64-bit FNV-1a) into the
+// ranges asked for. [Ranges] builds a ring on it with no sharder and no labels on the objects:
+// the hash space is cut into slices, each guarded by a slice Lease whose holder works on the
+// slice's objects; the shards agree on who should hold which slice from their own Leases
+// (rendezvous hashing, each shard at most its fair share), give a slice up only after their
+// reconciles of its objects returned, and take a slice only when it has no holder or its
+// holder's Lease was released or went unrenewed for twice its duration, the sharder's takeover
+// rule, with the same clock-skew bound. Every change of a slice Lease is a compare-and-swap,
+// written through the fenced client.
+//
+//	shard, err := sharding.New("cluster-operator", os.Getenv("POD_NAME")+"-"+rand.String(5))
+//	fence, err := sharding.ForManager(cfg, &opts, shard)
+//	ranges, err := sharding.NewRanges(shard, sharding.RangeOptions{Namespace: opts.LeaderElectionNamespace})
+//	// The cache lists and watches the main kind's objects of the held slices only.
+//	err = ranges.SelectCache(&opts.Cache, &appsv1alpha1.Cluster{})
+//	mgr, err := ctrl.NewManager(cfg, opts)
+//	err = ranges.SetupWithManager(mgr) // moves slices while the shard holds its Lease
+//	r, err := ranges.Reconciler(mgr.GetClient(), &appsv1alpha1.Cluster{}, reconciler)
+//
+// What differs from the sharder's ring:
+//
+//   - The API server hashes each object's own uid, so a child lands in another slice than its
+//     owner: select the main kind only, and cache children whole (or by a label of your own).
+//     The handover still covers them, since they are written by their owner's reconcile.
+//   - The shards need the API server's feature gate. Without it the API server ignores the
+//     selector silently: every shard caches every object, and the reconciler's own check of
+//     each object's slice keeps the guarantee, without the savings.
+//   - Slices move whole: more slices spread objects more evenly over more shards, and cost
+//     one Lease each. A shard's cache takes a changed selector by listing again, seconds after
+//     the slice moved (client-go's reflector backs off between lists).
+//   - Objects enter and leave a shard only at handovers, not when their labels change, and no
+//     webhook is involved.
+//
 // # What this package does not do
 //
 //   - Assign or move objects: that is the sharder's. tenon's testing/sharder is a reference
 //     sharder for tests on envtest, not for production.
-//   - Shard by the API server's shard selector (KEP-5866, the ShardedListAndWatch feature
-//     gate): this package follows the sharder's labels only.
 //   - Cover work that a reconciler hands to goroutines outliving its Reconcile, or requests in
 //     flight when the fence closes (package fencing says how late they can arrive).
 //   - A manager runs all its controllers under one lock: sharded and unsharded controllers need

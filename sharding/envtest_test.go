@@ -46,6 +46,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/tenon-dev/tenon/patch"
 	"github.com/tenon-dev/tenon/sharding"
@@ -62,7 +63,8 @@ func TestMain(m *testing.M) {
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		panic(err)
 	}
-	env = testenv.New(testenv.Options{Scheme: scheme, AuditLog: true})
+	// The API server shards lists and watches for the rings sharded by it (Ranges).
+	env = testenv.New(testenv.Options{Scheme: scheme, AuditLog: true, FeatureGates: map[string]bool{"ShardedListAndWatch": true}})
 	os.Exit(env.Run(m))
 }
 
@@ -129,6 +131,9 @@ type runningShard struct {
 	stop  context.CancelFunc
 	done  chan error
 	stall *stall
+	// ranges and cache are the shard's in a ring sharded by the API server.
+	ranges *sharding.Ranges
+	cache  cache.Cache
 }
 
 // stall makes the requests for the shard's Lease hang, ignoring their context, until released:
@@ -187,6 +192,9 @@ type shardOptions struct {
 	setup func(mgr manager.Manager, shard sharding.Shard, cfg *rest.Config) error
 	// tolerateStopError accepts an error from the manager's Start when the test ends.
 	tolerateStopError bool
+	// ranges, when set, runs the shard in a ring sharded by the API server (sharding.Ranges)
+	// instead of the sharder's: its Namespace is the test's.
+	ranges *sharding.RangeOptions
 }
 
 // startShard runs shard name of the ring in ns, with the workload's controller unless so
@@ -232,18 +240,39 @@ func startShard(t *testing.T, ns, name string, so shardOptions) *runningShard {
 	} else if _, err := sharding.ForManager(cfg, &opts, shard); err != nil {
 		t.Fatal(err)
 	}
-	if err := shard.SelectCache(&opts.Cache, &corev1.ConfigMap{}, &corev1.Secret{}); err != nil {
+	var ranges *sharding.Ranges
+	if so.ranges != nil {
+		ro := *so.ranges
+		ro.Namespace = ns
+		if ranges, err = sharding.NewRanges(shard, ro); err != nil {
+			t.Fatal(err)
+		}
+		if err := ranges.SelectCache(&opts.Cache, &corev1.ConfigMap{}); err != nil {
+			t.Fatal(err)
+		}
+	} else if err := shard.SelectCache(&opts.Cache, &corev1.ConfigMap{}, &corev1.Secret{}); err != nil {
 		t.Fatal(err)
 	}
 	mgr, err := manager.New(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if ranges != nil {
+		if err := ranges.SetupWithManager(mgr); err != nil {
+			t.Fatal(err)
+		}
+	}
 	setup := so.setup
 	if setup == nil {
 		setup = func(mgr manager.Manager, shard sharding.Shard, _ *rest.Config) error {
 			w := &workload{client: mgr.GetClient(), applier: patch.NewApplier(mgr.GetClient(), "shard-test", patch.ApplierOptions{}), shard: name, latency: so.latency}
-			r, err := shard.Reconciler(mgr.GetClient(), &corev1.ConfigMap{}, w)
+			var r reconcile.Reconciler
+			var err error
+			if ranges != nil {
+				r, err = ranges.Reconciler(mgr.GetClient(), &corev1.ConfigMap{}, w)
+			} else {
+				r, err = shard.Reconciler(mgr.GetClient(), &corev1.ConfigMap{}, w)
+			}
 			if err != nil {
 				return err
 			}
@@ -258,7 +287,7 @@ func startShard(t *testing.T, ns, name string, so shardOptions) *runningShard {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &runningShard{name: name, stop: cancel, done: make(chan error, 1), stall: st}
+	s := &runningShard{name: name, stop: cancel, done: make(chan error, 1), stall: st, ranges: ranges, cache: mgr.GetCache()}
 	go func() { s.done <- mgr.Start(ctx) }()
 	t.Cleanup(func() {
 		stalled := st.end()

@@ -97,3 +97,30 @@ func ExampleShard_Reconciler() {
 	// Output:
 	// map[app:web]
 }
+
+// A ring the API server shards: the uid hash space cut into 4 slices. A shard that holds no
+// slice yet selects one hash value of 2^64; the slice of an object is read from its uid, as the
+// API server computes it.
+func ExampleNewRanges() {
+	shard, err := sharding.New("cluster-operator", "shard-a")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ranges, err := sharding.NewRanges(shard, sharding.RangeOptions{Namespace: "cluster-operator-system", Slices: 4})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(ranges.Selector())
+	fmt.Println(ranges.SliceOf("7d3c9a52-5c1e-4b8e-9a57-3f2a1b0c9d8e"), ranges.Held())
+
+	_, err = sharding.NewRanges(shard, sharding.RangeOptions{Slices: 3})
+	fmt.Println(err)
+
+	// Output:
+	// shardRange(object.metadata.uid, '0x0000000000000000', '0x0000000000000001')
+	// 3 []
+	// failed to build the ranges of shard cluster-operator/shard-a: the Leases' namespace is empty
+	// the number of slices 3 is not a power of two from 1 to 1024
+}

@@ -43,6 +43,7 @@ type stubborn struct {
 	latency time.Duration
 	refused atomic.Int64
 }
+
 func (w *stubborn) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	cm := &corev1.ConfigMap{}
 	if err := w.client.Get(ctx, req.NamespacedName, cm); err != nil {
@@ -57,6 +58,7 @@ func (w *stubborn) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	}
 	return ctrl.Result{RequeueAfter: 20 * time.Millisecond}, nil
 }
+
 // A shard that stops while a reconcile ignores its context: the manager's
 // GracefulShutdownTimeout passes, controller-runtime releases the Lease with the reconcile
 // still running, and the sharder moves the shard's objects at once. The fence closed before

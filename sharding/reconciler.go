@@ -146,19 +146,7 @@ func (r *reconciler) run(ctx context.Context, key, rv string, req ctrl.Request) 
 
 // newObject returns an empty object of the prototype's type (and kind, for unstructured and
 // metadata-only ones).
-func (r *reconciler) newObject() client.Object {
-	switch p := r.proto.(type) {
-	case *unstructured.Unstructured:
-		fresh := &unstructured.Unstructured{}
-		fresh.SetGroupVersionKind(p.GroupVersionKind())
-		return fresh
-	case *metav1.PartialObjectMetadata:
-		fresh := &metav1.PartialObjectMetadata{}
-		fresh.SetGroupVersionKind(p.GroupVersionKind())
-		return fresh
-	}
-	return reflect.New(reflect.TypeOf(r.proto).Elem()).Interface().(client.Object)
-}
+func (r *reconciler) newObject() client.Object { return newObjectLike(r.proto) }
 
 // acknowledge removes the shard and drain labels from obj, which this shard holds. Until a
 // reconciler of the shard reads the object gone, or back on this shard without the drain label

@@ -22,9 +22,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -109,6 +111,11 @@ type Options struct {
 	// StartTimeout bounds the start of each control-plane process, and each restart of
 	// kube-apiserver by [Environment.StartAPIServer]. Defaults to 60 seconds.
 	StartTimeout time.Duration
+
+	// FeatureGates turns kube-apiserver's feature gates on (true) or off (false), as its
+	// --feature-gates flag does: {"ShardedListAndWatch": true} for an alpha feature. A gate
+	// kube-apiserver does not know fails Start with its message.
+	FeatureGates map[string]bool
 }
 
 // Environment is a running control plane for tests: etcd, kube-apiserver and, optionally,
@@ -290,6 +297,9 @@ func (e *Environment) configure() error {
 	// envtest's default range is a /24: a test with more than 254 Services fails with "range is
 	// full". A /16 holds 65534, as a small real cluster's does.
 	apiServer.Configure().Set("service-cluster-ip-range", serviceClusterIPRange)
+	if gates := featureGates(e.opts.FeatureGates); gates != "" {
+		apiServer.Configure().Set("feature-gates", gates)
+	}
 	e.env.ControlPlane.Etcd = &envtest.Etcd{
 		Path:    e.bins.etcd,
 		DataDir: filepath.Join(e.workDir, "etcd"),
@@ -442,4 +452,14 @@ func (e *Environment) Kubectl(ctx context.Context, args ...string) ([]byte, erro
 		return out, fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, out)
 	}
 	return out, nil
+}
+
+// featureGates spells gates as kube-apiserver's --feature-gates flag does, sorted:
+// "A=true,B=false".
+func featureGates(gates map[string]bool) string {
+	parts := make([]string, 0, len(gates))
+	for _, name := range slices.Sorted(maps.Keys(gates)) {
+		parts = append(parts, fmt.Sprintf("%s=%t", name, gates[name]))
+	}
+	return strings.Join(parts, ",")
 }
