@@ -49,7 +49,7 @@ func (w *stubborn) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	if err := w.client.Get(ctx, req.NamespacedName, cm); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	time.Sleep(w.latency) // a call that ignores its context
+	<-time.NewTimer(w.latency).C // a call that ignores its context
 	body := fmt.Sprintf(`{"metadata":{"annotations":{"test.tenon.dev/written-by":%q,"test.tenon.dev/at":%q}}}`,
 		w.shard, time.Now().Format(time.RFC3339Nano))
 	if err := w.client.Patch(context.WithoutCancel(ctx), cm, client.RawPatch(types.MergePatchType, []byte(body))); err != nil {

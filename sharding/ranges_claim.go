@@ -78,88 +78,125 @@ type shardLease struct {
 	duration time.Duration
 }
 
-// pass reads the ring's Leases once, gives up the slices another shard should hold, and takes
-// those this shard should hold that are free.
-func (c *claimer) pass(ctx context.Context) error {
+// ring is what a pass read of the ring's Leases.
+type ring struct {
+	now    time.Time
+	shards map[string]shardLease
+	// slices holds each slice's Lease, nil when it does not exist yet.
+	slices []*coordinationv1.Lease
+}
+
+// readRing lists the ring's Leases from the API server.
+func (c *claimer) readRing(ctx context.Context) (ring, error) {
 	r := c.ranges
 	leases := &coordinationv1.LeaseList{}
 	if err := c.reader.List(ctx, leases, client.InNamespace(r.opts.Namespace)); err != nil {
-		return fmt.Errorf("failed to list the ring's Leases: %w", err)
+		return ring{}, fmt.Errorf("failed to list the ring's Leases: %w", err)
 	}
-	now := r.opts.Clock.Now()
-	shards := map[string]shardLease{}
-	sliceLeases := make([]*coordinationv1.Lease, r.opts.Slices)
+	out := ring{now: r.opts.Clock.Now(), shards: map[string]shardLease{}, slices: make([]*coordinationv1.Lease, r.opts.Slices)}
 	for i := range leases.Items {
 		l := &leases.Items[i]
 		switch {
 		case l.Labels[RingLabel] == r.shard.Ring:
-			sl := shardLease{holder: ptr.Deref(l.Spec.HolderIdentity, "")}
+			sl := shardLease{holder: ptr.Deref(l.Spec.HolderIdentity, ""), duration: time.Duration(ptr.Deref(l.Spec.LeaseDurationSeconds, 0)) * time.Second}
 			if l.Spec.RenewTime != nil {
 				sl.renewed = l.Spec.RenewTime.Time
 			}
-			sl.duration = time.Duration(ptr.Deref(l.Spec.LeaseDurationSeconds, 0)) * time.Second
-			shards[l.Name] = sl
+			out.shards[l.Name] = sl
 		case l.Labels[SliceRingLabel] == r.shard.Ring:
 			i, err := strconv.Atoi(l.Labels[SliceLabel])
 			if err == nil && i >= 0 && i < r.opts.Slices && l.Name == r.sliceLeaseName(i) {
-				sliceLeases[i] = l
+				out.slices[i] = l
 			}
 		}
 	}
-	// A shard is a member while it holds its Lease and renews it; it may still write until its
-	// Lease has gone unrenewed for twice its duration, or it released it.
-	var members []string
-	for name, sl := range shards {
-		if sl.holder == name && now.Before(sl.renewed.Add(sl.duration)) {
-			members = append(members, name)
+	return out, nil
+}
+
+// members returns the shards that hold their Lease and renew it.
+func (g ring) members() []string {
+	var out []string
+	for name, sl := range g.shards {
+		if sl.holder == name && g.now.Before(sl.renewed.Add(sl.duration)) {
+			out = append(out, name)
 		}
 	}
+	return out
+}
+
+// gone reports whether shard name can no longer write: its Lease is gone, released, held by
+// another identity, or not renewed for twice its duration.
+func (g ring) gone(name string) bool {
+	sl, ok := g.shards[name]
+	return !ok || sl.holder != name || !g.now.Before(sl.renewed.Add(2*sl.duration))
+}
+
+// holder returns the holder of slice i's Lease, "" when it has none.
+func (g ring) holder(i int) string {
+	if l := g.slices[i]; l != nil {
+		return ptr.Deref(l.Spec.HolderIdentity, "")
+	}
+	return ""
+}
+
+// pass reads the ring's Leases once, gives up the slices another shard should hold, and takes
+// those this shard should hold that are free.
+func (c *claimer) pass(ctx context.Context) error {
+	r := c.ranges
+	g, err := c.readRing(ctx)
+	if err != nil {
+		return err
+	}
+	members := g.members()
 	if !slices.Contains(members, r.shard.Name) {
 		// This shard's own Lease as read is not current (it is being renewed): wait for the
 		// next pass rather than hand everything to the others.
 		return nil
 	}
-	gone := func(name string) bool {
-		sl, ok := shards[name]
-		return !ok || sl.holder != name || !now.Before(sl.renewed.Add(2*sl.duration))
-	}
-	target := assignSlices(r.opts.Slices, members)
-	for i, owner := range target {
-		l := sliceLeases[i]
-		holder := ""
-		if l != nil {
-			holder = ptr.Deref(l.Spec.HolderIdentity, "")
-		}
-		if holder != r.shard.Name && r.state.drop(i) {
-			// Another shard holds the slice, or nobody does: a release whose answer was lost
-			// went through.
-			log.FromContext(ctx).Info("Lost a slice", "shard", r.shard.String(), "slice", i, "holder", holder)
-		}
-		switch {
-		case owner == r.shard.Name && holder == r.shard.Name:
-			// Held since a pass whose write succeeded, or whose answer was lost; a release
-			// that failed is taken back.
-			r.state.take(i)
-		case owner == r.shard.Name && (holder == "" || gone(holder)):
-			if err := c.write(ctx, i, l, r.shard.Name); err != nil {
-				return err
-			}
-			r.state.take(i)
-			log.FromContext(ctx).Info("Took a slice", "shard", r.shard.String(), "slice", i, "from", holder)
-		case owner != r.shard.Name && holder == r.shard.Name:
-			if err := r.state.release(ctx, i); err != nil {
-				return err
-			}
-			// A failed write leaves the slice being released: no reconcile starts on it until
-			// a pass reads who holds it.
-			if err := c.write(ctx, i, l, ""); err != nil {
-				return err
-			}
-			r.state.drop(i)
-			log.FromContext(ctx).Info("Gave up a slice", "shard", r.shard.String(), "slice", i, "to", owner)
+	// The caches follow what the pass changed, also when a later slice's write failed.
+	defer r.state.publish(r.opts.Slices)
+	for i, owner := range assignSlices(r.opts.Slices, members) {
+		if err := c.move(ctx, g, i, owner); err != nil {
+			return err
 		}
 	}
-	r.state.publish(r.opts.Slices)
+	return nil
+}
+
+// move takes slice i, gives it up or leaves it, as owner, the shard that should hold it, and
+// the slice's holder in g require.
+func (c *claimer) move(ctx context.Context, g ring, i int, owner string) error {
+	r := c.ranges
+	me := r.shard.Name
+	holder := g.holder(i)
+	if holder != me && r.state.drop(i) {
+		// Another shard holds the slice, or nobody does: a release whose answer was lost went
+		// through.
+		log.FromContext(ctx).Info("Lost a slice", "shard", r.shard.String(), "slice", i, "holder", holder)
+	}
+	switch {
+	case owner == me && holder == me:
+		// Held since a pass whose write succeeded, or whose answer was lost; a release that
+		// failed is taken back.
+		r.state.take(i)
+	case owner == me && (holder == "" || g.gone(holder)):
+		if err := c.write(ctx, i, g.slices[i], me); err != nil {
+			return err
+		}
+		r.state.take(i)
+		log.FromContext(ctx).Info("Took a slice", "shard", r.shard.String(), "slice", i, "from", holder)
+	case owner != me && holder == me:
+		if err := r.state.release(ctx, i); err != nil {
+			return err
+		}
+		// A failed write leaves the slice being released: no reconcile starts on it until a
+		// pass reads who holds it.
+		if err := c.write(ctx, i, g.slices[i], ""); err != nil {
+			return err
+		}
+		r.state.drop(i)
+		log.FromContext(ctx).Info("Gave up a slice", "shard", r.shard.String(), "slice", i, "to", owner)
+	}
 	return nil
 }
 
@@ -302,7 +339,8 @@ func (s *rangeState) begin(i int) bool {
 func (s *rangeState) end(i int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.inFlight[i]--; s.inFlight[i] <= 0 {
+	s.inFlight[i]--
+	if s.inFlight[i] <= 0 {
 		delete(s.inFlight, i)
 	}
 	close(s.ended)
