@@ -19,7 +19,9 @@ limitations under the License.
 // of github.com/timebertt/kubernetes-controller-sharding (a ControllerRing, one Lease per shard,
 // a shard label that assigns each object, and a drain label that moves it off its shard). The
 // sharder itself, a separate component with a webhook, assigns and moves objects; this package
-// is what runs in the operator, without importing the sharder's module.
+// is what runs in the operator, without importing the sharder's module. Where the API server
+// has the ShardedListAndWatch feature gate on, [Ranges] runs a ring without a sharder: see "A
+// ring sharded by the API server" below.
 //
 // Use it when one replica no longer holds or reconciles all objects: memory, CPU or the time a
 // full resync takes grow with the number of objects, and leader election leaves every other
