@@ -88,9 +88,8 @@ func selectedListWatch(t *testing.T, r *Ranges, inner toolscache.ListerWatcher) 
 // (and so never be reconciled) until the next change of the selector. Expected: the plain watch
 // is refused with a 410 Expired, as it is in the list-then-watch mode, so the reflector streams
 // the initial events again with the new selector.
-//
-// Fails today: rangeListWatch only remembers the selector of its last List, which the WatchList
-// mode never calls, so the re-watch goes through with the new selector.
+// (Found by an attack: rangeListWatch remembered only the selector of its last List, which the
+// WatchList mode never calls.)
 func TestAttackRangesRewatchAfterAWatchListMustNotSkipTheObjectsOfASliceTaken(t *testing.T) {
 	ctx := t.Context()
 	r, err := NewRanges(Shard{Ring: "r", Name: "s"}, RangeOptions{Namespace: "ns", Slices: 8})
@@ -157,12 +156,8 @@ func shardLeaseFor(name string, now time.Time) *coordinationv1.Lease {
 // A Lease that another tool created under the name of a slice Lease (r-slice-0 here, without
 // the slice labels) is not the ring's: the shard cannot take slice 0, but that must not stop it
 // from taking the other free slices. Expected: a pass of the only shard takes slices 1 to 7.
-//
-// Fails today: move returns the error of creating r-slice-0 (AlreadyExists), pass returns on
-// the first error, and since the slices are moved in order every pass ends at slice 0: the shard
-// never holds any slice, and the ring stops. The same holds for any slice whose write fails on
-// every pass (a Lease the shard's RBAC cannot update, a webhook refusing it): one slice stalls
-// all those after it.
+// (Found by an attack: a pass returned on the first slice's error, so one slice whose write
+// fails on every pass, as here or for want of RBAC, stalled all those after it.)
 func TestAttackRangesAForeignLeaseNamedLikeASliceDoesNotStopTheRing(t *testing.T) {
 	ctx := t.Context()
 	now := time.Now()

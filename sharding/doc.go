@@ -147,6 +147,11 @@ limitations under the License.
 //     the slice moved (client-go's reflector backs off between lists).
 //   - Objects enter and leave a shard only at handovers, not when their labels change, and no
 //     webhook is involved.
+//   - Each shard also lists the slices it works on in its own Lease ([SlicesAnnotation]), and
+//     no shard takes a slice another shard's current Lease lists: a slice Lease deleted or
+//     cleared by someone else is written back by its holder, not taken. Still, treat the
+//     ring's Leases as the handover's record, as the sharder's labels are: give the shards'
+//     service account alone the right to write them.
 //
 // # What this package does not do
 //

@@ -93,6 +93,9 @@ type workload struct {
 	// latency is how long the reconcile waits, as for an external call, between its read
 	// and its writes.
 	latency time.Duration
+	// guarded makes the write of the main object conditional on the uid read, as
+	// patch.Helper's writes are: it never lands on an object created again under the name.
+	guarded bool
 }
 
 func (w *workload) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -111,6 +114,12 @@ func (w *workload) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	}
 	body := fmt.Sprintf(`{"metadata":{"annotations":{"test.tenon.dev/written-by":%q,"test.tenon.dev/at":%q}}}`,
 		w.shard, time.Now().Format(time.RFC3339Nano))
+	if w.guarded {
+		// A uid in a patch is a precondition: the API server refuses the patch with a conflict
+		// when the object's uid differs.
+		body = fmt.Sprintf(`{"metadata":{"uid":%q,"annotations":{"test.tenon.dev/written-by":%q,"test.tenon.dev/at":%q}}}`,
+			cm.UID, w.shard, time.Now().Format(time.RFC3339Nano))
+	}
 	if err := w.client.Patch(ctx, cm, client.RawPatch(types.MergePatchType, []byte(body))); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -192,6 +201,8 @@ type shardOptions struct {
 	setup func(mgr manager.Manager, shard sharding.Shard, cfg *rest.Config) error
 	// tolerateStopError accepts an error from the manager's Start when the test ends.
 	tolerateStopError bool
+	// guarded makes the workload's writes of the main object conditional on its uid.
+	guarded bool
 	// ranges, when set, runs the shard in a ring sharded by the API server (sharding.Ranges)
 	// instead of the sharder's: its Namespace is the test's.
 	ranges *sharding.RangeOptions
@@ -265,7 +276,7 @@ func startShard(t *testing.T, ns, name string, so shardOptions) *runningShard {
 	setup := so.setup
 	if setup == nil {
 		setup = func(mgr manager.Manager, shard sharding.Shard, _ *rest.Config) error {
-			w := &workload{client: mgr.GetClient(), applier: patch.NewApplier(mgr.GetClient(), "shard-test", patch.ApplierOptions{}), shard: name, latency: so.latency}
+			w := &workload{client: mgr.GetClient(), applier: patch.NewApplier(mgr.GetClient(), "shard-test", patch.ApplierOptions{}), shard: name, latency: so.latency, guarded: so.guarded}
 			var r reconcile.Reconciler
 			var err error
 			if ranges != nil {

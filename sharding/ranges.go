@@ -37,6 +37,10 @@ const (
 	SliceRingLabel = "sharding.tenon.dev/ring"
 	// SliceLabel is the label on a slice Lease whose value is the slice's index.
 	SliceLabel = "sharding.tenon.dev/slice"
+	// SlicesAnnotation is the annotation on a shard's own Lease that lists the slices it may
+	// work on, "0,5,6": no other shard takes them while the shard's Lease is current, even when
+	// their slice Leases are deleted or cleared.
+	SlicesAnnotation = "sharding.tenon.dev/slices"
 )
 
 // uidKey is the field the API server hashes for a shard selector over objects' uids.

@@ -110,9 +110,9 @@ type rangeListWatch struct {
 	inner toolscache.ListerWatcherWithContext
 
 	mu sync.Mutex
-	// listed is the change channel of the selector the last list used: a watch that follows
-	// it must use the same selector, or objects that entered the selection unchanged would
-	// never arrive.
+	// listed is the change channel of the selector the last list (or WatchList) used: a watch
+	// that follows it must use the same selector, or objects that entered the selection
+	// unchanged would never arrive.
 	listed chan struct{}
 }
 
@@ -154,15 +154,18 @@ func (l *rangeListWatch) ListWithContext(ctx context.Context, opts metav1.ListOp
 // WatchWithContext implements toolscache.WatcherWithContext.
 func (l *rangeListWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	sel, changed := l.state.current()
-	if !ptrTrue(opts.SendInitialEvents) {
-		// A watch from a list's resourceVersion: it must keep that list's selector.
-		l.mu.Lock()
-		listed := l.listed
+	l.mu.Lock()
+	if ptrTrue(opts.SendInitialEvents) {
+		// A watch that lists first (WatchList): later watches from its resourceVersion must
+		// keep its selector.
+		l.listed = changed
+	} else if l.listed != nil && l.listed != changed {
+		// A watch from a list's resourceVersion, or a watch's: objects that entered the
+		// selection since, unchanged, would never arrive. The reflector lists again.
 		l.mu.Unlock()
-		if listed != nil && listed != changed {
-			return nil, apierrors.NewResourceExpired("the shard's slices changed since the last list")
-		}
+		return nil, apierrors.NewResourceExpired("the shard's slices changed since the last list")
 	}
+	l.mu.Unlock()
 	opts.ShardSelector = sel
 	w, err := l.inner.WatchWithContext(ctx, opts)
 	if err != nil {

@@ -19,15 +19,19 @@ package sharding
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -76,14 +80,21 @@ type shardLease struct {
 	holder   string
 	renewed  time.Time
 	duration time.Duration
+	// claims are the slices the shard's Lease says it may work on (SlicesAnnotation), and
+	// annotated whether the Lease has the annotation.
+	claims    []int
+	annotated bool
 }
 
 // ring is what a pass read of the ring's Leases.
 type ring struct {
 	now    time.Time
 	shards map[string]shardLease
-	// slices holds each slice's Lease, nil when it does not exist yet.
+	// slices holds each slice's Lease, nil when it does not exist (yet, or any more).
 	slices []*coordinationv1.Lease
+	// foreign names, for each slice whose Lease's name is taken by a Lease that is not a slice
+	// Lease of this ring, that Lease.
+	foreign map[int]string
 }
 
 // readRing lists the ring's Leases from the API server.
@@ -93,31 +104,64 @@ func (c *claimer) readRing(ctx context.Context) (ring, error) {
 	if err := c.reader.List(ctx, leases, client.InNamespace(r.opts.Namespace)); err != nil {
 		return ring{}, fmt.Errorf("failed to list the ring's Leases: %w", err)
 	}
-	out := ring{now: r.opts.Clock.Now(), shards: map[string]shardLease{}, slices: make([]*coordinationv1.Lease, r.opts.Slices)}
+	out := ring{now: r.opts.Clock.Now(), shards: map[string]shardLease{}, slices: make([]*coordinationv1.Lease, r.opts.Slices), foreign: map[int]string{}}
+	prefix := r.shard.Ring + "-slice-"
 	for i := range leases.Items {
 		l := &leases.Items[i]
-		switch {
-		case l.Labels[RingLabel] == r.shard.Ring:
+		if l.Labels[RingLabel] == r.shard.Ring {
 			sl := shardLease{holder: ptr.Deref(l.Spec.HolderIdentity, ""), duration: time.Duration(ptr.Deref(l.Spec.LeaseDurationSeconds, 0)) * time.Second}
 			if l.Spec.RenewTime != nil {
 				sl.renewed = l.Spec.RenewTime.Time
 			}
+			var annotation string
+			annotation, sl.annotated = l.Annotations[SlicesAnnotation]
+			sl.claims = parseSlices(annotation)
 			out.shards[l.Name] = sl
-		case l.Labels[SliceRingLabel] == r.shard.Ring:
-			i, err := strconv.Atoi(l.Labels[SliceLabel])
-			if err == nil && i >= 0 && i < r.opts.Slices && l.Name == r.sliceLeaseName(i) {
-				out.slices[i] = l
-			}
+		}
+		suffix, ok := strings.CutPrefix(l.Name, prefix)
+		if !ok {
+			continue
+		}
+		i, err := strconv.Atoi(suffix)
+		if err != nil || i < 0 || i >= r.opts.Slices || strconv.Itoa(i) != suffix {
+			continue
+		}
+		if l.Labels[SliceRingLabel] == r.shard.Ring && l.Labels[SliceLabel] == suffix {
+			out.slices[i] = l
+		} else {
+			out.foreign[i] = l.Name
 		}
 	}
 	return out, nil
 }
 
-// members returns the shards that hold their Lease and renew it.
-func (g ring) members() []string {
-	var out []string
+// parseSlices reads a SlicesAnnotation's value, "0,5,6"; what is not a slice's index is left out.
+func parseSlices(v string) []int {
+	var out []int
+	for f := range strings.SplitSeq(v, ",") {
+		if i, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && i >= 0 {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// formatSlices writes a SlicesAnnotation's value.
+func formatSlices(held []int) string {
+	held = slices.Sorted(slices.Values(held))
+	parts := make([]string, len(held))
+	for i, h := range held {
+		parts[i] = strconv.Itoa(h)
+	}
+	return strings.Join(parts, ",")
+}
+
+// members returns the shards that hold their Lease and renew it, and me, which the loop runs
+// in only while it holds its Lease (its renewal as read may lag, and its clock is its own).
+func (g ring) members(me string) []string {
+	out := []string{me}
 	for name, sl := range g.shards {
-		if sl.holder == name && g.now.Before(sl.renewed.Add(sl.duration)) {
+		if name != me && sl.holder == name && g.now.Before(sl.renewed.Add(sl.duration)) {
 			out = append(out, name)
 		}
 	}
@@ -131,7 +175,7 @@ func (g ring) gone(name string) bool {
 	return !ok || sl.holder != name || !g.now.Before(sl.renewed.Add(2*sl.duration))
 }
 
-// holder returns the holder of slice i's Lease, "" when it has none.
+// holder returns the holder of slice i's Lease, "" when it has none or does not exist.
 func (g ring) holder(i int) string {
 	if l := g.slices[i]; l != nil {
 		return ptr.Deref(l.Spec.HolderIdentity, "")
@@ -139,63 +183,117 @@ func (g ring) holder(i int) string {
 	return ""
 }
 
-// pass reads the ring's Leases once, gives up the slices another shard should hold, and takes
-// those this shard should hold that are free.
+// claimedByOther reports whether a shard other than me that can still write claims slice i.
+func (g ring) claimedByOther(i int, me string) bool {
+	for name, sl := range g.shards {
+		if name != me && slices.Contains(sl.claims, i) && !g.gone(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// pass reads the ring's Leases once and moves slices:
+//
+//  1. it stops new reconciles on the slices it gives up (another shard should hold them, or
+//     another shard took them) and waits for those in flight;
+//  2. it writes, into its own Lease's SlicesAnnotation, the slices it keeps and those it is
+//     about to take, so that no shard takes them, even if their slice Lease is deleted;
+//  3. it clears the holder of the slice Leases it gave up, takes the free slices it should
+//     hold (no holder, or a holder that is gone, and claimed by no shard that is not gone),
+//     and writes itself back as the holder of a slice it keeps whose Lease lost its holder.
+//
+// An error on one slice does not stop the others; the pass returns them all.
 func (c *claimer) pass(ctx context.Context) error {
 	r := c.ranges
+	me := r.shard.Name
 	g, err := c.readRing(ctx)
 	if err != nil {
 		return err
 	}
-	members := g.members()
-	if !slices.Contains(members, r.shard.Name) {
-		// This shard's own Lease as read is not current (it is being renewed): wait for the
-		// next pass rather than hand everything to the others.
-		return nil
-	}
-	// The caches follow what the pass changed, also when a later slice's write failed.
+	// The caches follow what the pass changed, also when some of it failed.
 	defer r.state.publish(r.opts.Slices)
-	for i, owner := range assignSlices(r.opts.Slices, members) {
-		if err := c.move(ctx, g, i, owner); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// move takes slice i, gives it up or leaves it, as owner, the shard that should hold it, and
-// the slice's holder in g require.
-func (c *claimer) move(ctx context.Context, g ring, i int, owner string) error {
-	r := c.ranges
-	me := r.shard.Name
-	holder := g.holder(i)
-	if holder != me && r.state.drop(i) {
-		// Another shard holds the slice, or nobody does: a release whose answer was lost went
-		// through.
-		log.FromContext(ctx).Info("Lost a slice", "shard", r.shard.String(), "slice", i, "holder", holder)
-	}
-	switch {
-	case owner == me && holder == me:
-		// Held since a pass whose write succeeded, or whose answer was lost; a release that
-		// failed is taken back.
-		r.state.take(i)
-	case owner == me && (holder == "" || g.gone(holder)):
-		if err := c.write(ctx, i, g.slices[i], me); err != nil {
-			return err
-		}
-		r.state.take(i)
-		log.FromContext(ctx).Info("Took a slice", "shard", r.shard.String(), "slice", i, "from", holder)
-	case owner != me && holder == me:
+	release, take, keep, errs := c.plan(g)
+	for _, i := range release {
 		if err := r.state.release(ctx, i); err != nil {
-			return err
+			return errors.Join(append(errs, err)...)
 		}
-		// A failed write leaves the slice being released: no reconcile starts on it until a
-		// pass reads who holds it.
-		if err := c.write(ctx, i, g.slices[i], ""); err != nil {
-			return err
+	}
+	if err := c.claim(ctx, g, append(slices.Clone(keep), take...)); err != nil {
+		// Nothing is released or taken without the claims written first.
+		return errors.Join(append(errs, err)...)
+	}
+	for _, i := range release {
+		if g.holder(i) == me {
+			if err := c.write(ctx, i, g.slices[i], ""); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		r.state.drop(i)
-		log.FromContext(ctx).Info("Gave up a slice", "shard", r.shard.String(), "slice", i, "to", owner)
+		log.FromContext(ctx).Info("Gave up a slice", "shard", r.shard.String(), "slice", i, "holder", g.holder(i))
+	}
+	for _, i := range keep {
+		if g.holder(i) == "" {
+			// Its Lease was deleted or cleared by someone else: this shard still works on it.
+			if err := c.write(ctx, i, g.slices[i], me); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		r.state.take(i)
+	}
+	for _, i := range take {
+		if err := c.write(ctx, i, g.slices[i], me); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		r.state.take(i)
+		log.FromContext(ctx).Info("Took a slice", "shard", r.shard.String(), "slice", i, "from", g.holder(i))
+	}
+	return errors.Join(errs...)
+}
+
+// plan sorts the slices for a pass over g: those this shard gives up, those it takes and those
+// it keeps; and the slices it can do nothing with.
+func (c *claimer) plan(g ring) (release, take, keep []int, errs []error) {
+	r := c.ranges
+	me := r.shard.Name
+	for i, owner := range assignSlices(r.opts.Slices, g.members(me)) {
+		holder := g.holder(i)
+		// A slice this shard works on, or whose Lease still names it (a release whose write
+		// failed).
+		mine := r.state.holds(i) || holder == me
+		switch {
+		case g.foreign[i] != "":
+			errs = append(errs, fmt.Errorf("slice %d: Lease %s exists and is not a slice Lease of ring %s", i, g.foreign[i], r.shard.Ring))
+			if mine {
+				release = append(release, i)
+			}
+		case mine && (owner != me || (holder != me && holder != "")):
+			release = append(release, i)
+		case mine:
+			keep = append(keep, i)
+		case owner == me && (holder == "" || g.gone(holder)) && !g.claimedByOther(i, me):
+			take = append(take, i)
+		}
+	}
+	return release, take, keep, errs
+}
+
+// claim writes claims into this shard's Lease as its SlicesAnnotation, unless it holds them
+// already.
+func (c *claimer) claim(ctx context.Context, g ring, claims []int) error {
+	r := c.ranges
+	value := formatSlices(claims)
+	if own := g.shards[r.shard.Name]; own.annotated && formatSlices(own.claims) == value {
+		return nil
+	}
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{SlicesAnnotation: value}}})
+	if err != nil {
+		return fmt.Errorf("failed to encode the shard's slices: %w", err)
+	}
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: r.opts.Namespace, Name: r.shard.Name}}
+	if err := c.writer.Patch(ctx, lease, client.RawPatch(types.MergePatchType, body)); err != nil {
+		return fmt.Errorf("failed to write the shard's slices into its Lease: %w", err)
 	}
 	return nil
 }
@@ -269,6 +367,13 @@ func assignSlices(n int, members []string) []string {
 		}
 	}
 	return out
+}
+
+// holds reports whether this shard holds slice i (and may be giving it up).
+func (s *rangeState) holds(i int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held[i]
 }
 
 // take records that this shard holds slice i and works on its objects.

@@ -87,18 +87,31 @@ func cached(ctx context.Context, g Gomega, s *runningShard, ns string) []string 
 
 // sliceViolations returns the successful writes by shards to the main ConfigMaps of ns and their
 // child Secrets that no epoch of the writing shard on the object's slice covers. The epochs come
-// from the audit log's successful writes to the slice Leases: a write by the slice's holder
-// gives it up, a write by another shard takes it.
+// from the audit log's successful writes to the slice Leases: an update by the slice's holder
+// gives it up; an update by another shard, or a create, takes it (a create by the holder, of a
+// Lease someone deleted, goes on with its epoch); after someone else wrote or deleted the
+// Lease, the next shard's write takes it.
 func sliceViolations(t *testing.T, events testenv.AuditEvents, ns string, slices map[string]int) []string {
 	t.Helper()
 	epochs := map[int][]sharder.Epoch{}
 	holder := map[int]string{}
+	reset := map[int]bool{}
+	prefix := ring + "-slice-"
 	for _, e := range events {
-		shard, ok := strings.CutPrefix(e.UserAgent, "shard/")
-		if !ok || e.Resource != "leases" || e.Namespace != ns || !e.IsWrite() || e.Code >= 300 {
+		if e.Resource != "leases" || e.Namespace != ns || !e.IsWrite() || e.Code >= 300 {
 			continue
 		}
-		_, index, ok := strings.Cut(e.Name, "-slice-")
+		shard, byShard := strings.CutPrefix(e.UserAgent, "shard/")
+		if !byShard {
+			// Someone else's write: the whole collection, or one slice Lease.
+			for i := range rangeSlices {
+				if e.Name == "" || e.Name == fmt.Sprintf("%s%d", prefix, i) {
+					reset[i] = true
+				}
+			}
+			continue
+		}
+		index, ok := strings.CutPrefix(e.Name, prefix)
 		if !ok {
 			continue
 		}
@@ -106,10 +119,15 @@ func sliceViolations(t *testing.T, events testenv.AuditEvents, ns string, slices
 		if _, err := fmt.Sscan(index, &i); err != nil {
 			t.Fatalf("slice Lease %s: %v", e.Name, err)
 		}
+		takes := e.Verb == "create" || reset[i] || holder[i] != shard
+		reset[i] = false
+		if takes && holder[i] == shard {
+			continue // the holder wrote back a Lease someone deleted or cleared
+		}
 		if es := epochs[i]; len(es) > 0 && es[len(es)-1].End.IsZero() {
 			es[len(es)-1].End = e.Received
 		}
-		if holder[i] == shard {
+		if !takes {
 			holder[i] = ""
 			continue
 		}

@@ -44,7 +44,13 @@ import (
 //   - otherwise calls inner, and the shard gives the slice up only after it returned.
 //
 // Build the reconcilers of every controller of the main kind from one Ranges: a slice is given
-// up once none of them has a reconcile of its objects in flight. Work that inner hands to
+// up once none of them has a reconcile of its objects in flight.
+//
+// The slice is checked on the object read: a write addressed by name alone lands on whatever
+// object has that name when it arrives, and an object deleted and created again under its name
+// while a reconcile was in flight has a new uid, in another shard's slice. Make inner's writes
+// to the object conditional on the uid it read: patch.Helper's writes test it; a raw patch can
+// carry metadata.uid, which the API server takes as a precondition. Work that inner hands to
 // goroutines of its own which outlive its Reconcile is not covered. obj may be a typed object,
 // or an unstructured or metav1.PartialObjectMetadata one with its apiVersion and kind set.
 func (r *Ranges) Reconciler(c client.Client, obj client.Object, inner reconcile.Reconciler) (reconcile.Reconciler, error) {

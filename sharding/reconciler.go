@@ -57,7 +57,10 @@ import (
 // in the other controllers, and none of them starts one once a drain was seen: once the
 // acknowledgement is written, this shard starts no work on the object, and every write of its
 // reconcilers for the object happened before it. Work that r hands to goroutines of its own
-// which outlive its Reconcile is not covered.
+// which outlive its Reconcile is not covered. A write addressed by name alone lands on whatever
+// object has that name when it arrives, which may be an object deleted and created again under
+// the name meanwhile, held by another shard: make r's writes to the object conditional on the
+// uid it read (patch.Helper's writes test it).
 //
 // A refused acknowledgement (the object changed its shard, lost the drain label or is gone) is
 // not an error: the change that refused it reaches the controller as an event. A fenced client
