@@ -208,30 +208,38 @@ func TestARingShardedByTheAPIServerHandsSlicesOverWithoutTwoWriters(t *testing.T
 }
 
 // A shard whose Lease renewals stall loses its slices to the others once its Lease went
-// unrenewed for twice its duration; its fence closed before that, so its reconciles in flight
-// write nothing after the takeover. Without the fence (the negative control) they do, and the
-// checker must see it.
+// unrenewed for twice its duration by the taker's clock; its fence closed before that, so its
+// reconciles in flight write nothing after the takeover, also with the taker's clock ahead
+// within the bound. Past the bound, or without the fence (the negative controls), they do, and
+// the checker must see it.
 func TestARingShardedByTheAPIServerTakesAStalledShardsSlicesOver(t *testing.T) {
+	// The taker judges the stalled shard's Lease by its own clock, which may be ahead by less
+	// than leaseDuration + margin (the package documentation's bound).
+	bound := leaseDuration + margin
 	for _, tc := range []struct {
-		name     string
-		unfenced bool
+		name           string
+		skew           time.Duration
+		unfenced       bool
+		wantViolations bool
 	}{
 		{name: "fenced"},
-		{name: "a shard without the fence (negative control)", unfenced: true},
+		{name: "the taker's clock ahead, within the bound", skew: bound - 1100*time.Millisecond},
+		{name: "the taker's clock ahead past the bound (negative control)", skew: bound + 900*time.Millisecond, wantViolations: true},
+		{name: "a shard without the fence (negative control)", unfenced: true, wantViolations: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
 			attempts := 1
-			if tc.unfenced {
+			if tc.wantViolations {
 				attempts = 3
 			}
 			var found []string
 			for range attempts {
-				if found = rangeTakeover(t, g, tc.unfenced); len(found) > 0 {
+				if found = rangeTakeover(t, g, tc.skew, tc.unfenced); len(found) > 0 {
 					break
 				}
 			}
-			if tc.unfenced {
+			if tc.wantViolations {
 				g.Expect(found).NotTo(BeEmpty(), "the checker missed the stalled shard's writes after the takeover, %d times", attempts)
 				return
 			}
@@ -240,17 +248,17 @@ func TestARingShardedByTheAPIServerTakesAStalledShardsSlicesOver(t *testing.T) {
 	}
 }
 
-// rangeTakeover runs shards a and b of a ring the API server shards, stalls a's renewals until
-// b holds every slice and wrote every object, and returns the writes outside their writer's
-// epochs.
-func rangeTakeover(t *testing.T, g Gomega, unfenced bool) []string {
+// rangeTakeover runs shards a and b of a ring the API server shards, b's clock ahead by skew,
+// stalls a's renewals until b holds every slice and wrote every object, and returns the writes
+// outside their writer's epochs.
+func rangeTakeover(t *testing.T, g Gomega, skew time.Duration, unfenced bool) []string {
 	t.Helper()
 	ctx := t.Context()
 	ns := env.Namespace(t)
 	start := mark(t)
 	opts := &sharding.RangeOptions{Slices: rangeSlices, Period: 200 * time.Millisecond}
 	a := startShard(t, ns, "shard-a", shardOptions{latency: 150 * time.Millisecond, unfenced: unfenced, ranges: opts})
-	b := startShard(t, ns, "shard-b", shardOptions{ranges: opts})
+	b := startShard(t, ns, "shard-b", shardOptions{ranges: &sharding.RangeOptions{Slices: rangeSlices, Period: 200 * time.Millisecond, Clock: skewedClock{skew}}})
 	slices := rangeObjects(t, ns, 16, a.ranges)
 	g.Eventually(func(g Gomega) {
 		g.Expect(a.ranges.Held()).To(HaveLen(rangeSlices / 2))
