@@ -141,7 +141,7 @@ func (w *world) pauses(t *testing.T, fenced bool, n int) pauseRun {
 	var periods []period
 	var earlier []string
 	for i := range n {
-		leader := w.waitLeader(t, log, time.Time{})
+		leader := w.waitLeader(t, log, time.Time{}, "")
 		names := w.createClusters(t, run.ns, fmt.Sprintf("pause%d", i), w.sizes.PauseClusters, 1)
 		for _, name := range names {
 			run.want[name] = 1
@@ -169,7 +169,7 @@ func (w *world) pauses(t *testing.T, fenced bool, n int) pauseRun {
 		for _, name := range earlier {
 			run.want[name] = scaled
 		}
-		next := w.waitLeader(t, log, p.paused)
+		next := w.waitLeader(t, log, p.paused, leader)
 		if next != other(leader) {
 			t.Fatalf("while %s was stopped, %s took the lease", leader, next)
 		}

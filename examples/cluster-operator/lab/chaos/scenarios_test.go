@@ -312,7 +312,7 @@ func leaderFailover(t *testing.T, w *world) *result {
 	want := map[string]int32{}
 	var takeovers, sinceRenewal []time.Duration
 	for term := range w.sizes.Failovers {
-		leader := w.waitLeader(t, log, time.Time{})
+		leader := w.waitLeader(t, log, time.Time{}, "")
 		names := w.createClusters(t, ns, fmt.Sprintf("term%d", term), w.sizes.FailoverClusters, 1)
 		for _, name := range names {
 			want[name] = 1
@@ -329,7 +329,7 @@ func leaderFailover(t *testing.T, w *world) *result {
 		lastRenewal := lastLeaseWrite(log.list(), leader)
 		killed := time.Now()
 		procs[leader].kill()
-		next := w.waitLeader(t, log, killed)
+		next := w.waitLeader(t, log, killed, leader)
 		if next != other(leader) {
 			t.Fatalf("after %s was killed, %s took over", leader, next)
 		}
@@ -370,14 +370,16 @@ func leaderFailover(t *testing.T, w *world) *result {
 	}
 }
 
-// waitLeader waits until a replica writes the lease after since and returns it: the replica of
-// the last successful lease write.
-func (w *world) waitLeader(t *testing.T, log *writes, since time.Time) string {
+// waitLeader waits until a replica other than old ("" for any) writes the lease after since and
+// returns it: the replica of the last such successful lease write. A renewal of old that was in
+// flight when it was stopped or killed can succeed after since; it does not make old the leader
+// that took over.
+func (w *world) waitLeader(t *testing.T, log *writes, since time.Time, old string) string {
 	t.Helper()
 	var leader string
 	if err := poll(t.Context(), time.Minute, func(context.Context) (bool, error) {
 		for _, wr := range slices.Backward(log.list()) {
-			if wr.lease() && wr.ok() && wr.Start.After(since) {
+			if wr.lease() && wr.ok() && wr.Start.After(since) && wr.Replica != old {
 				leader = wr.Replica
 				return true, nil
 			}
