@@ -59,27 +59,38 @@ type Scale struct {
 // WriteScale writes s to path as JSON.
 func WriteScale(path string, s Scale) error {
 	s.Environment = describeEnvironment()
-	data, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return fmt.Errorf("failed to encode the scale measurements: %w", err)
-	}
-	return writeFile(path, append(data, '\n'))
+	return saveJSON(path, s, "the scale measurements")
 }
 
 // LoadScale reads what WriteScale wrote; nil when path does not exist.
 func LoadScale(path string) (*Scale, error) {
+	return loadJSON[Scale](path, "the scale measurements")
+}
+
+// saveJSON writes v to path as indented JSON; what names it in errors.
+func saveJSON(path string, v any, what string) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("failed to encode %s: %w", what, err)
+	}
+	return writeFile(path, append(data, '\n'))
+}
+
+// loadJSON reads a T that saveJSON wrote to path; nil when path does not exist. what names it
+// in errors.
+func loadJSON[T any](path, what string) (*T, error) {
 	data, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("failed to read the scale measurements: %w", err)
+		return nil, fmt.Errorf("failed to read %s: %w", what, err)
 	}
-	var s Scale
-	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, fmt.Errorf("failed to decode the scale measurements in %s: %w", path, err)
+	var v T
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("failed to decode %s in %s: %w", what, path, err)
 	}
-	return &s, nil
+	return &v, nil
 }
 
 // scaleRuns returns the example operator's runs with the cache transforms (with is true) or

@@ -17,9 +17,7 @@ limitations under the License.
 package report
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -44,27 +42,12 @@ type Shards struct {
 // WriteShards writes s to path as JSON.
 func WriteShards(path string, s Shards) error {
 	s.Environment = describeEnvironment()
-	data, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return fmt.Errorf("failed to encode the shards' measurements: %w", err)
-	}
-	return writeFile(path, append(data, '\n'))
+	return saveJSON(path, s, "the shards' measurements")
 }
 
 // LoadShards reads what WriteShards wrote; nil when path does not exist.
 func LoadShards(path string) (*Shards, error) {
-	data, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("failed to read the shards' measurements: %w", err)
-	}
-	var s Shards
-	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, fmt.Errorf("failed to decode the shards' measurements in %s: %w", path, err)
-	}
-	return &s, nil
+	return loadJSON[Shards](path, "the shards' measurements")
 }
 
 // CheckShards returns what does not hold in s: a run that failed, a write at steady state, or
