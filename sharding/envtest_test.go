@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -364,6 +365,43 @@ func createObjects(t *testing.T, ns string, n int) []string {
 	return names
 }
 
+// spread creates more main objects in ns after names, once shard-a and shard-b are both available
+// to s, until each holds one: the ring places objects by their namespace's random name, and 8
+// objects all land on one of two shards in about one test of 128.
+func spread(t *testing.T, g Gomega, s *sharder.Sharder, ns string, names []string) []string {
+	t.Helper()
+	ctx := t.Context()
+	g.Eventually(func(g Gomega) {
+		shards, err := s.Shards(ctx)
+		g.Expect(err).NotTo(HaveOccurred())
+		available := map[string]bool{}
+		for _, sh := range shards {
+			available[sh.Name] = sh.State.Available()
+		}
+		g.Expect(available).To(HaveKeyWithValue("shard-a", true))
+		g.Expect(available).To(HaveKeyWithValue("shard-b", true))
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+	for extra := 0; ; extra++ {
+		var held map[string]string
+		g.Eventually(func(g Gomega) {
+			held = holders(ctx, g, ns, names)
+			g.Expect(held).NotTo(ContainElement(BeEmpty()), "objects not assigned yet")
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		shards := slices.Collect(maps.Values(held))
+		if slices.Contains(shards, "shard-a") && slices.Contains(shards, "shard-b") {
+			return names
+		}
+		if extra == 16 {
+			t.Fatalf("the ring placed all of %d objects on one shard: %v", len(names), held)
+		}
+		name := fmt.Sprintf("object-%d", len(names))
+		if err := env.Client().Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+	}
+}
+
 // holders returns the shard label of each main object in ns.
 func holders(ctx context.Context, g Gomega, ns string, names []string) map[string]string {
 	out := make(map[string]string, len(names))
@@ -547,7 +585,7 @@ func takeover(t *testing.T, g Gomega, skew time.Duration, unfenced bool) []strin
 	// Reconciles with a latency are in flight when the takeover comes.
 	a := startShard(t, ns, "shard-a", shardOptions{latency: 150 * time.Millisecond, unfenced: unfenced})
 	startShard(t, ns, "shard-b", shardOptions{})
-	names := createObjects(t, ns, 8)
+	names := spread(t, g, s, ns, createObjects(t, ns, 8))
 	g.Eventually(func(g Gomega) {
 		g.Expect(holders(ctx, g, ns, names)).To(ContainElements("shard-a", "shard-b"))
 		writtenByHolders(ctx, g, ns, names)
@@ -576,7 +614,7 @@ func TestAShardThatStopsHandsItsObjectsOver(t *testing.T) {
 	s := startSharder(t, ns, 0, false)
 	a := startShard(t, ns, "shard-a", shardOptions{latency: 50 * time.Millisecond})
 	startShard(t, ns, "shard-b", shardOptions{})
-	names := createObjects(t, ns, 8)
+	names := spread(t, g, s, ns, createObjects(t, ns, 8))
 	g.Eventually(func(g Gomega) {
 		g.Expect(holders(ctx, g, ns, names)).To(ContainElements("shard-a", "shard-b"))
 		writtenByHolders(ctx, g, ns, names)
@@ -598,10 +636,10 @@ func TestChildrenShareTheirOwnersShard(t *testing.T) {
 	g := NewWithT(t)
 	ctx := t.Context()
 	ns := env.Namespace(t)
-	startSharder(t, ns, 0, false)
+	s := startSharder(t, ns, 0, false)
 	startShard(t, ns, "shard-a", shardOptions{})
 	startShard(t, ns, "shard-b", shardOptions{})
-	names := createObjects(t, ns, 8)
+	names := spread(t, g, s, ns, createObjects(t, ns, 8))
 	g.Eventually(func(g Gomega) {
 		owners := holders(ctx, g, ns, names)
 		g.Expect(owners).To(ContainElements("shard-a", "shard-b"))

@@ -78,7 +78,7 @@ func TestAttackAReleaseAfterTheGracefulShutdownTimeoutFindsTheShardFenced(t *tes
 		return wrapped(mgr, shard, "spec", w, false)
 	}})
 	startShard(t, ns, "shard-b", shardOptions{})
-	names := createObjects(t, ns, 8)
+	names := spread(t, g, s, ns, createObjects(t, ns, 8))
 	g.Eventually(func(g Gomega) {
 		g.Expect(holders(ctx, g, ns, names)).To(ContainElements("shard-a", "shard-b"))
 		writtenByHolders(ctx, g, ns, names)

@@ -74,9 +74,11 @@ type RangeOptions struct {
 //   - a shard takes a slice only when the slice Lease has no holder, or its holder's shard
 //     Lease is released, held by another identity, or not renewed for twice its duration by
 //     the taker's clock (the same takeover rule, and the same clock-skew bound, as the
-//     sharder's: see the package documentation);
+//     sharder's: see the package documentation), and no other shard whose Lease is current
+//     lists the slice in its [SlicesAnnotation];
 //   - a shard gives a slice up by stopping new reconciles of its objects, waiting for those
-//     in flight, and only then clearing the slice Lease's holder.
+//     in flight, and only then dropping it from its SlicesAnnotation and clearing the slice
+//     Lease's holder.
 //
 // Every write is a compare-and-swap on the slice Lease's resourceVersion, so two shards never
 // hold one slice, and an object's reconciles run on one shard at a time. Build it with
