@@ -507,8 +507,39 @@ func (ps *places) fixedPoint(desired map[string]any, obj *unstructured.Unstructu
 		return ps.ownsOnly(owned, DesiredFields(desired), obj.Object, others)
 	}
 	// No entry: the manager owns nothing (what it applied sets no field, such as an empty list
-	// of type map), and nothing the apply did can be undone by applying again.
+	// of type map), and nothing the apply did can be undone by applying again. Applying again
+	// may still set what obj lacks: an apply of an empty list that removed the manager's last
+	// element removes the list, and applying it again creates it empty (which a schema's
+	// minItems may refuse).
+	return ps.holds(DesiredFields(desired), obj.Object)
+}
+
+// holds reports whether l, the value obj holds, has every field d, the value applied where the
+// manager owns nothing, sets: applying d again then adds no field.
+func (ps *places) holds(d, l any) bool {
+	dm, isMap := d.(map[string]any)
+	if !isMap {
+		return l != nil
+	}
+	lm, _ := l.(map[string]any)
+	for name, de := range dm {
+		if !ps.holdsField(name, de, lm) {
+			return false
+		}
+	}
 	return true
+}
+
+// holdsField reports whether the map l holds the field name that d, applied where the manager
+// owns nothing, sets. An empty map l lacks is held only where the stored form is known to omit it.
+func (ps *places) holdsField(name string, d any, l map[string]any) bool {
+	ps.push(name)
+	defer ps.pop()
+	le, ok := l[name]
+	if !ok {
+		return ps.omitted(d)
+	}
+	return ps.holds(d, le)
 }
 
 // Entry is what the proofs read of a managedFields entry: whose it is, and its field set
@@ -648,6 +679,17 @@ func (ps *places) ownsOnlyFields(owned, d, l map[string]any, others []map[string
 		only := ps.ownsOnly(sm, de, l[name], below(others, k))
 		ps.pop()
 		if !only {
+			return false
+		}
+	}
+	// A field desired sets that the manager does not own (an empty list of type map, which owns
+	// nothing) must be held: an apply that removed the manager's last element removed the list,
+	// and applying again creates it empty.
+	for name, de := range d {
+		if _, ok := owned["f:"+name]; ok {
+			continue
+		}
+		if !ps.holdsField(name, de, l) {
 			return false
 		}
 	}

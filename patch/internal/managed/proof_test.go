@@ -282,6 +282,39 @@ func TestAnEmptyListAppliedIsAFixedPointOnlyWhenNoElementIsOurs(t *testing.T) {
 	g.Expect(FixedPoint(desired, empty, "me", "", nil)).To(BeTrue())
 }
 
+// TestAnEmptyListOfTypeMapTheObjectLacksIsNoFixedPoint: an apply of `failureDomains: []` that
+// removed the manager's last element of a list of type map removes the list, and the entry then
+// owns nothing there (an empty list of type map owns no field). Applying again creates the list
+// empty, which a schema may refuse (minItems), so the answer is no fixed point; it is one where
+// the object holds the empty list, owned or not.
+func TestAnEmptyListOfTypeMapTheObjectLacksIsNoFixedPoint(t *testing.T) {
+	g := NewWithT(t)
+	desired := map[string]any{"apiVersion": "v1", "kind": "Thing", "metadata": map[string]any{"name": "n"},
+		"status": map[string]any{"phase": "Ready", "failureDomains": []any{}}}
+	thing := func(status map[string]any, fields string) *unstructured.Unstructured {
+		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Thing", "metadata": map[string]any{"name": "n"}}}
+		if status != nil {
+			obj.Object["status"] = status
+		}
+		if fields != "" {
+			obj.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "me", Operation: metav1.ManagedFieldsOperationApply,
+				APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields), Subresource: "status"}})
+		}
+		return obj
+	}
+	owned := `{"f:status":{"f:phase":{}}}`
+	g.Expect(FixedPoint(desired, thing(map[string]any{"phase": "Ready"}, owned), "me", "status", nil)).To(BeFalse(),
+		"the list the apply removed: applying again creates it")
+	g.Expect(FixedPoint(desired, thing(map[string]any{"phase": "Ready", "failureDomains": []any{}}, owned), "me", "status", nil)).To(BeTrue())
+
+	// No entry at all: the manager owns nothing, and the object must still hold what it applies.
+	bare := map[string]any{"apiVersion": "v1", "kind": "Thing", "metadata": map[string]any{"name": "n"},
+		"status": map[string]any{"failureDomains": []any{}}}
+	g.Expect(FixedPoint(bare, thing(nil, ""), "me", "status", nil)).To(BeFalse(), "no entry, and the object lacks the list")
+	g.Expect(FixedPoint(bare, thing(map[string]any{}, ""), "me", "status", nil)).To(BeFalse(), "no entry, and the status lacks the list")
+	g.Expect(FixedPoint(bare, thing(map[string]any{"failureDomains": []any{}}, ""), "me", "status", nil)).To(BeTrue())
+}
+
 // TestAValueAdmissionChangedIsNoFixedPoint: a mutating admission plugin that changes, on a
 // creation only, a value the manager applied (a scalar, inside an atomic map or list, a set's
 // element) makes the answer no fixed point, since applying again, an update, sets it back. A
