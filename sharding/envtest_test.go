@@ -537,6 +537,16 @@ func TestAShardJoiningTakesObjectsOverWithoutTwoWriters(t *testing.T) {
 // by then, for any skew of the sharder's clock below leaseDuration + margin. Past that bound,
 // and without the fence, the stalled shard writes after the takeover (negative controls).
 func TestATakeoverFindsTheStalledShardFenced(t *testing.T) {
+	takeoverCases(t, "the sharder's clock", takeover)
+}
+
+// takeoverCases runs a takeover of a stalled shard (run, with the taker's clock skewed and the
+// stalled shard fenced or not) in each case of the clock-skew bound, leaseDuration + margin: in
+// step, ahead within it, ahead past it, and without the fence. The last two are negative controls,
+// in which the checker must find the stalled shard's writes after the takeover. clock names the
+// taker's clock in the cases' names.
+func takeoverCases(t *testing.T, clock string, run func(t *testing.T, g Gomega, skew time.Duration, unfenced bool) []string) {
+	t.Helper()
 	bound := leaseDuration + margin
 	for _, tc := range []struct {
 		name           string
@@ -544,9 +554,9 @@ func TestATakeoverFindsTheStalledShardFenced(t *testing.T) {
 		unfenced       bool
 		wantViolations bool
 	}{
-		{name: "the sharder's clock in step", skew: 0},
-		{name: "the sharder's clock ahead, within the bound", skew: bound - 1100*time.Millisecond},
-		{name: "the sharder's clock ahead past the bound (negative control)", skew: bound + 900*time.Millisecond, wantViolations: true},
+		{name: clock + " in step", skew: 0},
+		{name: clock + " ahead, within the bound", skew: bound - 1100*time.Millisecond},
+		{name: clock + " ahead past the bound (negative control)", skew: bound + 900*time.Millisecond, wantViolations: true},
 		{name: "a shard without the fence (negative control)", skew: 0, unfenced: true, wantViolations: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -559,8 +569,7 @@ func TestATakeoverFindsTheStalledShardFenced(t *testing.T) {
 			}
 			var found []string
 			for range attempts {
-				found = takeover(t, g, tc.skew, tc.unfenced)
-				if len(found) > 0 {
+				if found = run(t, g, tc.skew, tc.unfenced); len(found) > 0 {
 					break
 				}
 			}

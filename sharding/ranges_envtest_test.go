@@ -215,37 +215,7 @@ func TestARingShardedByTheAPIServerHandsSlicesOverWithoutTwoWriters(t *testing.T
 func TestARingShardedByTheAPIServerTakesAStalledShardsSlicesOver(t *testing.T) {
 	// The taker judges the stalled shard's Lease by its own clock, which may be ahead by less
 	// than leaseDuration + margin (the package documentation's bound).
-	bound := leaseDuration + margin
-	for _, tc := range []struct {
-		name           string
-		skew           time.Duration
-		unfenced       bool
-		wantViolations bool
-	}{
-		{name: "fenced"},
-		{name: "the taker's clock ahead, within the bound", skew: bound - 1100*time.Millisecond},
-		{name: "the taker's clock ahead past the bound (negative control)", skew: bound + 900*time.Millisecond, wantViolations: true},
-		{name: "a shard without the fence (negative control)", unfenced: true, wantViolations: true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			g := NewWithT(t)
-			attempts := 1
-			if tc.wantViolations {
-				attempts = 3
-			}
-			var found []string
-			for range attempts {
-				if found = rangeTakeover(t, g, tc.skew, tc.unfenced); len(found) > 0 {
-					break
-				}
-			}
-			if tc.wantViolations {
-				g.Expect(found).NotTo(BeEmpty(), "the checker missed the stalled shard's writes after the takeover, %d times", attempts)
-				return
-			}
-			g.Expect(found).To(BeEmpty(), "writes outside the writer's epochs")
-		})
-	}
+	takeoverCases(t, "the taker's clock", rangeTakeover)
 }
 
 // rangeTakeover runs shards a and b of a ring the API server shards, b's clock ahead by skew,
