@@ -179,16 +179,17 @@ func olderThan(a, b string) bool {
 	return errA == nil && errB == nil && x < y
 }
 
-// omissions remembers, per kind, the places where the kind's stored form omits an empty map
-// an apply sets, or keeps it (see managed.Omits), as the Go types of the kind tell (see
-// builtInOmissions). Nothing is learned from what the server answered: an empty map an apply set
-// and the object lacks may also be one an admission policy removes from some objects only, or
-// until it is changed. It holds the places of the empty maps desired objects set, a few per
-// kind, and is safe for concurrent use.
+// omissions remembers, per kind, the places where the kind's stored form omits an empty map or
+// list an apply sets, or keeps it (see managed.Omits), as the Go types of the kind tell (see
+// builtInOmissions). Nothing is learned from what the server answered: an empty value an apply
+// set and the object lacks may also be one an admission policy removes from some objects only,
+// or until it is changed, or a list of type map the server dropped when an apply removed the
+// manager's last element (which a schema's minItems may refuse to create again). It holds the
+// places of the empty values desired objects set, a few per kind, and is safe for concurrent use.
 type omissions struct {
 	mu sync.RWMutex
-	// places maps a kind's places to true where its stored form omits an empty map and false
-	// where it keeps one.
+	// places maps a kind's places to true where its stored form omits an empty map or list and
+	// false where it keeps one.
 	places map[schema.GroupVersionKind]map[string]bool
 }
 
@@ -232,27 +233,28 @@ func (o *omissions) of(gvk schema.GroupVersionKind, desired map[string]any) mana
 	}
 }
 
-// builtInOmissions returns, for each empty map desired sets where the stored form of gvk is
-// known, whether it omits it. A kind the API server serves from its own Go types (client-go's
+// builtInOmissions returns, for each empty map or list desired sets where the stored form of gvk
+// is known, whether it omits it. A kind the API server serves from its own Go types (client-go's
 // scheme) stores what those types keep, so desired read into the kind's type and written back
-// lacks the empty maps they omit (an empty map field with omitempty, such as a nodeSelector or
-// labels) and keeps the others (an empty struct behind a pointer, such as a Node's
-// status.features). Any other kind stores its metadata as ObjectMeta and the rest as the JSON
-// sent, whose empty maps stay unless an admission plugin removes them: only metadata is read then.
+// lacks the empty values they omit (a field with omitempty, such as a nodeSelector, labels, a
+// container's ports or finalizers) and keeps the others (an empty struct behind a pointer, such
+// as a Node's status.features). Any other kind stores its metadata as ObjectMeta and the rest as
+// the JSON sent, whose empty values stay unless an admission plugin removes them: only metadata
+// is read then.
 // ok is false when desired cannot be read into the type.
 func builtInOmissions(gvk schema.GroupVersionKind, desired map[string]any) (places map[string]bool, ok bool) {
 	places = map[string]bool{}
 	if obj, err := clientgoscheme.Scheme.New(gvk); err == nil {
 		back, ok := roundTrip(desired, obj)
 		if ok {
-			emptyMapsKept(desired, back, nil, places)
+			emptiesKept(desired, back, nil, places)
 		}
 		return places, ok
 	}
 	meta, _ := desired["metadata"].(map[string]any)
 	back, ok := roundTrip(meta, &metav1.ObjectMeta{})
 	if ok {
-		emptyMapsKept(meta, back, []string{"metadata"}, places)
+		emptiesKept(meta, back, []string{"metadata"}, places)
 	}
 	return places, ok
 }
@@ -267,19 +269,19 @@ func roundTrip(m map[string]any, obj any) (back map[string]any, ok bool) {
 	return back, err == nil
 }
 
-// emptyMapsKept records in places, for each empty map in d, whether k, the same value written
-// back through a Go type, lacks it; path is where d is.
-func emptyMapsKept(d, k any, path []string, places map[string]bool) {
+// emptiesKept records in places, for each empty map or list in d, whether k, the same value
+// written back through a Go type, lacks it; path is where d is.
+func emptiesKept(d, k any, path []string, places map[string]bool) {
 	switch dv := d.(type) {
 	case map[string]any:
 		kv, _ := k.(map[string]any)
 		for name, de := range dv {
-			if m, isMap := de.(map[string]any); isMap && len(m) == 0 {
+			if empty(de) {
 				_, kept := kv[name]
 				places[strings.Join(append(path, name), ".")] = !kept
 				continue
 			}
-			emptyMapsKept(de, kv[name], append(path, name), places)
+			emptiesKept(de, kv[name], append(path, name), places)
 		}
 	case []any:
 		kv, _ := k.([]any)
@@ -288,7 +290,18 @@ func emptyMapsKept(d, k any, path []string, places map[string]bool) {
 			if i < len(kv) {
 				ke = kv[i]
 			}
-			emptyMapsKept(de, ke, append(path, "[]"), places)
+			emptiesKept(de, ke, append(path, "[]"), places)
 		}
 	}
+}
+
+// empty reports whether v is an empty map or list.
+func empty(v any) bool {
+	switch vv := v.(type) {
+	case map[string]any:
+		return len(vv) == 0
+	case []any:
+		return len(vv) == 0
+	}
+	return false
 }

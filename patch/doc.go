@@ -339,10 +339,12 @@ limitations under the License.
 // sent. A value the server stores in another form (a quantity spelt canonically, a zero a built-in
 // kind's stored form omits, a default inside an atomic value or an empty struct) looks the same, so
 // it costs that one more apply after each change, which writes nothing and proves it. An empty
-// map the object lacks is such a value where the kind's stored form omits it (empty labels, a
-// nodeSelector), but not where the server pruned it because the apply removed the manager's keys
-// below it (a Node's status.features), which applying again sets: the Applier reads which from a
-// built-in kind's Go types, and from ObjectMeta's for every kind's metadata. Nor is it where
+// map or list the object lacks is such a value where the kind's stored form omits it (empty
+// labels, a nodeSelector, finalizers: [], a container's ports: []), but not where the server
+// pruned it because the apply removed the manager's keys or elements below it (a Node's
+// status.features, a custom resource's list of type map emptied, which a schema's minItems may
+// refuse), which applying again sets: the Applier reads which from a built-in kind's Go types,
+// and from ObjectMeta's for every kind's metadata. Nor is it where
 // another manager owns that place too (a ConfigMap's binaryData another writer created): applying
 // the empty map again takes the field from them, a conflict without ForceConflicts. Second, so
 // that a restarted controller does not re-apply everything, when the live object's managedFields

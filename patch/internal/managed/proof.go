@@ -197,8 +197,8 @@ func DeclaredMetadata(types managedfields.TypeConverter, desired map[string]any)
 	return m
 }
 
-// Omits reports whether the stored form of a kind is known to omit an empty map an apply sets at
-// place: the field names from the object's root, "[]" for a list's elements, joined by dots
+// Omits reports whether the stored form of a kind is known to omit an empty map or list an apply
+// sets at place: the field names from the object's root, "[]" for a list's elements, joined by dots
 // ("metadata.labels", "spec.containers.[].resources.limits"). A built-in kind's Go types drop an
 // empty map there (a Pod's nodeSelector, any object's labels), so live lacks it although the
 // manager owns it, and applying again changes nothing. A lacking empty map proves nothing by
@@ -239,14 +239,10 @@ func (ps *places) pop() {
 	}
 }
 
-// omitted reports whether d, the value desired sets where live has none, is an empty map the
-// stored form omits here.
+// omitted reports whether d, the value desired sets where live has none, is an empty map or
+// list the stored form omits here.
 func (ps *places) omitted(d any) bool {
-	m, isMap := d.(map[string]any)
-	if ps == nil || !isMap || len(m) != 0 {
-		return false
-	}
-	return ps.omits(strings.Join(ps.path, "."))
+	return ps != nil && empty(d) && ps.omits(strings.Join(ps.path, "."))
 }
 
 // proof walks desired, live and owned field sets for [UpToDate].
@@ -285,21 +281,27 @@ func (p proof) unchanged(owned map[string]any, d, l any, others []map[string]any
 
 // unchangedFields is unchanged for the fields of a map or struct, d, live l.
 func (p proof) unchangedFields(owned, d, l map[string]any, others []map[string]any, root bool) bool {
-	if len(d) != children(owned) {
-		return false
-	}
+	fields := 0
 	for k, de := range d {
-		sub, ok := owned["f:"+k].(map[string]any)
-		if !ok {
-			return false
-		}
 		q := p
 		if root && k == "metadata" && p.metadata {
 			q.schema = true
 		}
+		sub, ok := owned["f:"+k].(map[string]any)
+		if !ok {
+			// A field the entry does not own: with the schema known (and matched), the apply
+			// declares none here (an empty list of type map or set, such as finalizers: []), and
+			// changes nothing where live holds it or the stored form omits it. Without the schema
+			// it may be a field desired added since.
+			if !q.schema || !declaresNothing(de) || !q.at.holdsField(k, de, l) {
+				return false
+			}
+			continue
+		}
+		fields++
 		q.at.push(k)
-		le, ok := l[k]
 		theirs := below(others, "f:"+k)
+		le, ok := l[k]
 		// An empty map the stored form omits, which no other entry owns: applying it again sets
 		// nothing. Where another entry owns the place, the apply takes the field from it (a
 		// conflict without force).
@@ -310,7 +312,7 @@ func (p proof) unchangedFields(owned, d, l map[string]any, others []map[string]a
 			return false
 		}
 	}
-	return true
+	return fields == children(owned)
 }
 
 // unchangedElements is unchanged for the elements of a list, d, live l.
@@ -531,7 +533,8 @@ func (ps *places) holds(d, l any) bool {
 }
 
 // holdsField reports whether the map l holds the field name that d, applied where the manager
-// owns nothing, sets. An empty map l lacks is held only where the stored form is known to omit it.
+// owns nothing, sets. An empty map or list l lacks is held only where the stored form is known to
+// omit it (any object's finalizers: [], which ObjectMeta drops).
 func (ps *places) holdsField(name string, d any, l map[string]any) bool {
 	ps.push(name)
 	defer ps.pop()
@@ -815,4 +818,28 @@ func defaultedSelector(owned map[string]any, used map[string]bool, e any) string
 		}
 	}
 	return found
+}
+
+// empty reports whether v is an empty map or list.
+func empty(v any) bool {
+	switch vv := v.(type) {
+	case map[string]any:
+		return len(vv) == 0
+	case []any:
+		return len(vv) == 0
+	}
+	return false
+}
+
+// declaresNothing reports whether v is an empty map or list, or a map of such values only.
+func declaresNothing(v any) bool {
+	if m, isMap := v.(map[string]any); isMap {
+		for _, e := range m {
+			if !declaresNothing(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return empty(v)
 }

@@ -315,6 +315,36 @@ func TestAnEmptyListOfTypeMapTheObjectLacksIsNoFixedPoint(t *testing.T) {
 	g.Expect(FixedPoint(bare, thing(map[string]any{"failureDomains": []any{}}, ""), "me", "status", nil)).To(BeTrue())
 }
 
+// TestAnEmptyListTheSchemaDeclaresNothingForIsProved: `finalizers: []` applied owns nothing
+// (ObjectMeta's schema makes finalizers a set, and an empty one declares no field), and the stored
+// form omits it. With the schema known, an apply of it again changes nothing; without the schema,
+// a field the entry does not own may be one desired added since, and nothing is proved.
+func TestAnEmptyListTheSchemaDeclaresNothingForIsProved(t *testing.T) {
+	g := NewWithT(t)
+	desired := map[string]any{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w", "finalizers": []any{}},
+		"spec": map[string]any{"size": int64(1)}}
+	live := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w"},
+		"spec": map[string]any{"size": int64(1)}}}
+	live.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "me", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "example.com/v1",
+		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:size":{}}}`)}})
+	omits := func(place string) bool { return place == "metadata.finalizers" }
+	declaredMeta := map[string]any{}
+
+	g.Expect(UpToDate(desired, live.Object, EntriesOf(live), "me", "", nil, declaredMeta, omits)).To(BeTrue())
+	g.Expect(UpToDate(desired, live.Object, EntriesOf(live), "me", "", nil, nil, omits)).To(BeFalse(), "no schema")
+	g.Expect(UpToDate(desired, live.Object, EntriesOf(live), "me", "", nil, declaredMeta, nil)).To(BeFalse(), "the stored form is not known to omit it")
+	held := live.DeepCopy()
+	held.SetFinalizers([]string{"other.example.com/cleanup"})
+	g.Expect(UpToDate(desired, held.Object, EntriesOf(held), "me", "", nil, declaredMeta, nil)).To(BeTrue(), "another writer's finalizers stay")
+	g.Expect(FixedPoint(desired, live, "me", "", omits)).To(BeTrue())
+	g.Expect(FixedPoint(desired, live, "me", "", nil)).To(BeFalse())
+
+	// A scalar the entry does not own is never proved: desired set it since.
+	added := map[string]any{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w"},
+		"spec": map[string]any{"size": int64(1), "zone": "a"}}
+	g.Expect(UpToDate(added, live.Object, EntriesOf(live), "me", "", nil, declaredMeta, omits)).To(BeFalse())
+}
+
 // TestAValueAdmissionChangedIsNoFixedPoint: a mutating admission plugin that changes, on a
 // creation only, a value the manager applied (a scalar, inside an atomic map or list, a set's
 // element) makes the answer no fixed point, since applying again, an update, sets it back. A
