@@ -128,7 +128,7 @@ type flags struct {
 	// shards, shardsClusters, shardsLatency and shardsResults configure the example operator as
 	// rings of shards.
 	shards, shardsResults string
-	shardsClusters        int
+	shardsClusters        string
 	shardsLatency         time.Duration
 }
 
@@ -159,7 +159,7 @@ func parseFlags() (*flags, error) {
 	flag.StringVar(&f.scaleImport, "scale-import", "", "comma-separated JSON files the example operator's TestScale wrote (-chaos.json), to add to the measurements at scale")
 	flag.StringVar(&f.scaleResults, "scale-results", "", "the JSON file of the measurements at scale: written after -scale, read otherwise (when it exists) for the report")
 	flag.StringVar(&f.shards, "shards", "", "comma-separated ring sizes at which to measure the example operator as shards of a ring (`make bench-shards`); without -from, only that is measured, and written to -shards-results")
-	flag.IntVar(&f.shardsClusters, "shards-clusters", 300, "Clusters of each ring of shards")
+	flag.StringVar(&f.shardsClusters, "shards-clusters", "300", "comma-separated numbers of Clusters at which to measure each ring of shards; the saved runs at other numbers are kept")
 	flag.DurationVar(&f.shardsLatency, "shards-dns-latency", 500*time.Millisecond, "how long every call to the simulated DNS API takes in the rings of shards")
 	flag.StringVar(&f.shardsResults, "shards-results", "", "the JSON file of the measurements of rings of shards: written after -shards, read otherwise (when it exists) for the report")
 	flag.BoolVar(&f.strict, "strict", false, "exit 1 when an invariant tenon claims does not hold or a workload failed")
@@ -438,37 +438,48 @@ func runScaleOnly(ns, without, imports, results, charts, command string, strict 
 // runShardsOnly measures the example operator as a ring of each size of the comma-separated list
 // sizes, on clusters Clusters whose DNS calls take latency; it saves the measurements to results
 // after each run (for `make bench` and -from to include) and checks them.
-func runShardsOnly(sizes string, clusters int, latency time.Duration, results, command string, strict bool) error {
+func runShardsOnly(sizes, clusterCounts string, latency time.Duration, results, command string, strict bool) error {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	var ks []int
-	for f := range strings.SplitSeq(sizes, ",") {
-		if f = strings.TrimSpace(f); f == "" {
-			continue
-		}
-		k, err := strconv.Atoi(f)
-		if err != nil || k < 1 {
-			return fmt.Errorf("-shards: %q is not a number of shards", f)
-		}
-		ks = append(ks, k)
+	ks, err := positiveInts(sizes, "-shards", "shards")
+	if err != nil {
+		return err
+	}
+	ns, err := positiveInts(clusterCounts, "-shards-clusters", "Clusters")
+	if err != nil {
+		return err
 	}
 	s := &report.Shards{Command: command, Started: time.Now()}
-	for _, k := range ks {
-		fmt.Fprintf(os.Stderr, "bench: example operator as %d shards, %d Clusters, DNS calls of %s\n", k, clusters, latency)
-		res, err := harness.RunShardScale(ctx, harness.ShardScaleParams{Shards: k, Clusters: clusters, DNSLatency: latency, Timeout: time.Hour})
+	if results != "" {
+		// Keep the saved runs at the numbers of Clusters not measured now.
+		saved, err := report.LoadShards(results)
 		if err != nil {
-			if ctx.Err() != nil {
-				return err
-			}
-			res = harness.ShardScaleResult{Shards: k, Clusters: clusters, DNSLatency: latency.String(), Failure: err.Error()}
+			return err
 		}
-		fmt.Fprintf(os.Stderr, "bench: %d shards: Ready after %.1f s, largest share %.2f, %.2f writes per Cluster, %d at steady state\n",
-			k, res.ReadySeconds, res.LargestShare(), res.WritesPerCluster, res.SteadyWrites)
-		s.Results = append(s.Results, res)
-		s.Finished = time.Now()
-		if results != "" {
-			if err := report.WriteShards(results, *s); err != nil {
-				return err
+		if saved != nil {
+			s.Results = slices.DeleteFunc(saved.Results, func(r harness.ShardScaleResult) bool { return slices.Contains(ns, r.Clusters) })
+		}
+	}
+	for _, n := range ns {
+		for _, k := range ks {
+			fmt.Fprintf(os.Stderr, "bench: example operator as %d shards, %d Clusters, DNS calls of %s\n", k, n, latency)
+			started := time.Now()
+			res, err := harness.RunShardScale(ctx, harness.ShardScaleParams{Shards: k, Clusters: n, DNSLatency: latency, Timeout: time.Hour})
+			if err != nil {
+				if ctx.Err() != nil {
+					return err
+				}
+				res = harness.ShardScaleResult{Shards: k, Clusters: n, DNSLatency: latency.String(), Failure: err.Error()}
+			}
+			res.Started = started
+			fmt.Fprintf(os.Stderr, "bench: %d shards, %d Clusters: Ready after %.1f s, largest share %.2f, %.2f writes per Cluster, %d at steady state\n",
+				k, n, res.ReadySeconds, res.LargestShare(), res.WritesPerCluster, res.SteadyWrites)
+			s.Results = append(s.Results, res)
+			s.Finished = time.Now()
+			if results != "" {
+				if err := report.WriteShards(results, *s); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -486,4 +497,23 @@ func runShardsOnly(sizes string, clusters int, latency time.Duration, results, c
 		fmt.Fprintln(os.Stderr, "bench: every invariant holds")
 	}
 	return nil
+}
+
+// positiveInts parses the comma-separated positive numbers of the flag name, each a number of what.
+func positiveInts(list, name, what string) ([]int, error) {
+	var ns []int
+	for f := range strings.SplitSeq(list, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%s: %q is not a number of %s", name, f, what)
+		}
+		ns = append(ns, n)
+	}
+	if len(ns) == 0 {
+		return nil, fmt.Errorf("%s: no number of %s given", name, what)
+	}
+	return ns, nil
 }

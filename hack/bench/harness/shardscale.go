@@ -45,6 +45,8 @@ type ShardScaleResult struct {
 	Shards     int    `json:"shards"`
 	Clusters   int    `json:"clusters"`
 	DNSLatency string `json:"dnsLatency"`
+	// Started is when the run began; zero in runs saved before it was recorded.
+	Started time.Time `json:"started,omitzero"`
 	// ReadySeconds runs from the sharder's start, once every shard held its Lease, until every
 	// Cluster was Ready.
 	ReadySeconds float64 `json:"readySeconds"`

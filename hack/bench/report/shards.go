@@ -17,6 +17,7 @@ limitations under the License.
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -100,28 +101,48 @@ func (r *Report) writeShards(b *strings.Builder) {
 		return
 	}
 	runs := slices.Clone(s.Results)
-	slices.SortFunc(runs, func(a, b harness.ShardScaleResult) int { return a.Shards - b.Shards })
-	first := runs[0]
-	fmt.Fprintf(b, "Measured by `%s` (%s, %s UTC). Each run starts the manager binary as k shards of a ring "+
+	slices.SortFunc(runs, func(a, b harness.ShardScaleResult) int { return cmp.Or(a.Clusters-b.Clusters, a.Shards-b.Shards) })
+	var when []string
+	for i, run := range runs {
+		if i == 0 || run.Clusters != runs[i-1].Clusters {
+			started := run.Started
+			if started.IsZero() {
+				started = s.Started
+			}
+			when = append(when, fmt.Sprintf("%d Clusters on %s UTC", run.Clusters, started.UTC().Format("2006-01-02 15:04")))
+		}
+	}
+	fmt.Fprintf(b, "Measured by `%s` (%s; %s). Each run starts the manager binary as k shards of a ring "+
 		"(`--controller-ring`, see [Scaling out: shards](production.md#scaling-out-shards)), each its own user, waits "+
-		"until every shard holds its Lease, then starts the reference sharder of `testing/sharder` on %d Clusters created "+
+		"until every shard holds its Lease, then starts the reference sharder of `testing/sharder` on the Clusters created "+
 		"beforehand, so that each Cluster is assigned once; it waits until every Cluster is Ready, then through a steady "+
 		"state. Every call to the simulated DNS API takes %s, so that a reconcile waits on an external system as a real "+
 		"one does: that wait is what shards spread. Writes come from the API server's audit log (the shards' Lease "+
 		"renewals counted apart); peak RSS is each shard's VmHWM once every Cluster was Ready, and *with nothing "+
 		"assigned* its VmHWM before the sharder started. The model column is what each shard would hold if a shard cost "+
-		"its fixed part plus its share of one replica's variable part: baseline + (one shard's peak − baseline) / k.\n\n",
-		s.Command, s.Environment.CPU, s.Started.UTC().Format("2006-01-02 15:04"), first.Clusters, first.DNSLatency)
-	b.WriteString("| shards (k) | all Ready after | × 1 shard | largest shard's share | writes per Cluster | steady-state writes (Lease renewals) | peak RSS per shard | with nothing assigned | model | live heap per shard | CPU until Ready |\n")
-	b.WriteString("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
-	oneBaseline, onePeak := meanMiB(first.BaselineRSSBytes), meanMiB(first.PeakRSSBytes)
+		"its fixed part plus its share of one replica's variable part, from the one-shard run on as many Clusters: "+
+		"baseline + (one shard's peak − baseline) / k.\n\n",
+		s.Command, s.Environment.CPU, strings.Join(when, ", "), runs[0].DNSLatency)
+	b.WriteString("| Clusters | shards (k) | all Ready after | × 1 shard | largest shard's share | writes per Cluster | steady-state writes (Lease renewals) | peak RSS per shard | with nothing assigned | model | live heap per shard | CPU until Ready |\n")
+	b.WriteString("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, run := range runs {
-		model := "–"
-		if first.Shards == 1 && len(run.BaselineRSSBytes) > 0 {
-			model = fmtNum(oneBaseline+(onePeak-oneBaseline)/float64(run.Shards), 0) + " MiB"
+		// The one-shard run on as many Clusters, when there is one.
+		one, found := harness.ShardScaleResult{}, false
+		for _, o := range runs {
+			if o.Clusters == run.Clusters && o.Shards == 1 && o.ReadySeconds > 0 {
+				one, found = o, true
+			}
 		}
-		fmt.Fprintf(b, "| %d | %s s | %s | %s | %s | %d (%d) | %s MiB | %s MiB | %s | %s MiB | %s s |\n",
-			run.Shards, fmtNum(run.ReadySeconds, 1), fmtNum(run.ReadySeconds/first.ReadySeconds, 2),
+		model, ratio := "–", "–"
+		if found {
+			ratio = fmtNum(run.ReadySeconds/one.ReadySeconds, 2)
+			if len(one.BaselineRSSBytes) > 0 && len(run.BaselineRSSBytes) > 0 {
+				oneBaseline, onePeak := meanMiB(one.BaselineRSSBytes), meanMiB(one.PeakRSSBytes)
+				model = fmtNum(oneBaseline+(onePeak-oneBaseline)/float64(run.Shards), 0) + " MiB"
+			}
+		}
+		fmt.Fprintf(b, "| %d | %d | %s s | %s | %s | %s | %d (%d) | %s MiB | %s MiB | %s | %s MiB | %s s |\n",
+			run.Clusters, run.Shards, fmtNum(run.ReadySeconds, 1), ratio,
 			fmtNum(run.LargestShare(), 2), fmtNum(run.WritesPerCluster, 2), run.SteadyWrites, run.SteadyLeaseWrites,
 			rangeMiB(run.PeakRSSBytes), rangeMiB(run.BaselineRSSBytes), model, rangeMiB(run.LiveHeapBytes), fmtNum(run.CPUSeconds, 1))
 	}

@@ -39,8 +39,10 @@ func shardRun(k int, ready float64, peakMiB, baselineMiB int64, assigned ...int)
 }
 
 func TestShardsSection(t *testing.T) {
+	big := func(run harness.ShardScaleResult) harness.ShardScaleResult { run.Clusters = 2000; return run }
 	s := &Shards{Command: "make bench-shards", Results: []harness.ShardScaleResult{
-		shardRun(2, 60, 79, 70, 174, 126), shardRun(1, 90, 82, 70, 300),
+		big(shardRun(4, 120, 95, 70, 580, 500, 470, 450)), shardRun(2, 60, 79, 70, 174, 126), big(shardRun(1, 400, 150, 70, 2000)),
+		shardRun(1, 90, 82, 70, 300),
 	}}
 	r, err := New(Input{Shards: s})
 	if err != nil {
@@ -50,14 +52,17 @@ func TestShardsSection(t *testing.T) {
 	r.writeShards(&b)
 	var rows []string
 	for line := range strings.SplitSeq(b.String(), "\n") {
-		if strings.HasPrefix(line, "| 1 ") || strings.HasPrefix(line, "| 2 ") {
+		if strings.HasPrefix(line, "| 300 ") || strings.HasPrefix(line, "| 2000 ") {
 			rows = append(rows, line)
 		}
 	}
-	// Sorted by ring size; the model is 70 + (82 − 70) / k.
+	// Sorted by Clusters, then ring size; the model is 70 + (82 − 70) / k at 300 Clusters and
+	// 70 + (150 − 70) / k at 2,000, each from the one-shard run on as many Clusters.
 	want := []string{
-		"| 1 | 90.0 s | 1.00 | 1.00 | 11.00 | 0 (4) | 82 MiB | 70 MiB | 82 MiB | 10 MiB | 30.0 s |",
-		"| 2 | 60.0 s | 0.67 | 0.58 | 11.00 | 0 (8) | 79 MiB | 70 MiB | 76 MiB | 10 MiB | 30.0 s |",
+		"| 300 | 1 | 90.0 s | 1.00 | 1.00 | 11.00 | 0 (4) | 82 MiB | 70 MiB | 82 MiB | 10 MiB | 30.0 s |",
+		"| 300 | 2 | 60.0 s | 0.67 | 0.58 | 11.00 | 0 (8) | 79 MiB | 70 MiB | 76 MiB | 10 MiB | 30.0 s |",
+		"| 2000 | 1 | 400.0 s | 1.00 | 1.00 | 11.00 | 0 (4) | 150 MiB | 70 MiB | 150 MiB | 10 MiB | 30.0 s |",
+		"| 2000 | 4 | 120.0 s | 0.30 | 0.29 | 11.00 | 0 (16) | 95 MiB | 70 MiB | 90 MiB | 10 MiB | 30.0 s |",
 	}
 	if diff := cmp.Diff(want, rows); diff != "" {
 		t.Errorf("rows (-want +got):\n%s\n%s", diff, b.String())
