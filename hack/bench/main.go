@@ -457,6 +457,11 @@ func runShardsOnly(sizes, clusterCounts string, latency time.Duration, results, 
 			return err
 		}
 		if saved != nil {
+			for i := range saved.Results {
+				if saved.Results[i].Started.IsZero() { // saved before runs recorded their start
+					saved.Results[i].Started = saved.Started
+				}
+			}
 			s.Results = slices.DeleteFunc(saved.Results, func(r harness.ShardScaleResult) bool { return slices.Contains(ns, r.Clusters) })
 		}
 	}

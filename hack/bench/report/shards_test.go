@@ -100,3 +100,18 @@ func TestShardsRoundTrip(t *testing.T) {
 		t.Errorf("a missing file: %v, %v; want nil, nil", missing, err)
 	}
 }
+
+func TestSameWritesNamesARingThatWroteMore(t *testing.T) {
+	one, two := shardRun(1, 90, 82, 70, 300), shardRun(2, 60, 79, 70, 150, 150)
+	if !sameWrites([]harness.ShardScaleResult{one, two}) {
+		t.Error("rings that wrote as one shard did are reported as writing more")
+	}
+	two.WritesPerCluster = 14.25
+	if sameWrites([]harness.ShardScaleResult{one, two}) {
+		t.Error("a ring that wrote 14.25 per Cluster against one shard's 11 is reported as writing the same")
+	}
+	two.WritesPerCluster, two.SteadyWrites = 11, 360
+	if sameWrites([]harness.ShardScaleResult{one, two}) {
+		t.Error("a ring that wrote at steady state is reported as writing the same")
+	}
+}
