@@ -450,20 +450,8 @@ func runShardsOnly(sizes, clusterCounts string, latency time.Duration, results, 
 		return err
 	}
 	s := &report.Shards{Command: command, Started: time.Now()}
-	if results != "" {
-		// Keep the saved runs at the numbers of Clusters not measured now.
-		saved, err := report.LoadShards(results)
-		if err != nil {
-			return err
-		}
-		if saved != nil {
-			for i := range saved.Results {
-				if saved.Results[i].Started.IsZero() { // saved before runs recorded their start
-					saved.Results[i].Started = saved.Started
-				}
-			}
-			s.Results = slices.DeleteFunc(saved.Results, func(r harness.ShardScaleResult) bool { return slices.Contains(ns, r.Clusters) })
-		}
+	if s.Results, err = savedRunsBut(results, ns); err != nil {
+		return err
 	}
 	for _, n := range ns {
 		for _, k := range ks {
@@ -521,4 +509,22 @@ func positiveInts(list, name, what string) ([]int, error) {
 		return nil, fmt.Errorf("%s: no number of %s given", name, what)
 	}
 	return ns, nil
+}
+
+// savedRunsBut returns the runs saved in results (when given and it exists) at numbers of Clusters
+// other than ns, each with its start.
+func savedRunsBut(results string, ns []int) ([]harness.ShardScaleResult, error) {
+	if results == "" {
+		return nil, nil
+	}
+	saved, err := report.LoadShards(results)
+	if err != nil || saved == nil {
+		return nil, err
+	}
+	for i := range saved.Results {
+		if saved.Results[i].Started.IsZero() { // saved before runs recorded their start
+			saved.Results[i].Started = saved.Started
+		}
+	}
+	return slices.DeleteFunc(saved.Results, func(r harness.ShardScaleResult) bool { return slices.Contains(ns, r.Clusters) }), nil
 }

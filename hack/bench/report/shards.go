@@ -126,21 +126,7 @@ func (r *Report) writeShards(b *strings.Builder) {
 	b.WriteString("| Clusters | shards (k) | all Ready after | × 1 shard | largest shard's share | writes per Cluster | steady-state writes (Lease renewals) | peak RSS per shard | with nothing assigned | model | live heap per shard | CPU until Ready |\n")
 	b.WriteString("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, run := range runs {
-		// The one-shard run on as many Clusters, when there is one.
-		one, found := harness.ShardScaleResult{}, false
-		for _, o := range runs {
-			if o.Clusters == run.Clusters && o.Shards == 1 && o.ReadySeconds > 0 {
-				one, found = o, true
-			}
-		}
-		model, ratio := "–", "–"
-		if found {
-			ratio = fmtNum(run.ReadySeconds/one.ReadySeconds, 2)
-			if len(one.BaselineRSSBytes) > 0 && len(run.BaselineRSSBytes) > 0 {
-				oneBaseline, onePeak := meanMiB(one.BaselineRSSBytes), meanMiB(one.PeakRSSBytes)
-				model = fmtNum(oneBaseline+(onePeak-oneBaseline)/float64(run.Shards), 0) + " MiB"
-			}
-		}
+		ratio, model := againstOneShard(run, runs)
 		fmt.Fprintf(b, "| %d | %d | %s s | %s | %s | %s | %d (%d) | %s MiB | %s MiB | %s | %s MiB | %s s |\n",
 			run.Clusters, run.Shards, fmtNum(run.ReadySeconds, 1), ratio,
 			fmtNum(run.LargestShare(), 2), fmtNum(run.WritesPerCluster, 2), run.SteadyWrites, run.SteadyLeaseWrites,
@@ -178,4 +164,23 @@ func sameWrites(runs []harness.ShardScaleResult) bool {
 		}
 	}
 	return true
+}
+
+// againstOneShard returns run's time to Ready as a ratio of the one-shard run's on as many
+// Clusters, and the model of its peak RSS per shard from that run; "–" for each without one.
+func againstOneShard(run harness.ShardScaleResult, runs []harness.ShardScaleResult) (ratio, model string) {
+	ratio, model = "–", "–"
+	i := slices.IndexFunc(runs, func(o harness.ShardScaleResult) bool {
+		return o.Clusters == run.Clusters && o.Shards == 1 && o.ReadySeconds > 0
+	})
+	if i < 0 {
+		return ratio, model
+	}
+	one := runs[i]
+	ratio = fmtNum(run.ReadySeconds/one.ReadySeconds, 2)
+	if len(one.BaselineRSSBytes) > 0 && len(run.BaselineRSSBytes) > 0 {
+		oneBaseline, onePeak := meanMiB(one.BaselineRSSBytes), meanMiB(one.PeakRSSBytes)
+		model = fmtNum(oneBaseline+(onePeak-oneBaseline)/float64(run.Shards), 0) + " MiB"
+	}
+	return ratio, model
 }
