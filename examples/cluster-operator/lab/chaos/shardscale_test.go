@@ -17,14 +17,23 @@ limitations under the License.
 package chaos
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
+	"maps"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/tenon-dev/tenon/examples/cluster-operator/api/v1alpha1"
 	"github.com/tenon-dev/tenon/examples/cluster-operator/internal/clouddns/clouddnstest"
 	"github.com/tenon-dev/tenon/testing/sharder"
 	"github.com/tenon-dev/tenon/testing/testenv"
@@ -167,7 +176,8 @@ func TestShardScale(t *testing.T) {
 		}
 	}
 	if len(steady) > 0 {
-		t.Errorf("the shards sent %d writes in the steady state, want 0: %v", len(steady), steady.Count(func(e testenv.AuditEvent) string { return e.Verb + " " + kindOf(e) }))
+		t.Errorf("the shards sent %d writes in the steady state, want 0: %v\n%s", len(steady),
+			steady.Count(func(e testenv.AuditEvent) string { return e.Verb + " " + kindOf(e) }), w.describeWrites(t, steady))
 	}
 	w.deleteAll(t, ns)
 	w.waitGone(t, ns)
@@ -183,4 +193,39 @@ func mibs(bs []int64) []int64 {
 		out[i] = (out[i] + 1<<19) >> 20
 	}
 	return out
+}
+
+// describeWrites says what writes wrote, for a failure: their count by response code and user
+// agent, and the objects written most, each with the shard label it and its controller carry now.
+func (w *world) describeWrites(t *testing.T, writes testenv.AuditEvents) string {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "by response: %v\n", writes.Count(func(e testenv.AuditEvent) string {
+		return fmt.Sprintf("%d %s %s", e.Code, e.UserAgent, e.Message)
+	}))
+	perObject := writes.Count(func(e testenv.AuditEvent) string { return kindOf(e) + " " + e.Namespace + "/" + e.Name })
+	objects := slices.SortedFunc(maps.Keys(perObject), func(a, b string) int { return cmp.Or(perObject[b]-perObject[a], strings.Compare(a, b)) })
+	for _, o := range objects[:min(len(objects), 10)] {
+		fmt.Fprintf(&b, "  %s: %d writes", o, perObject[o])
+		kind, key, _ := strings.Cut(o, " ")
+		ns, name, _ := strings.Cut(key, "/")
+		if kind == "services" {
+			svc := &metav1.PartialObjectMetadata{}
+			svc.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Service"))
+			if err := w.admin.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, svc); err != nil {
+				fmt.Fprintf(&b, " (%v)", err)
+			} else {
+				fmt.Fprintf(&b, "; its shard %q", svc.Labels[shardLabelKey])
+				if ref := metav1.GetControllerOf(svc); ref != nil {
+					owner := &metav1.PartialObjectMetadata{}
+					owner.SetGroupVersionKind(appsv1alpha1.GroupVersion.WithKind(ref.Kind))
+					if err := w.admin.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: ref.Name}, owner); err == nil {
+						fmt.Fprintf(&b, ", its controller's %q", owner.Labels[shardLabelKey])
+					}
+				}
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
