@@ -49,18 +49,29 @@ type result struct {
 	// user during the scenario; Witness lists where the proxies' count disagrees with it.
 	AuditWrites int
 	Witness     []string
+	// Audited, when set, says what the scenario checked against the audit log itself for
+	// operators that do not run as the manager binary's user (the shards of a ring, each its
+	// own); the report says it beside AuditWrites.
+	Audited string
+}
+
+// auditLine says what the audit log recorded of the operator's writes, as a sentence.
+func (r *result) auditLine() string {
+	line := fmt.Sprintf("The API server's audit log recorded %s by the manager binary's user", plural(r.AuditWrites, "write"))
+	if r.Audited != "" {
+		line = r.Audited + " " + fmt.Sprintf("The manager binary's user, which no shard runs as, made %s", plural(r.AuditWrites, "write"))
+	}
+	if len(r.Witness) == 0 {
+		return line + ", as the proxies counted."
+	}
+	return line + "; **the proxies disagree**: " + strings.Join(r.Witness, "; ") + "."
 }
 
 func (r *result) text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n  operations:  %s\n  faults:      %s\n  convergence: %s\n  leaked %d, duplicated %d, lost %d, wedged %d\n",
 		r.Name, r.Operations, r.Faults, r.Convergence, r.Leaked, r.Duplicated, r.Lost, r.Wedged)
-	fmt.Fprintf(&b, "  audit log:   %d writes by the manager binary's user", r.AuditWrites)
-	if len(r.Witness) == 0 {
-		b.WriteString(", as the proxies counted\n")
-	} else {
-		fmt.Fprintf(&b, "; the proxies disagree: %s\n", strings.Join(r.Witness, "; "))
-	}
+	fmt.Fprintf(&b, "  audit log:   %s\n", r.auditLine())
 	for _, p := range r.Problems {
 		fmt.Fprintf(&b, "  problem: %s\n", p)
 	}
@@ -113,11 +124,7 @@ func (r *report) markdown() string {
 			fmt.Fprintf(&b, "- %s\n", strings.ReplaceAll(d, ". ", ".\n  "))
 		}
 		b.WriteString("\n")
-		if len(res.Witness) == 0 {
-			fmt.Fprintf(&b, "The API server's audit log recorded %s by the manager binary's user, as the proxies counted.\n\n", plural(res.AuditWrites, "write"))
-		} else {
-			fmt.Fprintf(&b, "The API server's audit log recorded %s by the manager binary's user; **the proxies disagree**: %s.\n\n", plural(res.AuditWrites, "write"), strings.Join(res.Witness, "; "))
-		}
+		fmt.Fprintf(&b, "%s\n\n", res.auditLine())
 		for _, p := range res.Problems {
 			fmt.Fprintf(&b, "- problem: %s\n", p)
 		}

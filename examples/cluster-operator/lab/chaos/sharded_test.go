@@ -303,7 +303,9 @@ func shardedRing(t *testing.T, w *world) *result {
 		Faults: fmt.Sprintf("ring 2→3→4 shards, SIGTERM, SIGKILL, SIGSTOP past the Lease, back to 3, delete during a rebalance to 4; %d drains, %d moves off a dead shard",
 			len(r.drains()), forced),
 		Convergence: strings.Join(steps, "; ") + fmt.Sprintf("; delete %s", secs(deletion)),
-		Leaked:      mid.Leaked + final.Leaked, Duplicated: mid.Duplicated + final.Duplicated + outside + len(repeated), Lost: lost + mid.Missing, Wedged: mid.Wedged + final.Wedged,
+		Audited: fmt.Sprintf("The API server's audit log recorded %s by the shards' users, each checked against its Cluster's epoch: %d outside one.",
+			plural(checked, "write"), outside),
+		Leaked: mid.Leaked + final.Leaked, Duplicated: mid.Duplicated + final.Duplicated + outside + len(repeated), Lost: lost + mid.Missing, Wedged: mid.Wedged + final.Wedged,
 		Problems: slices.Concat(mid.Problems, problems, outsideProblems, firstN(repeated, 5), final.Problems),
 		Details: []string{
 			fmt.Sprintf("The manager binary as shards of a ring (--controller-ring, Lease %s, renew deadline %s, retry period %s), each its own user behind its own proxy, and the reference sharder of testing/sharder for the Clusters and the StatefulSets and Services they control.", shardLease, shardRenew, shardRetry),
