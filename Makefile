@@ -327,7 +327,7 @@ bench-scale: envtest ## Measure the example operator at 100, 1,000 and 10,000 Cl
 	$(MAKE) bench-render
 
 # bench-shards measures the example operator as rings of SHARDS shards, on each number of Clusters
-# in SHARDS_CLUSTERS (comma-separated; the saved runs at other numbers are kept), whose DNS calls
+# in SHARDS_CLUSTERS (comma-separated; the saved runs of other ring sizes or numbers are kept), whose DNS calls
 # take SHARDS_DNS_LATENCY, into docs/benchmarks/shards.json; then it renders docs/benchmarks.md
 # again from the saved measurements of docs/benchmarks. SHARDS_CLUSTERS=2000 takes about 30 minutes.
 SHARDS             ?= 1,2,4

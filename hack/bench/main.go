@@ -159,7 +159,7 @@ func parseFlags() (*flags, error) {
 	flag.StringVar(&f.scaleImport, "scale-import", "", "comma-separated JSON files the example operator's TestScale wrote (-chaos.json), to add to the measurements at scale")
 	flag.StringVar(&f.scaleResults, "scale-results", "", "the JSON file of the measurements at scale: written after -scale, read otherwise (when it exists) for the report")
 	flag.StringVar(&f.shards, "shards", "", "comma-separated ring sizes at which to measure the example operator as shards of a ring (`make bench-shards`); without -from, only that is measured, and written to -shards-results")
-	flag.StringVar(&f.shardsClusters, "shards-clusters", "300", "comma-separated numbers of Clusters at which to measure each ring of shards; the saved runs at other numbers are kept")
+	flag.StringVar(&f.shardsClusters, "shards-clusters", "300", "comma-separated numbers of Clusters at which to measure each ring of shards; the saved runs of other sizes are kept")
 	flag.DurationVar(&f.shardsLatency, "shards-dns-latency", 500*time.Millisecond, "how long every call to the simulated DNS API takes in the rings of shards")
 	flag.StringVar(&f.shardsResults, "shards-results", "", "the JSON file of the measurements of rings of shards: written after -shards, read otherwise (when it exists) for the report")
 	flag.BoolVar(&f.strict, "strict", false, "exit 1 when an invariant tenon claims does not hold or a workload failed")
@@ -450,7 +450,7 @@ func runShardsOnly(sizes, clusterCounts string, latency time.Duration, results, 
 		return err
 	}
 	s := &report.Shards{Command: command, Started: time.Now()}
-	if s.Results, err = savedRunsBut(results, ns); err != nil {
+	if s.Results, err = savedRunsBut(results, ns, ks); err != nil {
 		return err
 	}
 	for _, n := range ns {
@@ -511,9 +511,9 @@ func positiveInts(list, name, what string) ([]int, error) {
 	return ns, nil
 }
 
-// savedRunsBut returns the runs saved in results (when given and it exists) at numbers of Clusters
-// other than ns, each with its start.
-func savedRunsBut(results string, ns []int) ([]harness.ShardScaleResult, error) {
+// savedRunsBut returns the runs saved in results (when given and it exists) but those of a ring
+// size in ks on a number of Clusters in ns, which are measured again, each with its start.
+func savedRunsBut(results string, ns, ks []int) ([]harness.ShardScaleResult, error) {
 	if results == "" {
 		return nil, nil
 	}
@@ -526,5 +526,7 @@ func savedRunsBut(results string, ns []int) ([]harness.ShardScaleResult, error) 
 			saved.Results[i].Started = saved.Started
 		}
 	}
-	return slices.DeleteFunc(saved.Results, func(r harness.ShardScaleResult) bool { return slices.Contains(ns, r.Clusters) }), nil
+	return slices.DeleteFunc(saved.Results, func(r harness.ShardScaleResult) bool {
+		return slices.Contains(ns, r.Clusters) && slices.Contains(ks, r.Shards)
+	}), nil
 }
