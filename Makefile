@@ -326,10 +326,10 @@ bench-scale: envtest ## Measure the example operator at 100, 1,000 and 10,000 Cl
 		-scale-results $(BENCH_DOCS)/scale.json -charts $(BENCH_DOCS) -command "make bench-scale" -strict
 	$(MAKE) bench-render
 
-# bench-shards measures the example operator as rings of SHARDS shards, on each number of Clusters
-# in SHARDS_CLUSTERS (comma-separated; the saved runs of other ring sizes or numbers are kept), whose DNS calls
+# bench-shards measures the example operator as rings of SHARDS shards on each number of Clusters
+# in SHARDS_CLUSTERS (comma-separated; the saved runs of other sizes are kept), whose DNS calls
 # take SHARDS_DNS_LATENCY, into docs/benchmarks/shards.json; then it renders docs/benchmarks.md
-# again from the saved measurements of docs/benchmarks. SHARDS_CLUSTERS=2000 takes about 30 minutes.
+# again from the saved measurements of docs/benchmarks. SHARDS_CLUSTERS=2000 takes about 40 minutes.
 SHARDS             ?= 1,2,4
 SHARDS_CLUSTERS    ?= 300
 SHARDS_DNS_LATENCY ?= 500ms
