@@ -138,8 +138,9 @@ func (r *Report) writeShards(b *strings.Builder) {
 	if sameWrites(runs) {
 		b.WriteString("Writes per Cluster stay those of one replica: a shard writes only what it holds, and no Cluster is written twice. ")
 	} else {
-		b.WriteString("Writes per Cluster should stay those of one replica (a shard writes only what it holds); where a row " +
-			"shows more, or writes at steady state, the run failed: see below. ")
+		b.WriteString("Writes per Cluster should stay those of one replica (a shard writes only what it holds); a row that " +
+			"shows more, or writes at steady state, does not: see [Scaling out: shards](production.md#scaling-out-shards) for " +
+			"what is known of it. ")
 	}
 	b.WriteString("On two cores the shards, the API server and etcd share the CPU: a ring whose reconciles are bound by the " +
 		"API server rather than by an external call cannot converge faster with more shards here, only spread its memory.\n\n")
