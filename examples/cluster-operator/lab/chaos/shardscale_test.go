@@ -142,6 +142,10 @@ func TestShardScale(t *testing.T) {
 	steadyFrom := w.waitWritesSettle(t, readyMark, scaleSettle, scaleSettleTimeout)
 	steadyTo := w.waitQuiet(t, steadyFrom, *scaleQuiet)
 	steady := w.operatorRequests(t, steadyFrom, steadyTo).Writes()
+	if all, err := env.AuditLog().Between(start, steadyTo); err == nil {
+		early, total := writesBeforeLabelled(all, w.user.Name())
+		t.Logf("%d of the shards' %d writes to Services came before the sharder labelled the Service (it is missing from the shard's cache until then)", early, total)
+	}
 	res.SteadyLeaseWrites = len(steady) - len(steady.Filter(notLease))
 	steady = steady.Filter(notLease)
 	res.SteadyWrites = len(steady)
@@ -235,4 +239,27 @@ func (w *world) describeWrites(t *testing.T, writes testenv.AuditEvents) string 
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// writesBeforeLabelled counts user's writes to Services among events, and those that completed
+// before the sharder's first accepted write to the same Service, or to one it never wrote.
+func writesBeforeLabelled(events testenv.AuditEvents, user string) (early, total int) {
+	labelled := map[string]time.Time{}
+	for _, e := range events {
+		if e.UserAgent == sharderAgent && e.Resource == "services" && e.IsWrite() && e.Code < 300 {
+			if _, seen := labelled[e.Namespace+"/"+e.Name]; !seen {
+				labelled[e.Namespace+"/"+e.Name] = e.Completed
+			}
+		}
+	}
+	for _, e := range events {
+		if e.User != user || e.Resource != "services" || !e.IsWrite() {
+			continue
+		}
+		total++
+		if at, ok := labelled[e.Namespace+"/"+e.Name]; !ok || e.Completed.Before(at) {
+			early++
+		}
+	}
+	return early, total
 }
