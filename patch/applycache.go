@@ -276,7 +276,7 @@ func emptiesKept(d, k any, path []string, places map[string]bool) {
 	case map[string]any:
 		kv, _ := k.(map[string]any)
 		for name, de := range dv {
-			if empty(de) {
+			if managed.Empty(de) {
 				_, kept := kv[name]
 				places[strings.Join(append(path, name), ".")] = !kept
 				continue
@@ -293,15 +293,4 @@ func emptiesKept(d, k any, path []string, places map[string]bool) {
 			emptiesKept(de, ke, append(path, "[]"), places)
 		}
 	}
-}
-
-// empty reports whether v is an empty map or list.
-func empty(v any) bool {
-	switch vv := v.(type) {
-	case map[string]any:
-		return len(vv) == 0
-	case []any:
-		return len(vv) == 0
-	}
-	return false
 }

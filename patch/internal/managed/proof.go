@@ -242,7 +242,7 @@ func (ps *places) pop() {
 // omitted reports whether d, the value desired sets where live has none, is an empty map or
 // list the stored form omits here.
 func (ps *places) omitted(d any) bool {
-	return ps != nil && empty(d) && ps.omits(strings.Join(ps.path, "."))
+	return ps != nil && Empty(d) && ps.omits(strings.Join(ps.path, "."))
 }
 
 // proof walks desired, live and owned field sets for [UpToDate].
@@ -820,8 +820,8 @@ func defaultedSelector(owned map[string]any, used map[string]bool, e any) string
 	return found
 }
 
-// empty reports whether v is an empty map or list.
-func empty(v any) bool {
+// Empty reports whether v, a JSON value, is an empty map or list.
+func Empty(v any) bool {
 	switch vv := v.(type) {
 	case map[string]any:
 		return len(vv) == 0
@@ -841,5 +841,5 @@ func declaresNothing(v any) bool {
 		}
 		return true
 	}
-	return empty(v)
+	return Empty(v)
 }
