@@ -119,6 +119,8 @@ func (s *Sharder) write(ctx context.Context, obj *metav1.PartialObjectMetadata, 
 	if err != nil {
 		return fmt.Errorf("failed to encode the patch of %s %s: %w", m.Kind.Kind, m.Object, err)
 	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
 	target := &metav1.PartialObjectMetadata{}
 	target.SetGroupVersionKind(m.Kind)
 	target.SetNamespace(obj.Namespace)

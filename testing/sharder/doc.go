@@ -79,9 +79,15 @@ limitations under the License.
 //
 // # How it differs from the reference sharder
 //
-//   - No webhook: a new object, and a drained one its shard has let go of, is assigned by the
-//     next pass, up to [Options.SyncPeriod] later, instead of at admission. The reference
-//     sharder's webhook assigns the same shard; a shard sees no difference but the delay.
+//   - No webhook: a new object, and a drained one its shard has let go of, is assigned just
+//     after it is written, not at admission. With a client that can watch (client.NewWithWatch),
+//     [Sharder.Start] watches the objects without a shard label and assigns each one as it
+//     appears; with one that cannot, the next pass does, up to [Options.SyncPeriod] later. The
+//     reference sharder's webhook assigns the same shard. A shard sees no difference but the
+//     delay, during which a new child is missing from its shard's cache: an operator that writes
+//     it again meanwhile (an apply it cannot prove a no-op) sends writes the reference sharder
+//     would have spared it, so a test that counts writes should give the sharder a watching
+//     client.
 //   - No controller that watches Leases: the sharder acts on a change of a shard's state (a new
 //     Lease, a step of the fake clock) in its next pass, which also runs on real time.
 //   - No ControllerRing: [Options] holds the ring's name, kinds and namespaces (a list, not a

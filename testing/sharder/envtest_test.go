@@ -69,6 +69,12 @@ type testRing struct {
 // only, and then drain them for the others.
 func startRing(t *testing.T, shards []string, opts ...func(*sharder.Options)) *testRing {
 	t.Helper()
+	return startRingWith(t, env.Client(), shards, opts...)
+}
+
+// startRingWith starts the ring as startRing does, with a sharder that reads and writes through c.
+func startRingWith(t *testing.T, c client.Client, shards []string, opts ...func(*sharder.Options)) *testRing {
+	t.Helper()
 	ns := env.Namespace(t)
 	r := &testRing{t: t, ns: ns, clock: clocktesting.NewFakeClock(start)}
 	r.addShards(shards...)
@@ -78,7 +84,7 @@ func startRing(t *testing.T, shards []string, opts ...func(*sharder.Options)) *t
 		opt(&o)
 	}
 	var err error
-	if r.sharder, err = sharder.New(env.Client(), o); err != nil {
+	if r.sharder, err = sharder.New(c, o); err != nil {
 		t.Fatalf("failed to create the sharder: %v", err)
 	}
 	ctx, cancel := context.WithCancel(log.IntoContext(context.Background(), testr.New(t)))
@@ -124,22 +130,29 @@ func (r *testRing) renew(names ...string) {
 func (r *testRing) createObjects(n int) (owners []*corev1.ConfigMap, children []*corev1.Secret, orphan *corev1.Secret) {
 	r.t.Helper()
 	ctx := r.t.Context()
-	for i := range n {
-		owner := configMap(r.ns, fmt.Sprintf("config-%02d", i), nil)
-		if err := env.Client().Create(ctx, owner); err != nil {
-			r.t.Fatalf("failed to create ConfigMap %s: %v", owner.Name, err)
-		}
-		child := secretOf(owner, owner.Name+"-secret")
-		if err := env.Client().Create(ctx, child); err != nil {
-			r.t.Fatalf("failed to create Secret %s: %v", child.Name, err)
-		}
-		owners, children = append(owners, owner), append(children, child)
-	}
+	owners, children = r.createPairs("config", n)
 	orphan = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: "orphan"}}
 	if err := env.Client().Create(ctx, orphan); err != nil {
 		r.t.Fatalf("failed to create Secret %s: %v", orphan.Name, err)
 	}
 	return owners, children, orphan
+}
+
+// createPairs creates n ConfigMaps named prefix-00, prefix-01 and so on, each controlling a Secret.
+func (r *testRing) createPairs(prefix string, n int) (owners []*corev1.ConfigMap, children []*corev1.Secret) {
+	r.t.Helper()
+	for i := range n {
+		owner := configMap(r.ns, fmt.Sprintf("%s-%02d", prefix, i), nil)
+		if err := env.Client().Create(r.t.Context(), owner); err != nil {
+			r.t.Fatalf("failed to create ConfigMap %s: %v", owner.Name, err)
+		}
+		child := secretOf(owner, owner.Name+"-secret")
+		if err := env.Client().Create(r.t.Context(), child); err != nil {
+			r.t.Fatalf("failed to create Secret %s: %v", child.Name, err)
+		}
+		owners, children = append(owners, owner), append(children, child)
+	}
+	return owners, children
 }
 
 // placement is where objects are: the values of their shard and drain labels, by name.
@@ -226,6 +239,38 @@ func TestObjectsAreAssignedAndControlledObjectsFollowTheirController(t *testing.
 		g.Expect(m.Drain).To(BeFalse(), "%s", m)
 	}
 	g.Expect(r.sharder.Moves()).To(HaveLen(2 * objectsPerTest))
+}
+
+func TestAWatchingSharderAssignsObjectsAsTheyAppearWithoutWaitingForAPass(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	wc, err := client.NewWithWatch(env.Config(), client.Options{Scheme: env.Scheme()})
+	g.Expect(err).NotTo(HaveOccurred())
+	// No pass runs after the first one within the test: whatever is assigned later, the watches
+	// assigned.
+	r := startRingWith(t, wc, []string{"shard-a", "shard-b"}, func(o *sharder.Options) { o.SyncPeriod = time.Hour })
+	first, firstChildren, _ := r.createObjects(1)
+	r.assignedAndFollowing(first, firstChildren, "shard-a", "shard-b")
+
+	// The first pass listed its ConfigMaps before it assigned the first one: only the watches can
+	// assign the ConfigMaps created now.
+	owners, children := r.createPairs("more", objectsPerTest)
+	before := r.assignedAndFollowing(owners, children, "shard-a", "shard-b")
+
+	// A ConfigMap its shard let go of (as after a drain) goes back on the ring at once.
+	r.acknowledgeDrain(owners[0])
+	after := r.assignedAndFollowing(owners, children, "shard-a", "shard-b")
+	g.Expect(after).To(Equal(before), "the ring has not changed, so neither has any shard")
+
+	// The sharder records a move once the API server has answered, which may be after the test
+	// read the label.
+	g.Eventually(r.sharder.Moves).WithTimeout(settle).Should(HaveLen(2*(1+objectsPerTest)+1),
+		"each object assigned once, the let-go ConfigMap twice")
+	moves := r.sharder.Moves()
+	for _, m := range moves {
+		g.Expect(m.From).To(BeEmpty(), "%s", m)
+	}
+	g.Expect(unsafeMoves(moves)).To(BeEmpty())
 }
 
 func TestAddingAShardDrainsTheMainObjectsItTakesOver(t *testing.T) {

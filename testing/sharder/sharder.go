@@ -31,7 +31,7 @@ import (
 
 // Sharder assigns the objects of one ring to its shards, as the reference sharder does. Create
 // it with [New]; run it with [Sharder.Start], or pass by pass with [Sharder.Sync]. Its methods
-// are safe for concurrent use; passes never overlap.
+// are safe for concurrent use; passes never overlap, and writes to objects never do.
 type Sharder struct {
 	client client.Client
 
@@ -46,8 +46,20 @@ type Sharder struct {
 	shardLabel       string
 	drainLabel       string
 
+	// watcher watches the ring's kinds, so that new objects are assigned as they appear; nil
+	// when the client cannot watch.
+	watcher client.WithWatch
+
 	// syncMu serializes passes.
 	syncMu sync.Mutex
+
+	// writeMu serializes writes to objects and their records, so that Moves holds them in the
+	// order the API server accepted them, whether a pass or a watch sent them.
+	writeMu sync.Mutex
+
+	// placementMu guards placement.
+	placementMu sync.Mutex
+	placement   placement
 
 	// movesMu guards moves.
 	movesMu sync.Mutex
@@ -63,6 +75,10 @@ var _ manager.Runnable = (*Sharder)(nil)
 // resourceVersion it read, and a stale read only produces conflicts. Its scheme must know coordination.k8s.io/v1
 // and, unless they are given as objects with their kind set, the kinds of opts.Resources.
 //
+// When c can also watch (client.NewWithWatch returns such a client), [Sharder.Start] assigns an
+// object that appears without a shard label as soon as its watch delivers it, as the reference
+// sharder's webhook does at admission; otherwise the next pass does, up to a sync period later.
+//
 // New returns an error that names every invalid option, and the kinds it cannot resolve.
 func New(c client.Client, opts Options) (*Sharder, error) {
 	if c == nil {
@@ -76,8 +92,10 @@ func New(c client.Client, opts Options) (*Sharder, error) {
 	if err != nil {
 		return nil, err
 	}
+	watcher, _ := c.(client.WithWatch)
 	return &Sharder{
 		client:           c,
+		watcher:          watcher,
 		ring:             opts.Ring,
 		leaseNamespace:   opts.LeaseNamespace,
 		namespaces:       slices.Clone(opts.Namespaces),
@@ -95,12 +113,23 @@ func New(c client.Client, opts Options) (*Sharder, error) {
 // nil then. A pass that fails is logged (with the logger of ctx) and the next one tries again, so
 // that a test's API server restart does not end the sharder. Start implements manager.Runnable:
 // a manager of its own, or a goroutine, can run it.
+//
+// With a client that can watch (see [New]), Start also watches, after its first pass, the
+// objects of the ring's kinds that have no shard label, and assigns each one as it appears (a new
+// object, or a main object its shard let go of after a drain) by the shards' states and the hash
+// ring of the last pass. Those writes follow the protocol as the passes' do; Start returns once
+// the watches have stopped too.
 func (s *Sharder) Start(ctx context.Context) error {
 	ticker := time.NewTicker(s.syncPeriod)
 	defer ticker.Stop()
-	for {
+	var watches sync.WaitGroup
+	defer watches.Wait()
+	for first := true; ; first = false {
 		if err := s.Sync(ctx); err != nil && ctx.Err() == nil {
 			log.FromContext(ctx).Error(err, "Sharder pass failed, the next one tries again", "ring", s.ring)
+		}
+		if first && s.watcher != nil {
+			watches.Go(func() { s.watchAll(ctx) })
 		}
 		select {
 		case <-ctx.Done():
@@ -141,9 +170,11 @@ func (s *Sharder) Sync(ctx context.Context) error {
 		}
 	}
 	if len(available) == 0 {
+		s.setPlacement(states, nil)
 		return errors.Join(errs...)
 	}
 	r := newRing(available)
+	s.setPlacement(states, r)
 	for _, k := range s.kinds {
 		errs = append(errs, s.assignKind(ctx, k, states, r))
 	}

@@ -65,12 +65,14 @@ func shardName(i int) string { return fmt.Sprintf("shard-%d", i) }
 
 // newClusterSharder returns the reference sharder of the ring for the Clusters of ns and the
 // StatefulSets and Services they control, with its own User-Agent, by which the audit log tells its
-// writes.
+// writes. Its client watches, so that it labels a new child as soon as it appears, as the
+// production sharder's webhook does at admission, rather than in its next pass: a child missing
+// from its shard's cache costs that shard writes.
 func newClusterSharder(t *testing.T, ns string, syncPeriod time.Duration) *sharder.Sharder {
 	t.Helper()
 	cfg := rest.CopyConfig(env.Config())
 	cfg.UserAgent = sharderAgent
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		t.Fatalf("failed to create the sharder's client: %v", err)
 	}

@@ -1,0 +1,128 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package sharder
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+)
+
+// placement is the outcome of the last pass that found an available shard: the shards' states
+// and the hash ring the watches assign new objects by.
+type placement struct {
+	states map[string]ShardState
+	ring   *ring
+}
+
+// setPlacement records the outcome of a pass; a nil ring (no shard available) stops the
+// watches' assignments until a pass finds one.
+func (s *Sharder) setPlacement(states map[string]ShardState, r *ring) {
+	s.placementMu.Lock()
+	defer s.placementMu.Unlock()
+	s.placement = placement{states: states, ring: r}
+}
+
+// currentPlacement returns the outcome of the last pass.
+func (s *Sharder) currentPlacement() placement {
+	s.placementMu.Lock()
+	defer s.placementMu.Unlock()
+	return s.placement
+}
+
+// watchAll assigns, until ctx is done, every object of the ring's kinds that appears without a
+// shard label (a new object, or one a shard let go of after a drain), as the reference sharder's
+// webhook does at admission: one watch per kind and namespace, each with a selector on the
+// absence of the shard label. It returns when every watch has stopped.
+func (s *Sharder) watchAll(ctx context.Context) {
+	unassigned, err := labels.NewRequirement(s.shardLabel, selection.DoesNotExist, nil)
+	if err != nil {
+		// New validated the ring, and with it the label key: this is a bug of this package.
+		log.FromContext(ctx).Error(err, "The shard label makes no selector, assigning by passes only", "ring", s.ring)
+		return
+	}
+	selector := labels.NewSelector().Add(*unassigned)
+	namespaces := s.namespaces
+	if len(namespaces) == 0 {
+		namespaces = []string{metav1.NamespaceAll}
+	}
+	var wg sync.WaitGroup
+	for _, k := range s.kinds {
+		for _, ns := range namespaces {
+			wg.Go(func() { s.watchKind(ctx, k, ns, selector) })
+		}
+	}
+	wg.Wait()
+}
+
+// watchKind watches the objects of kind k in ns that selector selects and assigns each one it
+// sees, until ctx is done. A watch that fails or ends is opened again after a sync period; the
+// passes assign whatever appeared meanwhile.
+func (s *Sharder) watchKind(ctx context.Context, k kind, ns string, selector labels.Selector) {
+	logger := log.FromContext(ctx).WithValues("ring", s.ring, "kind", k.gvk.Kind, "namespace", ns)
+	for ctx.Err() == nil {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(k.gvk.GroupVersion().WithKind(k.gvk.Kind + "List"))
+		w, err := s.watcher.Watch(ctx, list, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: selector})
+		if err != nil {
+			logger.Error(err, "Failed to watch unassigned objects, trying again after a sync period")
+		} else {
+			s.assignEach(ctx, k, ns, w)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(s.syncPeriod):
+		}
+	}
+}
+
+// assignEach assigns every object w delivers until w ends or ctx is done, and stops w.
+func (s *Sharder) assignEach(ctx context.Context, k kind, ns string, w watch.Interface) {
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-w.ResultChan():
+			if !ok || ev.Type == watch.Error {
+				return
+			}
+			obj, isMeta := ev.Object.(*metav1.PartialObjectMetadata)
+			if (ev.Type != watch.Added && ev.Type != watch.Modified) || !isMeta {
+				continue
+			}
+			// A watch of a cluster-scoped kind ignores the namespace, as a list does.
+			if ns != metav1.NamespaceAll && obj.Namespace != ns {
+				continue
+			}
+			p := s.currentPlacement()
+			if p.ring == nil {
+				continue
+			}
+			if err := s.assign(ctx, k, obj, p.states, p.ring); err != nil && ctx.Err() == nil {
+				log.FromContext(ctx).Error(err, "Failed to assign a new object, the next pass tries again", "ring", s.ring)
+			}
+		}
+	}
+}
