@@ -21,6 +21,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -119,8 +121,9 @@ func (s *Sharder) write(ctx context.Context, obj *metav1.PartialObjectMetadata, 
 	if err != nil {
 		return fmt.Errorf("failed to encode the patch of %s %s: %w", m.Kind.Kind, m.Object, err)
 	}
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
+	mu := s.lockFor(m)
+	mu.Lock()
+	defer mu.Unlock()
 	target := &metav1.PartialObjectMetadata{}
 	target.SetGroupVersionKind(m.Kind)
 	target.SetNamespace(obj.Namespace)
@@ -137,6 +140,13 @@ func (s *Sharder) write(ctx context.Context, obj *metav1.PartialObjectMetadata, 
 	log.FromContext(ctx).V(1).Info("Changed the shard of an object", "move", m.String())
 	s.record(m)
 	return nil
+}
+
+// lockFor returns the lock of the object m moves.
+func (s *Sharder) lockFor(m Move) *sync.Mutex {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(m.Kind.Group + "/" + m.Kind.Kind + "/" + m.Object.String()))
+	return &s.objectMu[h.Sum32()%uint32(len(s.objectMu))]
 }
 
 // namespaceOrAll names ns for a message.

@@ -31,7 +31,7 @@ import (
 
 // Sharder assigns the objects of one ring to its shards, as the reference sharder does. Create
 // it with [New]; run it with [Sharder.Start], or pass by pass with [Sharder.Sync]. Its methods
-// are safe for concurrent use; passes never overlap, and writes to objects never do.
+// are safe for concurrent use; passes never overlap, and writes to one object never do.
 type Sharder struct {
 	client client.Client
 
@@ -53,9 +53,10 @@ type Sharder struct {
 	// syncMu serializes passes.
 	syncMu sync.Mutex
 
-	// writeMu serializes writes to objects and their records, so that Moves holds them in the
-	// order the API server accepted them, whether a pass or a watch sent them.
-	writeMu sync.Mutex
+	// objectMu serializes the writes to one object and their records, by a hash of the object,
+	// so that Moves holds them in the order the API server accepted them, whether a pass or a
+	// watch sent them.
+	objectMu [64]sync.Mutex
 
 	// placementMu guards placement.
 	placementMu sync.Mutex

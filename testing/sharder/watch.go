@@ -51,10 +51,21 @@ func (s *Sharder) currentPlacement() placement {
 	return s.placement
 }
 
+// watchWorkers is the number of writes the watches send at once: a pass labels one object after
+// the other, but new objects appear faster than one write at a time on a busy API server.
+const watchWorkers = 8
+
+// seen is an object a watch delivered, to assign.
+type seen struct {
+	kind kind
+	obj  *metav1.PartialObjectMetadata
+}
+
 // watchAll assigns, until ctx is done, every object of the ring's kinds that appears without a
 // shard label (a new object, or one a shard let go of after a drain), as the reference sharder's
 // webhook does at admission: one watch per kind and namespace, each with a selector on the
-// absence of the shard label. It returns when every watch has stopped.
+// absence of the shard label, and watchWorkers writers. It returns when every watch and writer
+// has stopped.
 func (s *Sharder) watchAll(ctx context.Context) {
 	unassigned, err := labels.NewRequirement(s.shardLabel, selection.DoesNotExist, nil)
 	if err != nil {
@@ -67,19 +78,30 @@ func (s *Sharder) watchAll(ctx context.Context) {
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
-	var wg sync.WaitGroup
+	queue := make(chan seen, watchWorkers)
+	var writers sync.WaitGroup
+	for range watchWorkers {
+		writers.Go(func() {
+			for sn := range queue {
+				s.assignSeen(ctx, sn)
+			}
+		})
+	}
+	var watches sync.WaitGroup
 	for _, k := range s.kinds {
 		for _, ns := range namespaces {
-			wg.Go(func() { s.watchKind(ctx, k, ns, selector) })
+			watches.Go(func() { s.watchKind(ctx, k, ns, selector, queue) })
 		}
 	}
-	wg.Wait()
+	watches.Wait()
+	close(queue)
+	writers.Wait()
 }
 
-// watchKind watches the objects of kind k in ns that selector selects and assigns each one it
+// watchKind watches the objects of kind k in ns that selector selects and queues each one it
 // sees, until ctx is done. A watch that fails or ends is opened again after a sync period; the
 // passes assign whatever appeared meanwhile.
-func (s *Sharder) watchKind(ctx context.Context, k kind, ns string, selector labels.Selector) {
+func (s *Sharder) watchKind(ctx context.Context, k kind, ns string, selector labels.Selector, queue chan<- seen) {
 	logger := log.FromContext(ctx).WithValues("ring", s.ring, "kind", k.gvk.Kind, "namespace", ns)
 	for ctx.Err() == nil {
 		list := &metav1.PartialObjectMetadataList{}
@@ -88,7 +110,7 @@ func (s *Sharder) watchKind(ctx context.Context, k kind, ns string, selector lab
 		if err != nil {
 			logger.Error(err, "Failed to watch unassigned objects, trying again after a sync period")
 		} else {
-			s.assignEach(ctx, k, ns, w)
+			s.queueEach(ctx, k, ns, w, queue)
 		}
 		select {
 		case <-ctx.Done():
@@ -97,8 +119,8 @@ func (s *Sharder) watchKind(ctx context.Context, k kind, ns string, selector lab
 	}
 }
 
-// assignEach assigns every object w delivers until w ends or ctx is done, and stops w.
-func (s *Sharder) assignEach(ctx context.Context, k kind, ns string, w watch.Interface) {
+// queueEach queues every object w delivers until w ends or ctx is done, and stops w.
+func (s *Sharder) queueEach(ctx context.Context, k kind, ns string, w watch.Interface, queue chan<- seen) {
 	defer w.Stop()
 	for {
 		select {
@@ -116,13 +138,23 @@ func (s *Sharder) assignEach(ctx context.Context, k kind, ns string, w watch.Int
 			if ns != metav1.NamespaceAll && obj.Namespace != ns {
 				continue
 			}
-			p := s.currentPlacement()
-			if p.ring == nil {
-				continue
-			}
-			if err := s.assign(ctx, k, obj, p.states, p.ring); err != nil && ctx.Err() == nil {
-				log.FromContext(ctx).Error(err, "Failed to assign a new object, the next pass tries again", "ring", s.ring)
+			select {
+			case queue <- seen{kind: k, obj: obj}:
+			case <-ctx.Done():
+				return
 			}
 		}
+	}
+}
+
+// assignSeen assigns an object a watch delivered by the last pass's ring; before any pass found
+// an available shard, it leaves the object to the passes.
+func (s *Sharder) assignSeen(ctx context.Context, sn seen) {
+	p := s.currentPlacement()
+	if p.ring == nil || ctx.Err() != nil {
+		return
+	}
+	if err := s.assign(ctx, sn.kind, sn.obj, p.states, p.ring); err != nil && ctx.Err() == nil {
+		log.FromContext(ctx).Error(err, "Failed to assign a new object, the next pass tries again", "ring", s.ring)
 	}
 }
