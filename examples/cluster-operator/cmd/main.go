@@ -232,7 +232,8 @@ func shardNameOf(shard *sharding.Shard) string {
 
 // shardManager makes the manager one shard of --controller-ring (tenon's sharding package): its
 // Lease, named --shard-name, is the fenced leader election lock, held by every replica at once,
-// and its cache holds the shard's Clusters and their StatefulSets and Services.
+// and its cache holds the shard's Clusters and their StatefulSets, Services and ConfigMaps, and
+// every directory entry.
 func shardManager(o options, cfg *rest.Config, opts *ctrl.Options) (sharding.Shard, *fencing.Lock, error) {
 	if o.leaderElection {
 		return sharding.Shard{}, nil, errors.New("--controller-ring and --leader-elect exclude each other: every shard holds a Lease of its own")
@@ -252,7 +253,7 @@ func shardManager(o options, cfg *rest.Config, opts *ctrl.Options) (sharding.Sha
 	if err != nil {
 		return sharding.Shard{}, nil, fmt.Errorf("--controller-ring=%q, shard name %q: %w", o.controllerRing, name, err)
 	}
-	if err := controller.ShardCache(&opts.Cache, shard); err != nil {
+	if err := controller.ShardCache(&opts.Cache, shard, o.directoryNamespace); err != nil {
 		return sharding.Shard{}, nil, err
 	}
 	// The Lease, its fence on cfg, LeaderElection and the release on exit.

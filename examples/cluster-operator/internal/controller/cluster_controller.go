@@ -18,6 +18,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -249,13 +250,33 @@ func CacheOptions(dnsSecret client.ObjectKey) cache.Options {
 }
 
 // ShardCache restricts opts, the cache options of CacheOptions, to the objects the sharder
-// assigned to shard: Clusters, and the StatefulSets and Services they control (the ring's
-// controlledResources). ConfigMaps stay cached whole: the directory entry in
-// DirectoryNamespace is a tracked child, which the sharder never assigns to a shard, so a
-// selected cache would never hold it, and the Applier would re-apply it on every reconcile.
-// Each shard therefore caches every Cluster's two ConfigMaps, the price of that entry.
-func ShardCache(opts *cache.Options, shard sharding.Shard) error {
-	return shard.SelectCache(opts, &appsv1alpha1.Cluster{}, &appsv1.StatefulSet{}, &corev1.Service{})
+// assigned to shard: Clusters, and the StatefulSets, Services and ConfigMaps they control (the
+// ring's controlledResources), so that a shard's memory follows its share of the Clusters. The
+// directory entries in directoryNamespace are tracked children, which the sharder never assigns
+// to a shard: a selected cache would never hold them, and the Applier would re-apply them on
+// every reconcile. ConfigMaps in directoryNamespace therefore stay cached whole, one per Cluster
+// on every shard, and ConfigMaps take two informers, one for directoryNamespace and one for the
+// rest.
+func ShardCache(opts *cache.Options, shard sharding.Shard, directoryNamespace string) error {
+	if err := shard.SelectCache(opts, &appsv1alpha1.Cluster{}, &appsv1.StatefulSet{}, &corev1.Service{}); err != nil {
+		return err
+	}
+	for obj, entry := range opts.ByObject {
+		if _, ok := obj.(*corev1.ConfigMap); !ok {
+			continue
+		}
+		if entry.Namespaces != nil || entry.Label == nil {
+			return errors.New("failed to select the shard's ConfigMaps: their cache entry must select by label, in no namespaces of its own, as CacheOptions' does")
+		}
+		shardOnly, _ := shard.Selector().Requirements()
+		entry.Namespaces = map[string]cache.Config{
+			directoryNamespace:  {LabelSelector: entry.Label},
+			cache.AllNamespaces: {LabelSelector: entry.Label.Add(shardOnly...)},
+		}
+		opts.ByObject[obj] = entry
+		return nil
+	}
+	return errors.New("failed to select the shard's ConfigMaps: the cache options have no entry for them, as CacheOptions' do")
 }
 
 // ClientOptions configures the manager's client for the controller: reads from the cache wait

@@ -64,7 +64,7 @@ type ring struct {
 func shardName(i int) string { return fmt.Sprintf("shard-%d", i) }
 
 // newClusterSharder returns the reference sharder of the ring for the Clusters of ns and the
-// StatefulSets and Services they control, with its own User-Agent, by which the audit log tells its
+// StatefulSets, Services and ConfigMaps they control (config/sharding/controllerring.yaml), with its own User-Agent, by which the audit log tells its
 // writes. Its client watches, so that it labels a new child as soon as it appears, as the
 // production sharder's webhook does at admission, rather than in its next pass: a child missing
 // from its shard's cache costs that shard writes.
@@ -82,7 +82,7 @@ func newClusterSharder(t *testing.T, ns string, syncPeriod time.Duration) *shard
 		Namespaces:     []string{ns},
 		Resources: []sharder.Resource{{
 			Object:     &appsv1alpha1.Cluster{},
-			Controlled: []client.Object{&appsv1.StatefulSet{}, &corev1.Service{}},
+			Controlled: []client.Object{&appsv1.StatefulSet{}, &corev1.Service{}, &corev1.ConfigMap{}},
 		}},
 		SyncPeriod: syncPeriod,
 	})
