@@ -61,6 +61,9 @@ type Sharder struct {
 	// placementMu guards placement.
 	placementMu sync.Mutex
 	placement   placement
+	// placed is closed once a pass has found an available shard.
+	placed     chan struct{}
+	placedOnce sync.Once
 
 	// movesMu guards moves.
 	movesMu sync.Mutex
@@ -97,6 +100,7 @@ func New(c client.Client, opts Options) (*Sharder, error) {
 	return &Sharder{
 		client:           c,
 		watcher:          watcher,
+		placed:           make(chan struct{}),
 		ring:             opts.Ring,
 		leaseNamespace:   opts.LeaseNamespace,
 		namespaces:       slices.Clone(opts.Namespaces),
@@ -115,22 +119,24 @@ func New(c client.Client, opts Options) (*Sharder, error) {
 // that a test's API server restart does not end the sharder. Start implements manager.Runnable:
 // a manager of its own, or a goroutine, can run it.
 //
-// With a client that can watch (see [New]), Start also watches, after its first pass, the
-// objects of the ring's kinds that have no shard label, and assigns each one as it appears (a new
-// object, or a main object its shard let go of after a drain) by the shards' states and the hash
-// ring of the last pass. Those writes follow the protocol as the passes' do; Start returns once
-// the watches have stopped too.
+// With a client that can watch (see [New]), Start also watches the objects of the ring's kinds
+// that have no shard label, and assigns each one as it appears (a new object, or a main object
+// its shard let go of after a drain) by the shards' states and the hash ring of the last pass,
+// from the first pass on: a first pass over many objects takes long, and objects created
+// meanwhile are assigned as they appear, not after it. A watch and a pass may try to assign one
+// object at once; the one that comes second conflicts and changes nothing. Those writes follow
+// the protocol as the passes' do; Start returns once the watches have stopped too.
 func (s *Sharder) Start(ctx context.Context) error {
 	ticker := time.NewTicker(s.syncPeriod)
 	defer ticker.Stop()
 	var watches sync.WaitGroup
 	defer watches.Wait()
-	for first := true; ; first = false {
+	if s.watcher != nil {
+		watches.Go(func() { s.watchAll(ctx) })
+	}
+	for {
 		if err := s.Sync(ctx); err != nil && ctx.Err() == nil {
 			log.FromContext(ctx).Error(err, "Sharder pass failed, the next one tries again", "ring", s.ring)
-		}
-		if first && s.watcher != nil {
-			watches.Go(func() { s.watchAll(ctx) })
 		}
 		select {
 		case <-ctx.Done():

@@ -42,6 +42,9 @@ func (s *Sharder) setPlacement(states map[string]ShardState, r *ring) {
 	s.placementMu.Lock()
 	defer s.placementMu.Unlock()
 	s.placement = placement{states: states, ring: r}
+	if r != nil {
+		s.placedOnce.Do(func() { close(s.placed) })
+	}
 }
 
 // currentPlacement returns the outcome of the last pass.
@@ -147,11 +150,16 @@ func (s *Sharder) queueEach(ctx context.Context, k kind, ns string, w watch.Inte
 	}
 }
 
-// assignSeen assigns an object a watch delivered by the last pass's ring; before any pass found
-// an available shard, it leaves the object to the passes.
+// assignSeen assigns an object a watch delivered by the last pass's ring, once a pass found an
+// available shard; while none is available, it leaves the object to the passes.
 func (s *Sharder) assignSeen(ctx context.Context, sn seen) {
+	select {
+	case <-s.placed:
+	case <-ctx.Done():
+		return
+	}
 	p := s.currentPlacement()
-	if p.ring == nil || ctx.Err() != nil {
+	if p.ring == nil {
 		return
 	}
 	if err := s.assign(ctx, sn.kind, sn.obj, p.states, p.ring); err != nil && ctx.Err() == nil {
