@@ -63,9 +63,15 @@ type ring struct {
 
 func shardName(i int) string { return fmt.Sprintf("shard-%d", i) }
 
-// newClusterSharder returns the reference sharder of the ring for the Clusters of ns and the
-// StatefulSets, Services and ConfigMaps they control (config/sharding/controllerring.yaml), with its own User-Agent, by which the audit log tells its
-// writes. Its client watches, so that it labels a new child as soon as it appears, as the
+// ringResources are the kinds of the ring, as config/sharding's ControllerRing lists them:
+// Clusters, and the StatefulSets, Services and ConfigMaps they control.
+var ringResources = []sharder.Resource{{
+	Object:     &appsv1alpha1.Cluster{},
+	Controlled: []client.Object{&appsv1.StatefulSet{}, &corev1.Service{}, &corev1.ConfigMap{}},
+}}
+
+// newClusterSharder returns the reference sharder of the ring (ringResources) for the Clusters of
+// ns, with its own User-Agent, by which the audit log tells its writes. Its client watches, so that it labels a new child as soon as it appears, as the
 // production sharder's webhook does at admission, rather than in its next pass: a child missing
 // from its shard's cache costs that shard writes.
 func newClusterSharder(t *testing.T, ns string, syncPeriod time.Duration) *sharder.Sharder {
@@ -80,11 +86,8 @@ func newClusterSharder(t *testing.T, ns string, syncPeriod time.Duration) *shard
 		Ring:           ringName,
 		LeaseNamespace: systemNamespace,
 		Namespaces:     []string{ns},
-		Resources: []sharder.Resource{{
-			Object:     &appsv1alpha1.Cluster{},
-			Controlled: []client.Object{&appsv1.StatefulSet{}, &corev1.Service{}, &corev1.ConfigMap{}},
-		}},
-		SyncPeriod: syncPeriod,
+		Resources:      ringResources,
+		SyncPeriod:     syncPeriod,
 	})
 	if err != nil {
 		t.Fatalf("failed to create the sharder: %v", err)

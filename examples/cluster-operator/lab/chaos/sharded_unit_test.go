@@ -17,11 +17,19 @@ limitations under the License.
 package chaos
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/yaml"
 
 	appsv1alpha1 "github.com/tenon-dev/tenon/examples/cluster-operator/api/v1alpha1"
 	"github.com/tenon-dev/tenon/testing/sharder"
@@ -78,5 +86,64 @@ func TestWritesOutsideEpochsFindsASecondWriter(t *testing.T) {
 			g.Expect(outside).To(Equal(tc.want), "%v", problems)
 			g.Expect(checked).To(Equal(tc.checks))
 		})
+	}
+}
+
+// The lab's sharder shards what config/sharding's ControllerRing lists, and the sharder's
+// ClusterRole there lets it list and patch every one of those kinds: a kind missing from either
+// leaves its objects unlabelled, so out of every shard's cache, in the lab or on a cluster.
+func TestTheLabsRingIsTheManifestsRing(t *testing.T) {
+	g := NewWithT(t)
+	dir := filepath.Join(moduleDir, "config", "sharding")
+	type groupResource struct {
+		Group    string `json:"group"`
+		Resource string `json:"resource"`
+	}
+	var ring struct {
+		Spec struct {
+			Resources []struct {
+				groupResource
+				ControlledResources []groupResource `json:"controlledResources"`
+			} `json:"resources"`
+		} `json:"spec"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "controllerring.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(yaml.Unmarshal(data, &ring)).To(Succeed())
+	var manifest []string
+	for _, r := range ring.Spec.Resources {
+		manifest = append(manifest, r.Group+"/"+r.Resource)
+		for _, c := range r.ControlledResources {
+			manifest = append(manifest, r.Group+"/"+r.Resource+" controls "+c.Group+"/"+c.Resource)
+		}
+	}
+
+	resourceOf := func(obj client.Object) string {
+		gvk, err := apiutil.GVKForObject(obj, scheme)
+		g.Expect(err).NotTo(HaveOccurred())
+		plural, _ := meta.UnsafeGuessKindToResource(gvk)
+		return plural.Group + "/" + plural.Resource
+	}
+	var lab []string
+	for _, r := range ringResources {
+		lab = append(lab, resourceOf(r.Object))
+		for _, c := range r.Controlled {
+			lab = append(lab, resourceOf(r.Object)+" controls "+resourceOf(c))
+		}
+	}
+	g.Expect(lab).To(ConsistOf(manifest))
+
+	data, err = os.ReadFile(filepath.Join(dir, "sharder_role.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
+	var role rbacv1.ClusterRole
+	g.Expect(yaml.Unmarshal([]byte(strings.Split(string(data), "\n---\n")[0]), &role)).To(Succeed())
+	g.Expect(role.Kind).To(Equal("ClusterRole"))
+	for _, entry := range lab {
+		kind := entry[strings.LastIndex(entry, " ")+1:]
+		group, resource, _ := strings.Cut(kind, "/")
+		g.Expect(slices.ContainsFunc(role.Rules, func(rule rbacv1.PolicyRule) bool {
+			return slices.Contains(rule.APIGroups, group) && slices.Contains(rule.Resources, resource) &&
+				slices.Contains(rule.Verbs, "list") && slices.Contains(rule.Verbs, "patch")
+		})).To(BeTrue(), "the sharder's ClusterRole lets it list and patch %s", kind)
 	}
 }
