@@ -143,8 +143,7 @@ func TestShardScale(t *testing.T) {
 	steadyTo := w.waitQuiet(t, steadyFrom, *scaleQuiet)
 	steady := w.operatorRequests(t, steadyFrom, steadyTo).Writes()
 	if all, err := env.AuditLog().Between(start, steadyTo); err == nil {
-		early, total := writesBeforeLabelled(all, w.user.Name())
-		t.Logf("%d of the shards' %d writes to Services came before the sharder labelled the Service (it is missing from the shard's cache until then)", early, total)
+		t.Logf("The shards' writes to the children the sharder labels (a child is missing from its shard's cache until then):%s", childWrites(all, w.user.Name()))
 	}
 	res.SteadyLeaseWrites = len(steady) - len(steady.Filter(notLease))
 	steady = steady.Filter(notLease)
@@ -241,25 +240,77 @@ func (w *world) describeWrites(t *testing.T, writes testenv.AuditEvents) string 
 	return b.String()
 }
 
-// writesBeforeLabelled counts user's writes to Services among events, and those that completed
-// before the sharder's first accepted write to the same Service, or to one it never wrote.
-func writesBeforeLabelled(events testenv.AuditEvents, user string) (early, total int) {
-	labelled := map[string]time.Time{}
+// childWrites describes user's writes to the children the sharder labels, by resource: how many
+// there were, how many were creations, how many completed before the sharder's first accepted
+// write to the same object (or to one it never wrote), how many objects the sharder wrote more
+// than once, and how long after its creation the sharder first wrote an object, at the median and
+// at most.
+func childWrites(events testenv.AuditEvents, user string) string {
+	type stats struct {
+		writes, creates, early, relabelled int
+		delays                             []time.Duration
+	}
+	byResource := map[string]*stats{}
+	labelled, labels, created := map[string]time.Time{}, map[string]int{}, map[string]time.Time{}
+	key := func(e testenv.AuditEvent) string { return e.Resource + " " + e.Namespace + "/" + e.Name }
+	children := func(e testenv.AuditEvent) bool {
+		return e.Resource == "services" || e.Resource == "configmaps" || e.Resource == "statefulsets"
+	}
 	for _, e := range events {
-		if e.UserAgent == sharderAgent && e.Resource == "services" && e.IsWrite() && e.Code < 300 {
-			if _, seen := labelled[e.Namespace+"/"+e.Name]; !seen {
-				labelled[e.Namespace+"/"+e.Name] = e.Completed
+		if !children(e) || !e.IsWrite() || e.Code >= 300 {
+			continue
+		}
+		switch {
+		case e.UserAgent == sharderAgent:
+			if labels[key(e)]++; labels[key(e)] == 1 {
+				labelled[key(e)] = e.Completed
+			}
+		case e.User == user && e.Verb == "create", e.User == user && e.Verb == "patch" && e.Code == 201:
+			if _, ok := created[key(e)]; !ok {
+				created[key(e)] = e.Completed
 			}
 		}
 	}
 	for _, e := range events {
-		if e.User != user || e.Resource != "services" || !e.IsWrite() {
+		if e.User != user || !children(e) || !e.IsWrite() {
 			continue
 		}
-		total++
-		if at, ok := labelled[e.Namespace+"/"+e.Name]; !ok || e.Completed.Before(at) {
-			early++
+		st := byResource[e.Resource]
+		if st == nil {
+			st = &stats{}
+			byResource[e.Resource] = st
+		}
+		st.writes++
+		if e.Verb == "create" || e.Code == 201 {
+			st.creates++
+		}
+		if at, ok := labelled[key(e)]; !ok || e.Completed.Before(at) {
+			st.early++
 		}
 	}
-	return early, total
+	for k, n := range labels {
+		resource, _, _ := strings.Cut(k, " ")
+		st := byResource[resource]
+		if st == nil {
+			continue
+		}
+		if n > 1 {
+			st.relabelled++
+		}
+		if c, ok := created[k]; ok {
+			st.delays = append(st.delays, labelled[k].Sub(c))
+		}
+	}
+	var b strings.Builder
+	for _, resource := range slices.Sorted(maps.Keys(byResource)) {
+		st := byResource[resource]
+		slices.Sort(st.delays)
+		var median, most time.Duration
+		if n := len(st.delays); n > 0 {
+			median, most = st.delays[n/2], st.delays[n-1]
+		}
+		fmt.Fprintf(&b, "\n  %s: %d writes by the shards (%d creations), %d before the sharder labelled the object; %d objects labelled more than once; labelled %s after creation at the median, %s at most",
+			resource, st.writes, st.creates, st.early, st.relabelled, median.Round(time.Millisecond), most.Round(time.Millisecond))
+	}
+	return b.String()
 }
