@@ -262,7 +262,8 @@ func childWrites(events testenv.AuditEvents, user string) string {
 		}
 		switch {
 		case e.UserAgent == sharderAgent:
-			if labels[key(e)]++; labels[key(e)] == 1 {
+			labels[key(e)]++
+			if labels[key(e)] == 1 {
 				labelled[key(e)] = e.Completed
 			}
 		case e.User == user && e.Verb == "create", e.User == user && e.Verb == "patch" && e.Code == 201:
