@@ -166,6 +166,8 @@ func (s *Sharder) Sync(ctx context.Context) error {
 
 	leases, err := s.listLeases(ctx)
 	if err != nil {
+		// The shards' states are unknown: the watches stop assigning until a pass knows them.
+		s.setPlacement(nil, nil)
 		return err
 	}
 	states, err := s.syncLeases(ctx, leases)

@@ -19,6 +19,7 @@ package sharder_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -320,4 +321,48 @@ func TestNamespacesRestrictTheShardedObjects(t *testing.T) {
 
 	g.Expect(labelsOf(ctx, c, inside)).To(HaveKeyWithValue(sharding.ShardLabelPrefix+"configs", "shard-a"))
 	g.Expect(labelsOf(ctx, c, outside)).To(BeEmpty())
+}
+
+// controller-runtime's fake client can watch, but delivers typed objects and ignores the label
+// selector: Start assigns the unlabelled ones it delivers all the same, and leaves labelled ones
+// to the passes.
+func TestStartWithTheFakeClientAssignsWhatItsWatchDelivers(t *testing.T) {
+	g := NewWithT(t)
+	c := fake.NewClientBuilder().WithObjects(shardLease("default", "configs", "shard-a", start),
+		configMap("default", "before", nil)).Build()
+	s, _ := newFakeSharder(t, c, func(o *sharder.Options) { o.SyncPeriod = time.Hour })
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- s.Start(ctx) }()
+	defer func() {
+		cancel()
+		g.Expect(<-done).To(Succeed())
+	}()
+	g.Eventually(func() map[string]string { return labelsOf(ctx, c, configMap("default", "before", nil)) }).
+		Should(HaveKeyWithValue(sharding.ShardLabelPrefix+"configs", "shard-a"))
+
+	// No pass runs within the test after the first: only the watch can assign what follows. It
+	// opens alongside the first pass, and the fake client's watch does not replay what was
+	// created before it opened: create ConfigMaps until one is assigned.
+	var created []*corev1.ConfigMap
+	g.Eventually(func() []string {
+		var assigned []string
+		for _, cm := range created {
+			if labelsOf(ctx, c, cm)[sharding.ShardLabelPrefix+"configs"] == "shard-a" {
+				assigned = append(assigned, cm.Name)
+			}
+		}
+		if len(assigned) == 0 {
+			cm := configMap("default", fmt.Sprintf("after-%d", len(created)), nil)
+			g.Expect(c.Create(ctx, cm)).To(Succeed())
+			created = append(created, cm)
+		}
+		return assigned
+	}).ShouldNot(BeEmpty())
+	owner := created[len(created)-1]
+	child := secretOf(owner, owner.Name+"-secret")
+	g.Expect(c.Create(ctx, child)).To(Succeed())
+	g.Eventually(func() map[string]string { return labelsOf(ctx, c, child) }).
+		Should(HaveKeyWithValue(sharding.ShardLabelPrefix+"configs", "shard-a"))
+	g.Expect(s.Moves()).To(ContainElement(HaveField("Object", client.ObjectKeyFromObject(child))))
 }

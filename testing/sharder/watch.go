@@ -21,8 +21,10 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -102,25 +104,37 @@ func (s *Sharder) watchAll(ctx context.Context) {
 }
 
 // watchKind watches the objects of kind k in ns that selector selects and queues each one it
-// sees, until ctx is done. A watch that fails or ends is opened again after a sync period; the
-// passes assign whatever appeared meanwhile.
+// sees, until ctx is done. A watch that ends is opened again at once; one the API server refuses,
+// after a wait that doubles from a sync period up to maxWatchBackoff, with the error logged at
+// the first refusal and then at V(1). The passes assign whatever appeared meanwhile.
 func (s *Sharder) watchKind(ctx context.Context, k kind, ns string, selector labels.Selector, queue chan<- seen) {
 	logger := log.FromContext(ctx).WithValues("ring", s.ring, "kind", k.gvk.Kind, "namespace", ns)
+	backoff := time.Duration(0)
 	for ctx.Err() == nil {
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(k.gvk.GroupVersion().WithKind(k.gvk.Kind + "List"))
 		w, err := s.watcher.Watch(ctx, list, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: selector})
-		if err != nil {
-			logger.Error(err, "Failed to watch unassigned objects, trying again after a sync period")
-		} else {
+		if err == nil {
+			backoff = 0
 			s.queueEach(ctx, k, ns, w, queue)
+			continue
+		}
+		if backoff == 0 {
+			logger.Error(err, "Failed to watch unassigned objects, trying again later; the passes assign them meanwhile")
+			backoff = s.syncPeriod
+		} else {
+			logger.V(1).Info("Failed to watch unassigned objects again", "error", err.Error(), "retryIn", backoff)
+			backoff = min(2*backoff, maxWatchBackoff)
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(s.syncPeriod):
+		case <-time.After(backoff):
 		}
 	}
 }
+
+// maxWatchBackoff bounds the wait before a refused watch is tried again.
+const maxWatchBackoff = 30 * time.Second
 
 // queueEach queues every object w delivers until w ends or ctx is done, and stops w.
 func (s *Sharder) queueEach(ctx context.Context, k kind, ns string, w watch.Interface, queue chan<- seen) {
@@ -133,12 +147,14 @@ func (s *Sharder) queueEach(ctx context.Context, k kind, ns string, w watch.Inte
 			if !ok || ev.Type == watch.Error {
 				return
 			}
-			obj, isMeta := ev.Object.(*metav1.PartialObjectMetadata)
-			if (ev.Type != watch.Added && ev.Type != watch.Modified) || !isMeta {
+			if ev.Type != watch.Added && ev.Type != watch.Modified {
 				continue
 			}
-			// A watch of a cluster-scoped kind ignores the namespace, as a list does.
-			if ns != metav1.NamespaceAll && obj.Namespace != ns {
+			obj, ok := metadataOf(ev.Object)
+			// A watch of a cluster-scoped kind ignores the namespace, as a list does; a client
+			// that ignores the selector (controller-runtime's fake client) delivers labelled
+			// objects too, which are the passes' to drain or move.
+			if !ok || (ns != metav1.NamespaceAll && obj.Namespace != ns) || obj.Labels[s.shardLabel] != "" {
 				continue
 			}
 			select {
@@ -165,4 +181,24 @@ func (s *Sharder) assignSeen(ctx context.Context, sn seen) {
 	if err := s.assign(ctx, sn.kind, sn.obj, p.states, p.ring); err != nil && ctx.Err() == nil {
 		log.FromContext(ctx).Error(err, "Failed to assign a new object, the next pass tries again", "ring", s.ring)
 	}
+}
+
+// metadataOf returns the metadata of an object a watch delivered: the object itself from a
+// metadata watch, the fields the sharder reads from a typed or unstructured one.
+func metadataOf(o runtime.Object) (*metav1.PartialObjectMetadata, bool) {
+	if pm, ok := o.(*metav1.PartialObjectMetadata); ok {
+		return pm, true
+	}
+	m, err := meta.Accessor(o)
+	if err != nil {
+		return nil, false
+	}
+	return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+		Namespace:       m.GetNamespace(),
+		Name:            m.GetName(),
+		UID:             m.GetUID(),
+		ResourceVersion: m.GetResourceVersion(),
+		Labels:          m.GetLabels(),
+		OwnerReferences: m.GetOwnerReferences(),
+	}}, true
 }
