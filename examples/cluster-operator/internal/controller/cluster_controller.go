@@ -258,6 +258,9 @@ func CacheOptions(dnsSecret client.ObjectKey) cache.Options {
 // on every shard, and ConfigMaps take two informers, one for directoryNamespace and one for the
 // rest.
 func ShardCache(opts *cache.Options, shard sharding.Shard, directoryNamespace string) error {
+	if directoryNamespace == "" {
+		return errors.New("failed to select the shard's ConfigMaps: the directory namespace is empty; give --directory-namespace")
+	}
 	if err := shard.SelectCache(opts, &appsv1alpha1.Cluster{}, &appsv1.StatefulSet{}, &corev1.Service{}); err != nil {
 		return err
 	}
@@ -292,7 +295,11 @@ func ShardCache(opts *cache.Options, shard sharding.Shard, directoryNamespace st
 // than one namespace (cache.Options.DefaultNamespaces, or a ByObject entry's Namespaces, with
 // several), which controller-runtime serves with an informer per namespace. A cache of all
 // namespaces, the default, is one informer per kind and works: the manager's cache here holds
-// every namespace for Clusters and their children, and a single one for Secrets.
+// every namespace for Clusters and their children, and a single one for Secrets. A shard's
+// cache (ShardCache) holds ConfigMaps with two informers; nothing here relies on reading them
+// back at once: patch.Applier sends its applies without read-your-writes and proves a no-op
+// from its own last response, and the finalizer confirms with the API server that no directory
+// entry is left.
 func ClientOptions() client.Options {
 	return client.Options{Cache: &client.CacheOptions{EnableReadYourWritesConsistency: ptr.To(true)}}
 }

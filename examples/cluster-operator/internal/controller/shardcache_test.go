@@ -70,6 +70,10 @@ func TestAShardCachesItsOwnChildrenAndEveryDirectoryEntry(t *testing.T) {
 	g.Expect(configMaps["cluster-directory"].LabelSelector.Matches(labels.Set{"app": "other"})).To(BeFalse(),
 		"only directory entries the operator manages")
 
+	// Without a directory namespace the directory entries would silently leave the cache.
+	opts = controller.CacheOptions(client.ObjectKey{Namespace: "system", Name: "dns-token"})
+	g.Expect(controller.ShardCache(&opts, shard, "")).To(MatchError(ContainSubstring("directory namespace")))
+
 	// Options whose ConfigMaps CacheOptions did not configure are refused, not half-selected.
 	g.Expect(controller.ShardCache(&cache.Options{}, shard, "cluster-directory")).To(MatchError(ContainSubstring("ConfigMaps")))
 }

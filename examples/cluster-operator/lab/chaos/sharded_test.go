@@ -313,7 +313,7 @@ func shardedRing(t *testing.T, w *world) *result {
 		Leaked: mid.Leaked + final.Leaked, Duplicated: mid.Duplicated + final.Duplicated + outside + len(repeated), Lost: lost + mid.Missing, Wedged: mid.Wedged + final.Wedged,
 		Problems: slices.Concat(mid.Problems, problems, outsideProblems, firstN(repeated, 5), final.Problems),
 		Details: []string{
-			fmt.Sprintf("The manager binary as shards of a ring (--controller-ring, Lease %s, renew deadline %s, retry period %s), each its own user behind its own proxy, and the reference sharder of testing/sharder for the Clusters and the StatefulSets and Services they control.", shardLease, shardRenew, shardRetry),
+			fmt.Sprintf("The manager binary as shards of a ring (--controller-ring, Lease %s, renew deadline %s, retry period %s), each its own user behind its own proxy, and the reference sharder of testing/sharder for the Clusters and the StatefulSets, Services and ConfigMaps they control, labelling new children from a watch.", shardLease, shardRenew, shardRetry),
 			"Every successful write of a shard to a Cluster (its status included), its StatefulSet, Services and ConfigMaps and its directory entry is checked against the audit log: the API server must have received it after the sharder's write that assigned the Cluster to that shard, and before the sharder's next assignment of the Cluster. A drain's acknowledgement ends a shard's epoch before the sharder's next assignment; a SIGTERM releases the Lease after the controllers stopped; a SIGKILLed or SIGSTOPped shard's Lease is taken over by the sharder at renewTime + 2 × the Lease duration, after its fence closed. Events are checked apart: each condition transition of a Cluster must be recorded once, whichever shards held it.",
 		},
 	}
