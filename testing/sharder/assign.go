@@ -45,21 +45,15 @@ func (s *Sharder) assignKind(ctx context.Context, k kind, states map[string]Shar
 
 // eachObject calls fn with every object of kind k in the sharder's namespaces, page by page.
 func (s *Sharder) eachObject(ctx context.Context, k kind, fn func(*metav1.PartialObjectMetadata)) error {
-	namespaces := s.namespaces
-	if len(namespaces) == 0 {
-		namespaces = []string{metav1.NamespaceAll}
-	}
-	for _, ns := range namespaces {
-		list := &metav1.PartialObjectMetadataList{}
-		list.SetGroupVersionKind(k.gvk.GroupVersion().WithKind(k.gvk.Kind + "List"))
+	for _, ns := range s.namespacesToRead() {
+		list := k.newList()
 		for {
 			if err := s.client.List(ctx, list, client.InNamespace(ns), client.Limit(listPageSize),
 				client.Continue(list.Continue)); err != nil {
 				return fmt.Errorf("failed to list %s in %s: %w", k.gvk.Kind, namespaceOrAll(ns), err)
 			}
 			for i := range list.Items {
-				// A list of a cluster-scoped kind ignores the namespace: its objects are in none.
-				if ns == metav1.NamespaceAll || list.Items[i].Namespace == ns {
+				if inNamespace(ns, &list.Items[i]) {
 					fn(&list.Items[i])
 				}
 			}
@@ -69,6 +63,28 @@ func (s *Sharder) eachObject(ctx context.Context, k kind, fn func(*metav1.Partia
 		}
 	}
 	return nil
+}
+
+// namespacesToRead returns the namespaces the sharder lists and watches one by one: its
+// Namespaces, or all at once.
+func (s *Sharder) namespacesToRead() []string {
+	if len(s.namespaces) == 0 {
+		return []string{metav1.NamespaceAll}
+	}
+	return s.namespaces
+}
+
+// inNamespace reports whether obj, from a list or watch of ns, is in ns: a list or watch of a
+// cluster-scoped kind ignores the namespace, and its objects are in none.
+func inNamespace(ns string, obj *metav1.PartialObjectMetadata) bool {
+	return ns == metav1.NamespaceAll || obj.Namespace == ns
+}
+
+// newList returns an empty list of k's objects' metadata.
+func (k kind) newList() *metav1.PartialObjectMetadataList {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(k.gvk.GroupVersion().WithKind(k.gvk.Kind + "List"))
+	return list
 }
 
 // assign changes the labels of obj, of kind k, if its shard is not the one r wants:

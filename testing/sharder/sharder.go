@@ -19,10 +19,13 @@ package sharder
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -49,6 +52,8 @@ type Sharder struct {
 	// watcher watches the ring's kinds, so that new objects are assigned as they appear; nil
 	// when the client cannot watch.
 	watcher client.WithWatch
+	// unassigned selects the objects without a shard label.
+	unassigned labels.Selector
 
 	// syncMu serializes passes.
 	syncMu sync.Mutex
@@ -97,9 +102,14 @@ func New(c client.Client, opts Options) (*Sharder, error) {
 		return nil, err
 	}
 	watcher, _ := c.(client.WithWatch)
+	unassigned, err := labels.NewRequirement(shardLabel(opts.Ring), selection.DoesNotExist, nil)
+	if err != nil {
+		return nil, fmt.Errorf("invalid sharder: ring %q makes no shard label to select by: %w", opts.Ring, err)
+	}
 	return &Sharder{
 		client:           c,
 		watcher:          watcher,
+		unassigned:       labels.NewSelector().Add(*unassigned),
 		placed:           make(chan struct{}),
 		ring:             opts.Ring,
 		leaseNamespace:   opts.LeaseNamespace,

@@ -23,9 +23,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -72,17 +70,6 @@ type seen struct {
 // absence of the shard label, and watchWorkers writers. It returns when every watch and writer
 // has stopped.
 func (s *Sharder) watchAll(ctx context.Context) {
-	unassigned, err := labels.NewRequirement(s.shardLabel, selection.DoesNotExist, nil)
-	if err != nil {
-		// New validated the ring, and with it the label key: this is a bug of this package.
-		log.FromContext(ctx).Error(err, "The shard label makes no selector, assigning by passes only", "ring", s.ring)
-		return
-	}
-	selector := labels.NewSelector().Add(*unassigned)
-	namespaces := s.namespaces
-	if len(namespaces) == 0 {
-		namespaces = []string{metav1.NamespaceAll}
-	}
 	queue := make(chan seen, watchWorkers)
 	var writers sync.WaitGroup
 	for range watchWorkers {
@@ -94,8 +81,8 @@ func (s *Sharder) watchAll(ctx context.Context) {
 	}
 	var watches sync.WaitGroup
 	for _, k := range s.kinds {
-		for _, ns := range namespaces {
-			watches.Go(func() { s.watchKind(ctx, k, ns, selector, queue) })
+		for _, ns := range s.namespacesToRead() {
+			watches.Go(func() { s.watchKind(ctx, k, ns, queue) })
 		}
 	}
 	watches.Wait()
@@ -103,17 +90,15 @@ func (s *Sharder) watchAll(ctx context.Context) {
 	writers.Wait()
 }
 
-// watchKind watches the objects of kind k in ns that selector selects and queues each one it
+// watchKind watches the objects of kind k in ns without a shard label and queues each one it
 // sees, until ctx is done. A watch that ends is opened again at once; one the API server refuses,
 // after a wait that doubles from a sync period up to maxWatchBackoff, with the error logged at
 // the first refusal and then at V(1). The passes assign whatever appeared meanwhile.
-func (s *Sharder) watchKind(ctx context.Context, k kind, ns string, selector labels.Selector, queue chan<- seen) {
+func (s *Sharder) watchKind(ctx context.Context, k kind, ns string, queue chan<- seen) {
 	logger := log.FromContext(ctx).WithValues("ring", s.ring, "kind", k.gvk.Kind, "namespace", ns)
 	backoff := time.Duration(0)
 	for ctx.Err() == nil {
-		list := &metav1.PartialObjectMetadataList{}
-		list.SetGroupVersionKind(k.gvk.GroupVersion().WithKind(k.gvk.Kind + "List"))
-		w, err := s.watcher.Watch(ctx, list, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: selector})
+		w, err := s.watcher.Watch(ctx, k.newList(), client.InNamespace(ns), client.MatchingLabelsSelector{Selector: s.unassigned})
 		if err == nil {
 			backoff = 0
 			s.queueEach(ctx, k, ns, w, queue)
@@ -151,10 +136,9 @@ func (s *Sharder) queueEach(ctx context.Context, k kind, ns string, w watch.Inte
 				continue
 			}
 			obj, ok := metadataOf(ev.Object)
-			// A watch of a cluster-scoped kind ignores the namespace, as a list does; a client
-			// that ignores the selector (controller-runtime's fake client) delivers labelled
-			// objects too, which are the passes' to drain or move.
-			if !ok || (ns != metav1.NamespaceAll && obj.Namespace != ns) || obj.Labels[s.shardLabel] != "" {
+			// A client that ignores the selector (controller-runtime's fake client) delivers
+			// labelled objects too, which are the passes' to drain or move.
+			if !ok || !inNamespace(ns, obj) || obj.Labels[s.shardLabel] != "" {
 				continue
 			}
 			select {
