@@ -225,6 +225,10 @@ func TestChaos(t *testing.T) {
 			}()
 			r = sc.run(t, w)
 		})
+		if r == nil {
+			// -test.run left the scenario out (use -chaos.only to pick scenarios).
+			continue
+		}
 		after := w.mark(t)
 		audited := w.operatorRequests(t, before, after)
 		r.AuditWrites = len(audited.Writes())
