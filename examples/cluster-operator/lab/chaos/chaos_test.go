@@ -233,6 +233,14 @@ func TestChaos(t *testing.T) {
 		audited := w.operatorRequests(t, before, after)
 		r.AuditWrites = len(audited.Writes())
 		r.Witness = compareWrites(writesUntil(w.proxied.list()[proxiedBefore:], after.Time()), audited, w.sentDuringRestart)
+		if r.InProcess != nil {
+			all, err := env.AuditLog().Between(before, after)
+			if err != nil {
+				t.Fatalf("failed to read the audit log: %v", err)
+			}
+			line, disagreements := r.InProcess.witness(all)
+			r.Audited, r.Witness = line+".", append(r.Witness, disagreements...)
+		}
 		results = append(results, r)
 		t.Logf("\n%s", r.text())
 	}

@@ -639,12 +639,18 @@ func (s *statusWriter) Write(p []byte) (int, error) {
 }
 
 // inProcessOperator runs the operator's reconciler in this process, as cmd/main.go configures
-// it, with its client wrapped by plan, and returns the wrapped client, which recorded every call.
-func (w *world) inProcessOperator(t *testing.T, plan faults.Plan) *faults.Client {
+// it, with its client wrapped by the fault plan, as a user of its own bound to the operator's
+// roles (apart from the manager binary's, so that the audit log tells its writes apart). It
+// returns what the scenario's result needs to check the audit log against the client's record.
+func (w *world) inProcessOperator(t *testing.T, plan faults.Plan) *inProcess {
 	t.Helper()
+	rbac := filepath.Join(moduleDir, "config", "rbac")
+	user := env.NewUser(t, "cluster-operator-in-process",
+		testenv.RoleFiles{filepath.Join(rbac, "role.yaml"), filepath.Join(rbac, "leader_election_role.yaml")},
+		testenv.RoleNamespace(systemNamespace))
 	secret := client.ObjectKey{Namespace: systemNamespace, Name: secretName}
 	var calls *faults.Client
-	mgr := env.NewManager(t, ctrl.Options{
+	mgr := user.NewManager(t, ctrl.Options{
 		Cache:  controller.CacheOptions(secret),
 		Client: controller.ClientOptions(),
 		NewClient: func(config *rest.Config, options client.Options) (client.Client, error) {
@@ -662,7 +668,7 @@ func (w *world) inProcessOperator(t *testing.T, plan faults.Plan) *faults.Client
 		t.Fatalf("failed to set up the operator: %v", err)
 	}
 	testenv.StartManager(t, mgr)
-	return calls
+	return &inProcess{user: user.Name(), calls: calls}
 }
 
 // buildManager builds the manager binary, as make build does.

@@ -51,20 +51,23 @@ type result struct {
 	Witness     []string
 	// Audited, when set, says what the scenario checked against the audit log itself for
 	// operators that do not run as the manager binary's user (the shards of a ring, each its
-	// own); the report says it beside AuditWrites.
+	// own; the in-process operator of the fault storm); the report says it beside AuditWrites.
 	Audited string
+	// InProcess is the scenario's in-process operator, if any, whose writes the audit log is
+	// checked against once it has stopped: the check fills Audited and Witness.
+	InProcess *inProcess
 }
 
 // auditLine says what the audit log recorded of the operator's writes, as a sentence.
 func (r *result) auditLine() string {
 	line := fmt.Sprintf("The API server's audit log recorded %s by the manager binary's user", plural(r.AuditWrites, "write"))
 	if r.Audited != "" {
-		line = r.Audited + " " + fmt.Sprintf("The manager binary's user, which no shard runs as, made %s", plural(r.AuditWrites, "write"))
+		line = r.Audited + " " + fmt.Sprintf("The manager binary's user, which no operator of this scenario runs as, made %s", plural(r.AuditWrites, "write"))
 	}
 	if len(r.Witness) == 0 {
 		return line + ", as the proxies counted."
 	}
-	return line + "; **the proxies disagree**: " + strings.Join(r.Witness, "; ") + "."
+	return line + "; **the counts disagree**: " + strings.Join(r.Witness, "; ") + "."
 }
 
 func (r *result) text() string {

@@ -100,7 +100,8 @@ func faultStorm(t *testing.T, w *world) *result {
 		{Match: faults.Match{Verbs: faults.Reads}, Probability: 0.05, Latency: 20 * time.Millisecond},
 		{Match: faults.Match{Verbs: faults.Writes}, Probability: 0.10, Latency: 50 * time.Millisecond},
 	}}
-	calls := w.inProcessOperator(t, plan)
+	operator := w.inProcessOperator(t, plan)
+	calls := operator.calls
 	w.dns.SetFaults(clouddnstest.Faults{ErrorRate: 0.10, Latency: 2 * time.Millisecond})
 	t.Cleanup(func() { w.dns.SetFaults(clouddnstest.Faults{}) })
 	dnsBefore := w.dnsFailed.Load()
@@ -144,6 +145,7 @@ func faultStorm(t *testing.T, w *world) *result {
 		}
 	}
 	return &result{
+		InProcess:   operator,
 		Operations:  fmt.Sprintf("%d creates, %d scales, %d deletes; %d API writes by the operator", n, len(scaled), n, writes),
 		Faults:      fmt.Sprintf("%d conflicts, %d 500s, %d delayed calls, %d DNS API failures", conflicts, internal, delayed, w.dnsFailed.Load()-dnsBefore),
 		Convergence: fmt.Sprintf("create→Ready %s, scale %s, delete %s", secs(converge), secs(scale), secs(deletion)),
@@ -151,7 +153,7 @@ func faultStorm(t *testing.T, w *world) *result {
 		Problems: slices.Concat(mid.Problems, problems, final.Problems),
 		Details: []string{
 			fmt.Sprintf("%d Clusters of 1 replica created at once; every other one scaled to 3; all deleted.", n),
-			"The operator runs in the test process with its client wrapped by a seeded tenon fault plan: 20% of writes answered 409 Conflict, 5% 500 InternalError, 10% of writes delayed 50ms, 5% of reads 20ms; the DNS API answers 10% of calls 503.",
+			"The operator runs in the test process, as a user of its own with the operator's roles, with its client wrapped by a seeded tenon fault plan: 20% of writes answered 409 Conflict, 5% 500 InternalError, 10% of writes delayed 50ms, 5% of reads 20ms; the DNS API answers 10% of calls 503.",
 			fmt.Sprintf("Fault plan seed %d.", calls.Seed()),
 		},
 	}

@@ -18,6 +18,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -25,6 +26,10 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/tenon-dev/tenon/testing/faults"
 	"github.com/tenon-dev/tenon/testing/testenv"
 )
 
@@ -220,6 +225,51 @@ func compareWrites(proxied []write, audited testenv.AuditEvents, uncertain func(
 	}
 	slices.Sort(out)
 	return out
+}
+
+// inProcess is an operator the test runs in its own process (the fault storm's), as a user of
+// its own, with its client wrapped by a fault plan that recorded every call.
+type inProcess struct {
+	user  string
+	calls *faults.Client
+}
+
+// witness checks the writes the audit log recorded for the in-process operator's user against
+// those its client forwarded to the API server, once the operator has stopped, and says what
+// it found as a sentence, with the disagreements. The operator's Events and Lease renewals
+// do not go through that client and are left out. A forwarded write that failed with
+// something other than an answer of the API server (a broken connection) may or may not have
+// reached it. The access reviews testenv.NewUser creates as the user, to wait until the API
+// server grants its roles, are not the operator's either.
+func (p *inProcess) witness(audited testenv.AuditEvents) (line string, disagreements []string) {
+	writes := audited.ByUser(p.user).Writes().Filter(func(e testenv.AuditEvent) bool {
+		return e.Resource != "events" && e.Resource != "leases" && e.APIGroup != authorizationv1.GroupName
+	})
+	sure, maybe, all := 0, 0, 0
+	forwarded := map[string]int{}
+	for _, c := range p.calls.Calls() {
+		if !c.IsWrite() {
+			continue
+		}
+		all++
+		if !c.Forwarded {
+			continue
+		}
+		forwarded[strings.TrimSuffix(string(c.Verb)+" "+c.GVK.Kind+"/"+c.Subresource, "/")]++
+		var status apierrors.APIStatus
+		if c.Err != nil && !errors.As(c.Err, &status) {
+			maybe++
+		} else {
+			sure++
+		}
+	}
+	line = fmt.Sprintf("The API server's audit log recorded %s by the in-process operator's user (Events and Leases apart)", plural(len(writes), "write"))
+	if n := len(writes); n < sure || n > sure+maybe {
+		return line, []string{fmt.Sprintf("its fault-injecting client forwarded %d writes (and %d that failed on the way), the audit log has %d (the client's by verb and kind %v, the audit log's by verb and resource %v)",
+			sure, maybe, n, forwarded, writes.Count(func(e testenv.AuditEvent) string { return e.Verb + " " + kindOf(e) }))}
+	}
+	return line + fmt.Sprintf(", as its fault-injecting client forwarded them (%d of its %d writes; the others it answered with a fault)",
+		sure+maybe, all), nil
 }
 
 // writesUntil returns the proxy's writes answered before t.

@@ -22,7 +22,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/tenon-dev/tenon/testing/faults"
 	"github.com/tenon-dev/tenon/testing/testenv"
 )
 
@@ -136,4 +142,36 @@ func TestWritesUntilKeepsThoseAnsweredByThen(t *testing.T) {
 	at := func(s int) time.Time { return time.Unix(1700000000, 0).Add(time.Duration(s) * time.Second) }
 	ws := []write{{Path: "a", End: at(1)}, {Path: "b", End: at(2)}, {Path: "c", End: at(3)}}
 	g.Expect(writesUntil(ws, at(2))).To(Equal(ws[:2]))
+}
+
+func TestTheInProcessWitnessHoldsTheAuditLogToTheWritesTheClientForwarded(t *testing.T) {
+	g := NewWithT(t)
+	c, err := faults.Wrap(fake.NewClientBuilder().Build(), faults.Plan{Rules: []faults.Rule{
+		{Match: faults.Match{Verbs: faults.Verbs{faults.Delete}}, Probability: 1, Fault: faults.Conflict},
+	}})
+	g.Expect(err).NotTo(HaveOccurred())
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}}
+	g.Expect(c.Create(t.Context(), cm)).To(Succeed())
+	g.Expect(c.Update(t.Context(), cm)).To(Succeed())
+	g.Expect(c.Get(t.Context(), client.ObjectKeyFromObject(cm), cm)).To(Succeed())
+	g.Expect(apierrors.IsConflict(c.Delete(t.Context(), cm))).To(BeTrue(), "the plan answers the delete itself")
+
+	p := &inProcess{user: "op", calls: c}
+	ev := func(user, verb, resource string) testenv.AuditEvent {
+		return testenv.AuditEvent{User: user, Verb: verb, Resource: resource, Namespace: "ns", Name: "a", Code: 200}
+	}
+	review := testenv.AuditEvent{User: "op", Verb: "create", APIGroup: "authorization.k8s.io", Resource: "selfsubjectaccessreviews", Code: 201}
+	forwarded := testenv.AuditEvents{ev("op", "create", "configmaps"), ev("op", "update", "configmaps"), ev("op", "get", "configmaps"),
+		ev("op", "create", "events"), ev("op", "update", "leases"), ev("admin", "delete", "configmaps"), review}
+	line, disagreements := p.witness(forwarded)
+	g.Expect(disagreements).To(BeEmpty())
+	g.Expect(line).To(Equal("The API server's audit log recorded 2 writes by the in-process operator's user (Events and Leases apart), " +
+		"as its fault-injecting client forwarded them (2 of its 3 writes; the others it answered with a fault)"))
+
+	_, disagreements = p.witness(append(forwarded, ev("op", "delete", "configmaps")))
+	g.Expect(disagreements).To(ConsistOf(HavePrefix("its fault-injecting client forwarded 2 writes (and 0 that failed on the way), the audit log has 3 "+
+		"(the client's by verb and kind map[create ConfigMap:1 update ConfigMap:1], the audit log's by verb and resource map[create configmaps:1 delete configmaps:1 update configmaps:1])")),
+		"a write the client answered itself cannot reach the audit log")
+	_, disagreements = p.witness(forwarded[1:])
+	g.Expect(disagreements).To(ConsistOf(HavePrefix("its fault-injecting client forwarded 2 writes (and 0 that failed on the way), the audit log has 1 ")))
 }
