@@ -327,17 +327,19 @@ bench-scale: envtest ## Measure the example operator at 100, 1,000 and 10,000 Cl
 	$(MAKE) bench-render
 
 # bench-shards measures the example operator as rings of SHARDS shards on each number of Clusters
-# in SHARDS_CLUSTERS (comma-separated; the saved runs of other sizes are kept), whose DNS calls
-# take SHARDS_DNS_LATENCY, into docs/benchmarks/shards.json; then it renders docs/benchmarks.md
-# again from the saved measurements of docs/benchmarks. SHARDS_CLUSTERS=2000 takes about 40 minutes.
+# in SHARDS_CLUSTERS (comma-separated; the saved runs of other sizes are kept), each shard running
+# each number of concurrent reconciles in SHARDS_WORKERS, whose DNS calls take SHARDS_DNS_LATENCY,
+# into docs/benchmarks/shards.json; then it renders docs/benchmarks.md again from the saved
+# measurements of docs/benchmarks. SHARDS_CLUSTERS=2000 takes about 40 minutes.
 SHARDS             ?= 1,2,4
 SHARDS_CLUSTERS    ?= 300
+SHARDS_WORKERS     ?= 8
 SHARDS_DNS_LATENCY ?= 500ms
 
 .PHONY: bench-shards
 bench-shards: envtest ## Measure the example operator as rings of 1, 2 and 4 shards (about 10 minutes; not CI) and add it to docs/benchmarks.md.
 	@mkdir -p $(BENCH_DOCS)
-	cd $(BENCH_DIR) && go run . -shards $(SHARDS) -shards-clusters $(SHARDS_CLUSTERS) -shards-dns-latency $(SHARDS_DNS_LATENCY) \
+	cd $(BENCH_DIR) && go run . -shards $(SHARDS) -shards-clusters $(SHARDS_CLUSTERS) -shards-workers $(SHARDS_WORKERS) -shards-dns-latency $(SHARDS_DNS_LATENCY) \
 		-shards-results $(BENCH_DOCS)/shards.json -command "make bench-shards" -strict
 	$(MAKE) bench-render
 

@@ -78,7 +78,7 @@ func run() error {
 	ctrl.SetLogger(logr.Discard())
 
 	if f.shards != "" && f.from == "" {
-		return runShardsOnly(f.shards, f.shardsClusters, f.shardsLatency, f.shardsResults, f.command, f.strict)
+		return runShardsOnly(f.shards, f.shardsClusters, f.shardsWorkers, f.shardsLatency, f.shardsResults, f.command, f.strict)
 	}
 	if (f.scale != "" || f.scaleImport != "") && f.from == "" {
 		return runScaleOnly(f.scale, f.scaleWithout, f.scaleImport, f.scaleResults, f.charts, f.command, f.strict)
@@ -125,11 +125,11 @@ type flags struct {
 	requireQuiet bool
 	// scale, scaleWithout and scaleResults configure the example operator at scale.
 	scale, scaleWithout, scaleResults, scaleImport string
-	// shards, shardsClusters, shardsLatency and shardsResults configure the example operator as
-	// rings of shards.
-	shards, shardsResults string
-	shardsClusters        string
-	shardsLatency         time.Duration
+	// shards, shardsClusters, shardsWorkers, shardsLatency and shardsResults configure the
+	// example operator as rings of shards.
+	shards, shardsResults         string
+	shardsClusters, shardsWorkers string
+	shardsLatency                 time.Duration
 }
 
 // parseFlags parses the command line and checks its flags.
@@ -160,6 +160,7 @@ func parseFlags() (*flags, error) {
 	flag.StringVar(&f.scaleResults, "scale-results", "", "the JSON file of the measurements at scale: written after -scale, read otherwise (when it exists) for the report")
 	flag.StringVar(&f.shards, "shards", "", "comma-separated ring sizes at which to measure the example operator as shards of a ring (`make bench-shards`); without -from, only that is measured, and written to -shards-results")
 	flag.StringVar(&f.shardsClusters, "shards-clusters", "300", "comma-separated numbers of Clusters at which to measure each ring of shards; the saved runs of other sizes are kept")
+	flag.StringVar(&f.shardsWorkers, "shards-workers", strconv.Itoa(harness.DefaultShardWorkers), "comma-separated numbers of concurrent reconciles per shard at which to measure each ring of shards")
 	flag.DurationVar(&f.shardsLatency, "shards-dns-latency", 500*time.Millisecond, "how long every call to the simulated DNS API takes in the rings of shards")
 	flag.StringVar(&f.shardsResults, "shards-results", "", "the JSON file of the measurements of rings of shards: written after -shards, read otherwise (when it exists) for the report")
 	flag.BoolVar(&f.strict, "strict", false, "exit 1 when an invariant tenon claims does not hold or a workload failed")
@@ -436,9 +437,10 @@ func runScaleOnly(ns, without, imports, results, charts, command string, strict 
 }
 
 // runShardsOnly measures the example operator as a ring of each size of the comma-separated list
-// sizes, on clusters Clusters whose DNS calls take latency; it saves the measurements to results
+// sizes, on each number of Clusters of clusterCounts whose DNS calls take latency, with each
+// number of concurrent reconciles per shard of workerCounts; it saves the measurements to results
 // after each run (for `make bench` and -from to include) and checks them.
-func runShardsOnly(sizes, clusterCounts string, latency time.Duration, results, command string, strict bool) error {
+func runShardsOnly(sizes, clusterCounts, workerCounts string, latency time.Duration, results, command string, strict bool) error {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	ks, err := positiveInts(sizes, "-shards", "shards")
@@ -449,29 +451,27 @@ func runShardsOnly(sizes, clusterCounts string, latency time.Duration, results, 
 	if err != nil {
 		return err
 	}
+	ws, err := positiveInts(workerCounts, "-shards-workers", "workers")
+	if err != nil {
+		return err
+	}
 	s := &report.Shards{Command: command, Started: time.Now()}
-	if s.Results, err = savedRunsBut(results, ns, ks); err != nil {
+	if s.Results, err = savedRunsBut(results, ns, ks, ws); err != nil {
 		return err
 	}
 	for _, n := range ns {
-		for _, k := range ks {
-			fmt.Fprintf(os.Stderr, "bench: example operator as %d shards, %d Clusters, DNS calls of %s\n", k, n, latency)
-			started := time.Now()
-			res, err := harness.RunShardScale(ctx, harness.ShardScaleParams{Shards: k, Clusters: n, DNSLatency: latency, Timeout: time.Hour})
-			if err != nil {
-				if ctx.Err() != nil {
+		for _, w := range ws {
+			for _, k := range ks {
+				res, err := measureRing(ctx, harness.ShardScaleParams{Shards: k, Clusters: n, DNSLatency: latency, Workers: w, Timeout: time.Hour})
+				if err != nil {
 					return err
 				}
-				res = harness.ShardScaleResult{Shards: k, Clusters: n, DNSLatency: latency.String(), Failure: err.Error()}
-			}
-			res.Started = started
-			fmt.Fprintf(os.Stderr, "bench: %d shards, %d Clusters: Ready after %.1f s, largest share %.2f, %.2f writes per Cluster, %d at steady state\n",
-				k, n, res.ReadySeconds, res.LargestShare(), res.WritesPerCluster, res.SteadyWrites)
-			s.Results = append(s.Results, res)
-			s.Finished = time.Now()
-			if results != "" {
-				if err := report.WriteShards(results, *s); err != nil {
-					return err
+				s.Results = append(s.Results, res)
+				s.Finished = time.Now()
+				if results != "" {
+					if err := report.WriteShards(results, *s); err != nil {
+						return err
+					}
 				}
 			}
 		}
@@ -490,6 +490,24 @@ func runShardsOnly(sizes, clusterCounts string, latency time.Duration, results, 
 		fmt.Fprintln(os.Stderr, "bench: every invariant holds")
 	}
 	return nil
+}
+
+// measureRing measures the example operator as the ring p describes; a run that failed is a
+// result with its Failure, and only an interruption an error.
+func measureRing(ctx context.Context, p harness.ShardScaleParams) (harness.ShardScaleResult, error) {
+	fmt.Fprintf(os.Stderr, "bench: example operator as %d shards of %d workers, %d Clusters, DNS calls of %s\n", p.Shards, p.Workers, p.Clusters, p.DNSLatency)
+	started := time.Now()
+	res, err := harness.RunShardScale(ctx, p)
+	if err != nil {
+		if ctx.Err() != nil {
+			return res, err
+		}
+		res = harness.ShardScaleResult{Shards: p.Shards, Clusters: p.Clusters, DNSLatency: p.DNSLatency.String(), Workers: p.Workers, Failure: err.Error()}
+	}
+	res.Started = started
+	fmt.Fprintf(os.Stderr, "bench: %d shards of %d workers, %d Clusters: Ready after %.1f s, largest share %.2f, %.2f writes per Cluster, %d at steady state\n",
+		p.Shards, p.Workers, p.Clusters, res.ReadySeconds, res.LargestShare(), res.WritesPerCluster, res.SteadyWrites)
+	return res, nil
 }
 
 // positiveInts parses the comma-separated positive numbers of the flag name, each a number of what.
@@ -512,8 +530,9 @@ func positiveInts(list, name, what string) ([]int, error) {
 }
 
 // savedRunsBut returns the runs saved in results (when given and it exists) but those of a ring
-// size in ks on a number of Clusters in ns, which are measured again, each with its start.
-func savedRunsBut(results string, ns, ks []int) ([]harness.ShardScaleResult, error) {
+// size in ks on a number of Clusters in ns with a number of workers per shard in ws, which are
+// measured again, each with its start.
+func savedRunsBut(results string, ns, ks, ws []int) ([]harness.ShardScaleResult, error) {
 	if results == "" {
 		return nil, nil
 	}
@@ -527,6 +546,6 @@ func savedRunsBut(results string, ns, ks []int) ([]harness.ShardScaleResult, err
 		}
 	}
 	return slices.DeleteFunc(saved.Results, func(r harness.ShardScaleResult) bool {
-		return slices.Contains(ns, r.Clusters) && slices.Contains(ks, r.Shards)
+		return slices.Contains(ns, r.Clusters) && slices.Contains(ks, r.Shards) && slices.Contains(ws, r.WorkersPerShard())
 	}), nil
 }

@@ -35,9 +35,16 @@ type ShardScaleParams struct {
 	// DNSLatency is how long every call to the simulated DNS API takes: the external call that
 	// bounds each reconcile, which sharding spreads over the shards.
 	DNSLatency time.Duration
+	// Workers is each shard's number of concurrent reconciles (--max-concurrent-reconciles); 0
+	// keeps the lab's, DefaultShardWorkers.
+	Workers int
 	// Timeout bounds the test, build included; 0 means 60 minutes.
 	Timeout time.Duration
 }
+
+// DefaultShardWorkers is the number of concurrent reconciles the example lab gives each replica
+// and shard of the operator (its --max-concurrent-reconciles).
+const DefaultShardWorkers = 8
 
 // ShardScaleResult is what one run of the example operator as a ring of shards measured (the
 // example lab's TestShardScale).
@@ -45,6 +52,9 @@ type ShardScaleResult struct {
 	Shards     int    `json:"shards"`
 	Clusters   int    `json:"clusters"`
 	DNSLatency string `json:"dnsLatency"`
+	// Workers is each shard's number of concurrent reconciles; 0 in runs saved before it was
+	// recorded, which had DefaultShardWorkers (see WorkersPerShard).
+	Workers int `json:"workers,omitempty"`
 	// Started is when the run began; zero in runs saved before it was recorded.
 	Started time.Time `json:"started,omitzero"`
 	// ReadySeconds runs from the sharder's start, once every shard held its Lease, until every
@@ -79,25 +89,44 @@ func (r ShardScaleResult) LargestShare() float64 {
 	return float64(slices.Max(slices.Collect(maps.Values(r.Assigned)))) / float64(r.Clusters)
 }
 
+// String names the run: "4 shards of 8 workers on 2000 Clusters".
+func (r ShardScaleResult) String() string {
+	return fmt.Sprintf("%d shards of %d workers on %d Clusters", r.Shards, r.WorkersPerShard(), r.Clusters)
+}
+
+// WorkersPerShard is each shard's number of concurrent reconciles in the run.
+func (r ShardScaleResult) WorkersPerShard() int {
+	if r.Workers == 0 {
+		return DefaultShardWorkers
+	}
+	return r.Workers
+}
+
 // RunShardScale measures the example operator as p.Shards shards of a ring with the reference
-// sharder of testing/sharder, on p.Clusters Clusters whose every DNS call takes p.DNSLatency: the
-// time until all are Ready, the shards' writes, the steady state, and each shard's memory. It
-// runs, in the example's lab,
+// sharder of testing/sharder, on p.Clusters Clusters whose every DNS call takes p.DNSLatency, each
+// shard with p.Workers concurrent reconciles: the time until all are Ready, the shards' writes,
+// the steady state, and each shard's memory. It runs, in the example's lab,
 //
-//	go test ./chaos -count=1 -run '^TestShardScale$' -chaos=scale -chaos.clusters=n -chaos.shards=k -chaos.dns-latency=d -chaos.json=...
+//	go test ./chaos -count=1 -run '^TestShardScale$' -chaos=scale -chaos.clusters=n -chaos.shards=k -chaos.dns-latency=d \
+//		-chaos.operator-args=--max-concurrent-reconciles=w -chaos.json=...
 //
 // and reads the JSON it writes; see RunClusterOperator for how failures are returned.
 func RunShardScale(ctx context.Context, p ShardScaleParams) (ShardScaleResult, error) {
-	if p.Shards < 1 || p.Clusters < 1 {
-		return ShardScaleResult{}, fmt.Errorf("a ring needs at least 1 shard and 1 Cluster, not %d and %d", p.Shards, p.Clusters)
+	if p.Shards < 1 || p.Clusters < 1 || p.Workers < 0 {
+		return ShardScaleResult{}, fmt.Errorf("a ring needs at least 1 shard, 1 Cluster and no negative number of workers, not %d, %d and %d",
+			p.Shards, p.Clusters, p.Workers)
 	}
 	if p.Timeout == 0 {
 		p.Timeout = clusterOperatorTimeout
 	}
+	if p.Workers == 0 {
+		p.Workers = DefaultShardWorkers
+	}
 	data, failure, err := runLabTest(ctx, "TestShardScale", func(out string) []string {
 		return []string{"test", "./chaos", "-count=1", "-run", "^TestShardScale$", "-timeout", p.Timeout.String(),
 			"-chaos=scale", fmt.Sprintf("-chaos.clusters=%d", p.Clusters), fmt.Sprintf("-chaos.shards=%d", p.Shards),
-			"-chaos.dns-latency=" + p.DNSLatency.String(), "-chaos.json=" + out}
+			"-chaos.dns-latency=" + p.DNSLatency.String(), fmt.Sprintf("-chaos.operator-args=--max-concurrent-reconciles=%d", p.Workers),
+			"-chaos.json=" + out}
 	})
 	if err != nil {
 		return ShardScaleResult{}, err
@@ -110,6 +139,7 @@ func RunShardScale(ctx context.Context, p ShardScaleParams) (ShardScaleResult, e
 		return ShardScaleResult{}, errors.Join(failure, fmt.Errorf("the shards' result is for %d shards and %d Clusters, not %d and %d",
 			res.Shards, res.Clusters, p.Shards, p.Clusters))
 	}
+	res.Workers = p.Workers
 	if failure != nil {
 		res.Failure = failure.Error()
 	}

@@ -58,11 +58,11 @@ func CheckShards(s *Shards) []string {
 	for _, run := range s.Results {
 		switch {
 		case run.Failure != "":
-			problems = append(problems, fmt.Sprintf("%d shards: %s", run.Shards, run.Failure))
+			problems = append(problems, fmt.Sprintf("%s: %s", run, run.Failure))
 		case run.SteadyWrites != 0:
-			problems = append(problems, fmt.Sprintf("%d shards: %d writes at steady state, want 0", run.Shards, run.SteadyWrites))
+			problems = append(problems, fmt.Sprintf("%s: %d writes at steady state, want 0", run, run.SteadyWrites))
 		case run.Drains != 0:
-			problems = append(problems, fmt.Sprintf("%d shards: %d drains, want 0", run.Shards, run.Drains))
+			problems = append(problems, fmt.Sprintf("%s: %d drains, want 0", run, run.Drains))
 		}
 	}
 	return problems
@@ -101,36 +101,20 @@ func (r *Report) writeShards(b *strings.Builder) {
 		return
 	}
 	runs := slices.Clone(s.Results)
-	slices.SortFunc(runs, func(a, b harness.ShardScaleResult) int { return cmp.Or(a.Clusters-b.Clusters, a.Shards-b.Shards) })
-	var when []string
-	for i, run := range runs {
-		if i == 0 || run.Clusters != runs[i-1].Clusters {
-			started := run.Started
-			if started.IsZero() {
-				started = s.Started
-			}
-			when = append(when, fmt.Sprintf("%d Clusters on %s UTC", run.Clusters, started.UTC().Format("2006-01-02 15:04")))
-		}
-	}
-	fmt.Fprintf(b, "Measured by `%s` (%s; %s). Each run starts the manager binary as k shards of a ring "+
-		"(`--controller-ring`, see [Scaling out: shards](production.md#scaling-out-shards)), each its own user, waits "+
-		"until every shard holds its Lease, then starts the reference sharder of `testing/sharder` on the Clusters created "+
-		"beforehand, so that each Cluster is assigned once; it waits until every Cluster is Ready, then through a steady "+
-		"state. Every call to the simulated DNS API takes %s, so that a reconcile waits on an external system as a real "+
-		"one does: that wait is what shards spread. Writes come from the API server's audit log (the shards' Lease "+
-		"renewals counted apart); peak RSS is each shard's VmHWM once every Cluster was Ready, and *with nothing "+
-		"assigned* its VmHWM before the sharder started. The model column is what each shard would hold if a shard cost "+
-		"its fixed part plus its share of one replica's variable part, from the one-shard run on as many Clusters: "+
-		"baseline + (one shard's peak − baseline) / k.\n\n",
-		s.Command, s.Environment.CPU, strings.Join(when, ", "), runs[0].DNSLatency)
-	b.WriteString("| Clusters | shards (k) | all Ready after | × 1 shard | largest shard's share | writes per Cluster | steady-state writes (Lease renewals) | peak RSS per shard | with nothing assigned | model | live heap per shard | CPU until Ready |\n")
-	b.WriteString("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	slices.SortFunc(runs, func(a, b harness.ShardScaleResult) int {
+		return cmp.Or(a.Clusters-b.Clusters, b.WorkersPerShard()-a.WorkersPerShard(), a.Shards-b.Shards)
+	})
+	writeShardsIntro(b, s, runs)
+	f, why := workingReplica(runs)
+	writeShardsModel(b, f, why)
+	b.WriteString("| Clusters | shards (k) | workers per shard | all Ready after | × 1 shard | largest shard's share | writes per Cluster | steady-state writes (Lease renewals) | peak RSS per shard | with nothing assigned | model | × model | live heap per shard | CPU until Ready |\n")
+	b.WriteString("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, run := range runs {
-		ratio, model := againstOneShard(run, runs)
-		fmt.Fprintf(b, "| %d | %d | %s s | %s | %s | %s | %d (%d) | %s MiB | %s MiB | %s | %s MiB | %s s |\n",
-			run.Clusters, run.Shards, fmtNum(run.ReadySeconds, 1), ratio,
+		ratio, model, toModel := againstOneShard(run, runs, f)
+		fmt.Fprintf(b, "| %d | %d | %d | %s s | %s | %s | %s | %d (%d) | %s MiB | %s MiB | %s | %s | %s MiB | %s s |\n",
+			run.Clusters, run.Shards, run.WorkersPerShard(), fmtNum(run.ReadySeconds, 1), ratio,
 			fmtNum(run.LargestShare(), 2), fmtNum(run.WritesPerCluster, 2), run.SteadyWrites, run.SteadyLeaseWrites,
-			rangeMiB(run.PeakRSSBytes), rangeMiB(run.BaselineRSSBytes), model, rangeMiB(run.LiveHeapBytes), fmtNum(run.CPUSeconds, 1))
+			rangeMiB(run.PeakRSSBytes), rangeMiB(run.BaselineRSSBytes), model, toModel, rangeMiB(run.LiveHeapBytes), fmtNum(run.CPUSeconds, 1))
 	}
 	b.WriteString("\n")
 	b.WriteString("The time to Ready follows the largest shard's share, not 1/k: consistent hashing gives shards unequal " +
@@ -146,9 +130,81 @@ func (r *Report) writeShards(b *strings.Builder) {
 		"API server rather than by an external call cannot converge faster with more shards here, only spread its memory.\n\n")
 	for _, run := range runs {
 		if run.Failure != "" {
-			fmt.Fprintf(b, "**Failed** with %d shards:\n\n```text\n%s\n```\n\n", run.Shards, strings.TrimSpace(run.Failure))
+			fmt.Fprintf(b, "**Failed**, %s:\n\n```text\n%s\n```\n\n", run, strings.TrimSpace(run.Failure))
 		}
 	}
+}
+
+// writeShardsIntro writes how the runs were measured, and when.
+func writeShardsIntro(b *strings.Builder, s *Shards, runs []harness.ShardScaleResult) {
+	var when []string
+	for i := 0; i < len(runs); {
+		j := i
+		first, last := startOf(runs[i], s), startOf(runs[i], s)
+		for ; j < len(runs) && runs[j].Clusters == runs[i].Clusters; j++ {
+			first, last = minTime(first, startOf(runs[j], s)), maxTime(last, startOf(runs[j], s))
+		}
+		const layout = "2006-01-02 15:04"
+		if first.Equal(last) {
+			when = append(when, fmt.Sprintf("%d Clusters on %s UTC", runs[i].Clusters, first.UTC().Format(layout)))
+		} else {
+			when = append(when, fmt.Sprintf("%d Clusters from %s to %s UTC", runs[i].Clusters, first.UTC().Format(layout), last.UTC().Format(layout)))
+		}
+		i = j
+	}
+	fmt.Fprintf(b, "Measured by `%s` (%s; %s). Each run starts the manager binary as k shards of a ring "+
+		"(`--controller-ring`, see [Scaling out: shards](production.md#scaling-out-shards)), each its own user, waits "+
+		"until every shard holds its Lease, then starts the reference sharder of `testing/sharder` on the Clusters created "+
+		"beforehand, so that each Cluster is assigned once; it waits until every Cluster is Ready, then through a steady "+
+		"state. Every call to the simulated DNS API takes %s, so that a reconcile waits on an external system as a real "+
+		"one does: that wait is what shards spread. Writes come from the API server's audit log (the shards' Lease "+
+		"renewals counted apart); peak RSS is each shard's VmHWM once every Cluster was Ready, and *with nothing "+
+		"assigned* its VmHWM before the sharder started. Each shard runs %d reconciles at once, as the lab runs one "+
+		"replica (`--max-concurrent-reconciles`), unless the workers column says otherwise.\n\n",
+		s.Command, s.Environment.CPU, strings.Join(when, ", "), runs[0].DNSLatency, harness.DefaultShardWorkers)
+}
+
+// writeShardsModel writes what the model column is, from the fit f of one replica's memory, or
+// why it is left out.
+func writeShardsModel(b *strings.Builder, f fit, why string) {
+	if why == "" {
+		fmt.Fprintf(b, "The model column is what each shard would hold if it cost one replica's fixed part plus an even share of "+
+			"one replica's variable part: fixed + (one replica's peak on as many Clusters − fixed) / k. The fixed part is "+
+			"what a working replica costs whatever its number of Clusters: the intercept of the line through one "+
+			"replica's peak RSS on %d and %d Clusters, %s MiB (and %s KiB per Cluster); *× model* is each shard's peak "+
+			"against it (*fit* for the runs the line goes through). A process with nothing to do holds less (*with "+
+			"nothing assigned*): working at all costs memory that does not shrink with a shard's share. Two things the "+
+			"model leaves out: consistent hashing gives shards uneven shares (see the largest shard's share), and every "+
+			"shard caches every Cluster's directory entry (a tracked child, which the sharder does not assign), so that "+
+			"a shard also holds a little for each Cluster it does not own.\n\n",
+			f.Lo, f.Hi, fmtNum(f.Fixed, 1), fmtNum(f.PerCluster*1024, 1))
+	} else {
+		b.WriteString(why + "\n\n")
+	}
+}
+
+// startOf returns when run started: its own start, or for runs saved before it was recorded,
+// the measurement's.
+func startOf(run harness.ShardScaleResult, s *Shards) time.Time {
+	if run.Started.IsZero() {
+		return s.Started
+	}
+	return run.Started
+}
+
+// minTime returns the earlier of a and b; maxTime the later.
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // sameWrites reports whether every run wrote as many times per Cluster as the one-shard run on as
@@ -159,7 +215,8 @@ func sameWrites(runs []harness.ShardScaleResult) bool {
 			return false
 		}
 		for _, one := range runs {
-			if one.Clusters == run.Clusters && one.Shards == 1 && one.WritesPerCluster != run.WritesPerCluster {
+			if one.Clusters == run.Clusters && one.Shards == 1 && one.WorkersPerShard() == harness.DefaultShardWorkers &&
+				one.WritesPerCluster != run.WritesPerCluster {
 				return false
 			}
 		}
@@ -168,20 +225,68 @@ func sameWrites(runs []harness.ShardScaleResult) bool {
 }
 
 // againstOneShard returns run's time to Ready as a ratio of the one-shard run's on as many
-// Clusters, and the model of its peak RSS per shard from that run; "–" for each without one.
-func againstOneShard(run harness.ShardScaleResult, runs []harness.ShardScaleResult) (ratio, model string) {
-	ratio, model = "–", "–"
-	i := slices.IndexFunc(runs, func(o harness.ShardScaleResult) bool {
-		return o.Clusters == run.Clusters && o.Shards == 1 && o.ReadySeconds > 0
-	})
+// Clusters with the default number of workers, the model of its peak RSS per shard from that run
+// and f (none when f is zero), and its shards' peaks as ratios of the model ("fit" for a run f
+// was drawn through); "–" for each without one.
+func againstOneShard(run harness.ShardScaleResult, runs []harness.ShardScaleResult, f fit) (ratio, model, toModel string) {
+	ratio, model, toModel = "–", "–", "–"
+	i := slices.IndexFunc(runs, func(o harness.ShardScaleResult) bool { return isOneReplica(o) && o.Clusters == run.Clusters })
 	if i < 0 {
-		return ratio, model
+		return ratio, model, toModel
 	}
 	one := runs[i]
 	ratio = fmtNum(run.ReadySeconds/one.ReadySeconds, 2)
-	if len(one.BaselineRSSBytes) > 0 && len(run.BaselineRSSBytes) > 0 {
-		oneBaseline, onePeak := meanMiB(one.BaselineRSSBytes), meanMiB(one.PeakRSSBytes)
-		model = fmtNum(oneBaseline+(onePeak-oneBaseline)/float64(run.Shards), 0) + " MiB"
+	if f.Fixed <= 0 || len(run.PeakRSSBytes) == 0 {
+		return ratio, model, toModel
 	}
-	return ratio, model
+	m := f.Fixed + (meanMiB(one.PeakRSSBytes)-f.Fixed)/float64(run.Shards)
+	model = fmtNum(m, 0) + " MiB"
+	if isOneReplica(run) && (run.Clusters == f.Lo || run.Clusters == f.Hi) {
+		return ratio, model, "fit"
+	}
+	lo, hi := fmtNum(mib(slices.Min(run.PeakRSSBytes))/m, 2), fmtNum(mib(slices.Max(run.PeakRSSBytes))/m, 2)
+	if toModel = lo; hi != lo {
+		toModel = lo + "–" + hi
+	}
+	return ratio, model, toModel
+}
+
+// isOneReplica reports whether run is the operator as one shard with the default number of
+// workers: one replica, from which the model of a ring's memory is made.
+func isOneReplica(run harness.ShardScaleResult) bool {
+	return run.Shards == 1 && run.WorkersPerShard() == harness.DefaultShardWorkers && run.ReadySeconds > 0 && len(run.PeakRSSBytes) > 0
+}
+
+// fit is the line through one replica's peak RSS on the fewest and the most Clusters measured:
+// what a working replica costs whatever its number of Clusters (Fixed, MiB) and per Cluster
+// (PerCluster, MiB), from its runs on Lo and Hi Clusters.
+type fit struct {
+	Fixed, PerCluster float64
+	Lo, Hi            int
+}
+
+// workingReplica returns the fit of one replica's peak RSS against its number of Clusters, or
+// why there is none.
+func workingReplica(runs []harness.ShardScaleResult) (f fit, why string) {
+	var ones []harness.ShardScaleResult
+	for _, run := range runs {
+		if isOneReplica(run) {
+			ones = append(ones, run)
+		}
+	}
+	byClusters := func(a, b harness.ShardScaleResult) int { return a.Clusters - b.Clusters }
+	if len(ones) == 0 || slices.MinFunc(ones, byClusters).Clusters == slices.MaxFunc(ones, byClusters).Clusters {
+		return fit{}, "The model column needs one-replica runs on two numbers of Clusters, to tell what a working replica " +
+			"costs whatever its number of Clusters."
+	}
+	lo, hi := slices.MinFunc(ones, byClusters), slices.MaxFunc(ones, byClusters)
+	f = fit{Lo: lo.Clusters, Hi: hi.Clusters}
+	f.PerCluster = (meanMiB(hi.PeakRSSBytes) - meanMiB(lo.PeakRSSBytes)) / float64(hi.Clusters-lo.Clusters)
+	f.Fixed = meanMiB(lo.PeakRSSBytes) - f.PerCluster*float64(lo.Clusters)
+	if f.PerCluster <= 0 || f.Fixed <= 0 {
+		return fit{}, fmt.Sprintf("The model column is left out: one replica's peak RSS on %d and %d Clusters (%s and %s MiB) "+
+			"does not make a line with a positive fixed part and cost per Cluster.",
+			lo.Clusters, hi.Clusters, fmtNum(meanMiB(lo.PeakRSSBytes), 0), fmtNum(meanMiB(hi.PeakRSSBytes), 0))
+	}
+	return f, ""
 }

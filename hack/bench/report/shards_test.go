@@ -40,8 +40,10 @@ func shardRun(k int, ready float64, peakMiB, baselineMiB int64, assigned ...int)
 
 func TestShardsSection(t *testing.T) {
 	big := func(run harness.ShardScaleResult) harness.ShardScaleResult { run.Clusters = 2000; return run }
+	fewer := big(shardRun(4, 380, 88, 70, 580, 500, 470, 450))
+	fewer.Workers = 2
 	s := &Shards{Command: "make bench-shards", Results: []harness.ShardScaleResult{
-		big(shardRun(4, 120, 95, 70, 580, 500, 470, 450)), shardRun(2, 60, 79, 70, 174, 126), big(shardRun(1, 400, 150, 70, 2000)),
+		big(shardRun(4, 120, 95, 70, 580, 500, 470, 450)), shardRun(2, 60, 79, 70, 174, 126), fewer, big(shardRun(1, 400, 150, 70, 2000)),
 		shardRun(1, 90, 82, 70, 300),
 	}}
 	r, err := New(Input{Shards: s})
@@ -56,13 +58,19 @@ func TestShardsSection(t *testing.T) {
 			rows = append(rows, line)
 		}
 	}
-	// Sorted by Clusters, then ring size; the model is 70 + (82 − 70) / k at 300 Clusters and
-	// 70 + (150 − 70) / k at 2,000, each from the one-shard run on as many Clusters.
+	// Sorted by Clusters, then workers per shard (most first; 0, saved before they were
+	// recorded, is 8), then ring size. One replica (a shard of 8 workers) peaks at 82 MiB on 300
+	// Clusters and 150 MiB on 2,000: 0.04 MiB per Cluster over a fixed 70 MiB. The model is
+	// 70 + (82 − 70) / k at 300 Clusters and 70 + (150 − 70) / k at 2,000.
 	want := []string{
-		"| 300 | 1 | 90.0 s | 1.00 | 1.00 | 11.00 | 0 (4) | 82 MiB | 70 MiB | 82 MiB | 10 MiB | 30.0 s |",
-		"| 300 | 2 | 60.0 s | 0.67 | 0.58 | 11.00 | 0 (8) | 79 MiB | 70 MiB | 76 MiB | 10 MiB | 30.0 s |",
-		"| 2000 | 1 | 400.0 s | 1.00 | 1.00 | 11.00 | 0 (4) | 150 MiB | 70 MiB | 150 MiB | 10 MiB | 30.0 s |",
-		"| 2000 | 4 | 120.0 s | 0.30 | 0.29 | 11.00 | 0 (16) | 95 MiB | 70 MiB | 90 MiB | 10 MiB | 30.0 s |",
+		"| 300 | 1 | 8 | 90.0 s | 1.00 | 1.00 | 11.00 | 0 (4) | 82 MiB | 70 MiB | 82 MiB | fit | 10 MiB | 30.0 s |",
+		"| 300 | 2 | 8 | 60.0 s | 0.67 | 0.58 | 11.00 | 0 (8) | 79 MiB | 70 MiB | 76 MiB | 1.04 | 10 MiB | 30.0 s |",
+		"| 2000 | 1 | 8 | 400.0 s | 1.00 | 1.00 | 11.00 | 0 (4) | 150 MiB | 70 MiB | 150 MiB | fit | 10 MiB | 30.0 s |",
+		"| 2000 | 4 | 8 | 120.0 s | 0.30 | 0.29 | 11.00 | 0 (16) | 95 MiB | 70 MiB | 90 MiB | 1.06 | 10 MiB | 30.0 s |",
+		"| 2000 | 4 | 2 | 380.0 s | 0.95 | 0.29 | 11.00 | 0 (16) | 88 MiB | 70 MiB | 90 MiB | 0.98 | 10 MiB | 30.0 s |",
+	}
+	if !strings.Contains(b.String(), "peak RSS on 300 and 2000 Clusters, 70.0 MiB (and 41.0 KiB per Cluster)") {
+		t.Errorf("the section does not give one replica's fixed part and its cost per Cluster:\n%s", b.String())
 	}
 	if diff := cmp.Diff(want, rows); diff != "" {
 		t.Errorf("rows (-want +got):\n%s\n%s", diff, b.String())
@@ -72,11 +80,45 @@ func TestShardsSection(t *testing.T) {
 	}
 }
 
+func TestTheShardsModelNeedsOneReplicaOnTwoNumbersOfClusters(t *testing.T) {
+	lone := shardRun(1, 90, 82, 70, 300)
+	fewer := shardRun(1, 90, 60, 50, 300)
+	fewer.Workers, fewer.Clusters = 2, 2000 // not one replica: a shard of 2 workers
+	for _, runs := range [][]harness.ShardScaleResult{
+		{lone, shardRun(2, 60, 79, 70, 174, 126)},
+		{lone, fewer, shardRun(2, 60, 79, 70, 174, 126)},
+	} {
+		r, err := New(Input{Shards: &Shards{Command: "make bench-shards", Results: runs}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		r.writeShards(&b)
+		if !strings.Contains(b.String(), "| 300 | 2 | 8 | 60.0 s | 0.67 | 0.58 | 11.00 | 0 (8) | 79 MiB | 70 MiB | – | – | 10 MiB | 30.0 s |") ||
+			!strings.Contains(b.String(), "The model column needs one-replica runs on two numbers of Clusters") {
+			t.Errorf("with one replica measured on one number of Clusters, the model is not left out:\n%s", b.String())
+		}
+	}
+	shrinking := shardRun(1, 400, 80, 70, 2000)
+	shrinking.Clusters = 2000
+	r, err := New(Input{Shards: &Shards{Command: "make bench-shards", Results: []harness.ShardScaleResult{lone, shrinking, shardRun(2, 60, 79, 70, 174, 126)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	r.writeShards(&b)
+	if !strings.Contains(b.String(), "| 300 | 2 | 8 | 60.0 s | 0.67 | 0.58 | 11.00 | 0 (8) | 79 MiB | 70 MiB | – | – | 10 MiB | 30.0 s |") ||
+		!strings.Contains(b.String(), "one replica's peak RSS on 300 and 2000 Clusters (82 and 80 MiB) does not make a line") {
+		t.Errorf("with one replica's peak falling as the Clusters grow, the model is not left out with the reason:\n%s", b.String())
+	}
+}
+
 func TestCheckShardsNamesWhatDoesNotHold(t *testing.T) {
 	steady, drained, failed := shardRun(2, 60, 79, 70, 150, 150), shardRun(3, 50, 79, 70, 100, 100, 100), shardRun(4, 0, 0, 0)
 	steady.SteadyWrites, drained.Drains, failed.Failure = 3, 5, "go test failed"
 	got := CheckShards(&Shards{Results: []harness.ShardScaleResult{steady, drained, failed}})
-	want := []string{"2 shards: 3 writes at steady state, want 0", "3 shards: 5 drains, want 0", "4 shards: go test failed"}
+	want := []string{"2 shards of 8 workers on 300 Clusters: 3 writes at steady state, want 0", "3 shards of 8 workers on 300 Clusters: 5 drains, want 0",
+		"4 shards of 8 workers on 300 Clusters: go test failed"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("CheckShards (-want +got):\n%s", diff)
 	}

@@ -52,26 +52,50 @@ func freeAddr(t *testing.T) string {
 // garbage collection is done (runtime.MemStats.HeapAlloc right after runtime.GC, which
 // /debug/pprof/heap?gc=1 runs).
 func liveHeap(ctx context.Context, addr string) (int64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/debug/pprof/heap?gc=1&debug=1", http.NoBody)
+	stats, err := memStats(ctx, addr, true)
 	if err != nil {
 		return 0, err
+	}
+	heap, ok := stats["HeapAlloc"]
+	if !ok {
+		return 0, errors.New("no HeapAlloc in the heap profile")
+	}
+	return heap, nil
+}
+
+// memStats returns the integral fields of runtime.MemStats of the process serving pprof at addr,
+// by name, as its heap profile prints them; after a garbage collection if gc.
+func memStats(ctx context.Context, addr string, gc bool) (map[string]int64, error) {
+	url := "http://" + addr + "/debug/pprof/heap?debug=1"
+	if gc {
+		url += "&gc=1"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
+	if err != nil {
+		return nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer resp.Body.Close()
+	stats := map[string]int64{}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "# HeapAlloc = "); ok {
-			return strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		field, ok := strings.CutPrefix(sc.Text(), "# ")
+		if !ok {
+			continue
+		}
+		name, value, ok := strings.Cut(field, " = ")
+		if !ok {
+			continue
+		}
+		if n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64); err == nil {
+			stats[name] = n
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return 0, err
-	}
-	return 0, errors.New("no HeapAlloc in the heap profile")
+	return stats, sc.Err()
 }
 
 // saveHeapProfile saves the heap profile of the process serving pprof at addr to path.

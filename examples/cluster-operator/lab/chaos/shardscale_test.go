@@ -48,6 +48,8 @@ var (
 type ShardScaleResult struct {
 	Shards, Clusters int
 	DNSLatency       string
+	// OperatorArgs are the flags -chaos.operator-args added to each shard's.
+	OperatorArgs string
 	// ReadySeconds is the time from the sharder's start, once every shard held its Lease, until
 	// every Cluster was Ready.
 	ReadySeconds float64
@@ -70,7 +72,8 @@ type ShardScaleResult struct {
 
 // TestShardScale runs the example operator as -chaos.shards shards of a ring, with the reference
 // sharder, on -chaos.clusters Clusters, with every call to the DNS provider taking
-// -chaos.dns-latency: the time to Ready, the writes, the steady state and each shard's memory.
+// -chaos.dns-latency and the flags of -chaos.operator-args added to each shard's: the time to
+// Ready, the writes, the steady state and each shard's memory.
 func TestShardScale(t *testing.T) {
 	if *mode != "scale" || *shardScaleShards <= 0 {
 		t.Skip("run with -chaos=scale -chaos.shards=N")
@@ -91,8 +94,8 @@ func TestShardScale(t *testing.T) {
 		name := shardName(i)
 		addrs[i] = freeAddr(t)
 		procs[i] = w.startOperator(t, name, w.newProxy(t, name, w.user.Config(), log),
-			"--controller-ring="+ringName, "--shard-name="+name, "--leader-election-namespace="+systemNamespace,
-			"--pprof-bind-address="+addrs[i])
+			append([]string{"--controller-ring=" + ringName, "--shard-name=" + name, "--leader-election-namespace=" + systemNamespace,
+				"--pprof-bind-address=" + addrs[i]}, strings.Fields(*scaleOperatorArgs)...)...)
 	}
 	// The sharder starts once every shard holds its Lease, so that it assigns each Cluster once,
 	// to the ring of k, rather than to the first shard and then again as the others join.
@@ -118,13 +121,14 @@ func TestShardScale(t *testing.T) {
 			t.Fatal(err)
 		}
 		baseline[i] = rss
+		t.Logf("%s with nothing assigned: %s", p.name, memoryParts(t.Context(), p.cmd.Process.Pid, addrs[i]))
 	}
 	started := time.Now()
 	runSharder(t, s)
 	w.waitConverged(t, ns)
 	ready := time.Since(started)
 	readyMark := w.mark(t)
-	res := ShardScaleResult{Shards: k, Clusters: n, DNSLatency: shardScaleLatency.String(), ReadySeconds: ready.Seconds(), BaselineRSSBytes: baseline}
+	res := ShardScaleResult{Shards: k, Clusters: n, DNSLatency: shardScaleLatency.String(), OperatorArgs: *scaleOperatorArgs, ReadySeconds: ready.Seconds(), BaselineRSSBytes: baseline}
 	for _, p := range procs {
 		cpu, err := cpuTime(p.cmd.Process.Pid)
 		if err != nil {
@@ -138,6 +142,9 @@ func TestShardScale(t *testing.T) {
 		res.PeakRSSBytes = append(res.PeakRSSBytes, rss)
 	}
 	res.WritesPerCluster = float64(len(w.operatorRequests(t, start, readyMark).Writes().Filter(notLease))) / float64(n)
+	for i, p := range procs {
+		t.Logf("%s at Ready: %s", p.name, memoryParts(t.Context(), p.cmd.Process.Pid, addrs[i]))
+	}
 
 	steadyFrom := w.waitWritesSettle(t, readyMark, scaleSettle, scaleSettleTimeout)
 	steadyTo := w.waitQuiet(t, steadyFrom, *scaleQuiet)
@@ -191,6 +198,26 @@ func TestShardScale(t *testing.T) {
 	}
 	w.deleteAll(t, ns)
 	w.waitGone(t, ns)
+}
+
+// memoryParts describes what the memory of process pid, serving pprof at addr, is made of: its
+// resident anonymous and file-backed pages, what the Go runtime obtained from the system and
+// what of it the heap holds, has returned, and will collect at, and its garbage collections.
+func memoryParts(ctx context.Context, pid int, addr string) string {
+	var parts []string
+	for _, field := range []string{"RssAnon", "RssFile"} {
+		if v, err := procStatus(pid, field); err == nil {
+			parts = append(parts, fmt.Sprintf("%s %d MiB", field, mibs([]int64{v})[0]))
+		}
+	}
+	stats, err := memStats(ctx, addr, false)
+	if err != nil {
+		return strings.Join(append(parts, err.Error()), ", ")
+	}
+	for _, field := range []string{"Sys", "HeapSys", "HeapInuse", "HeapReleased", "StackSys", "NextGC"} {
+		parts = append(parts, fmt.Sprintf("%s %d MiB", field, mibs([]int64{stats[field]})[0]))
+	}
+	return strings.Join(append(parts, fmt.Sprintf("NumGC %d", stats["NumGC"])), ", ")
 }
 
 // notLease reports whether e is not a request for a Lease.
