@@ -119,6 +119,10 @@ func (r *Report) writeShards(b *strings.Builder) {
 	b.WriteString("\n")
 	b.WriteString("The time to Ready follows the largest shard's share, not 1/k: consistent hashing gives shards unequal " +
 		"shares of a few hundred Clusters, and the slowest shard finishes last. ")
+	if slow := slowerThanShare(runs); len(slow) > 0 {
+		fmt.Fprintf(b, "Not so for %s: more than 1.5 × the largest share of one replica's time, so something other than "+
+			"the DNS wait bounds them on these two cores, which these runs do not tell apart. ", strings.Join(slow, "; "))
+	}
 	if sameWrites(runs) {
 		b.WriteString("Writes per Cluster stay those of one replica: a shard writes only what it holds, and no Cluster is written twice. ")
 	} else {
@@ -168,16 +172,16 @@ func writeShardsIntro(b *strings.Builder, s *Shards, runs []harness.ShardScaleRe
 // why it is left out.
 func writeShardsModel(b *strings.Builder, f fit, why string) {
 	if why == "" {
-		fmt.Fprintf(b, "The model column is what each shard would hold if it cost one replica's fixed part plus an even share of "+
-			"one replica's variable part: fixed + (one replica's peak on as many Clusters − fixed) / k. The fixed part is "+
-			"what a working replica costs whatever its number of Clusters: the intercept of the line through one "+
-			"replica's peak RSS on %d and %d Clusters, %s MiB (and %s KiB per Cluster); *× model* is each shard's peak "+
-			"against it (*fit* for the runs the line goes through). A process with nothing to do holds less (*with "+
-			"nothing assigned*): working at all costs memory that does not shrink with a shard's share. Two things the "+
-			"model leaves out: consistent hashing gives shards uneven shares (see the largest shard's share), and every "+
-			"shard caches every Cluster's directory entry (a tracked child, which the sharder does not assign), so that "+
-			"a shard also holds a little for each Cluster it does not own.\n\n",
-			f.Lo, f.Hi, fmtNum(f.Fixed, 1), fmtNum(f.PerCluster*1024, 1))
+		fmt.Fprintf(b, "The model column is what each shard would hold if a shard cost what an idle process holds, plus "+
+			"what working costs a replica whatever its number of Clusters, plus an even share of what one replica "+
+			"holds per Cluster: idle + working + per Cluster × N / k. The last two come from what one replica's peak "+
+			"RSS adds to its own idle VmHWM on %d and %d Clusters (the line through both): %s MiB to work at all, and "+
+			"%s KiB per Cluster. *× model* is each shard's peak against the model with its own idle VmHWM (*fit* for the "+
+			"runs the line goes through). Two things the model leaves out: consistent hashing gives shards uneven "+
+			"shares (see the largest shard's share), and every shard caches every Cluster's directory entry (a tracked "+
+			"child, which the sharder does not assign), so that a shard also holds a little for each Cluster it does "+
+			"not own.\n\n",
+			f.Lo, f.Hi, fmtNum(f.Working, 1), fmtNum(f.PerCluster*1024, 1))
 	} else {
 		b.WriteString(why + "\n\n")
 	}
@@ -207,6 +211,23 @@ func maxTime(a, b time.Time) time.Time {
 	return a
 }
 
+// slowerThanShare names the runs of several shards, each with one replica's workers, whose time
+// to Ready is more than 1.5 times their largest share of the one replica's on as many Clusters.
+func slowerThanShare(runs []harness.ShardScaleResult) []string {
+	var slow []string
+	for _, run := range runs {
+		if run.Shards == 1 || run.WorkersPerShard() != harness.DefaultShardWorkers || run.ReadySeconds == 0 {
+			continue
+		}
+		i := slices.IndexFunc(runs, func(o harness.ShardScaleResult) bool { return isOneReplica(o) && o.Clusters == run.Clusters })
+		if i >= 0 && run.ReadySeconds/runs[i].ReadySeconds > 1.5*run.LargestShare() {
+			slow = append(slow, fmt.Sprintf("%d shards on %d Clusters (%s against a share of %s)", run.Shards, run.Clusters,
+				fmtNum(run.ReadySeconds/runs[i].ReadySeconds, 2), fmtNum(run.LargestShare(), 2)))
+		}
+	}
+	return slow
+}
+
 // sameWrites reports whether every run wrote as many times per Cluster as the one-shard run on as
 // many Clusters, and nothing at steady state.
 func sameWrites(runs []harness.ShardScaleResult) bool {
@@ -225,26 +246,27 @@ func sameWrites(runs []harness.ShardScaleResult) bool {
 }
 
 // againstOneShard returns run's time to Ready as a ratio of the one-shard run's on as many
-// Clusters with the default number of workers, the model of its peak RSS per shard from that run
-// and f (none when f is zero), and its shards' peaks as ratios of the model ("fit" for a run f
-// was drawn through); "–" for each without one.
+// Clusters with the default number of workers, the model of its peak RSS per shard from f (none
+// when f is zero; see writeShardsModel), and its shards' peaks as ratios of each one's model
+// ("fit" for a run f was drawn through); "–" for each without one.
 func againstOneShard(run harness.ShardScaleResult, runs []harness.ShardScaleResult, f fit) (ratio, model, toModel string) {
 	ratio, model, toModel = "–", "–", "–"
-	i := slices.IndexFunc(runs, func(o harness.ShardScaleResult) bool { return isOneReplica(o) && o.Clusters == run.Clusters })
-	if i < 0 {
+	if i := slices.IndexFunc(runs, func(o harness.ShardScaleResult) bool { return isOneReplica(o) && o.Clusters == run.Clusters }); i >= 0 {
+		ratio = fmtNum(run.ReadySeconds/runs[i].ReadySeconds, 2)
+	}
+	if f.PerCluster <= 0 || len(run.PeakRSSBytes) == 0 || len(run.BaselineRSSBytes) != len(run.PeakRSSBytes) {
 		return ratio, model, toModel
 	}
-	one := runs[i]
-	ratio = fmtNum(run.ReadySeconds/one.ReadySeconds, 2)
-	if f.Fixed <= 0 || len(run.PeakRSSBytes) == 0 {
-		return ratio, model, toModel
-	}
-	m := f.Fixed + (meanMiB(one.PeakRSSBytes)-f.Fixed)/float64(run.Shards)
-	model = fmtNum(m, 0) + " MiB"
+	variable := f.Working + f.PerCluster*float64(run.Clusters)/float64(run.Shards)
+	model = fmtNum(meanMiB(run.BaselineRSSBytes)+variable, 0) + " MiB"
 	if isOneReplica(run) && (run.Clusters == f.Lo || run.Clusters == f.Hi) {
 		return ratio, model, "fit"
 	}
-	lo, hi := fmtNum(mib(slices.Min(run.PeakRSSBytes))/m, 2), fmtNum(mib(slices.Max(run.PeakRSSBytes))/m, 2)
+	ratios := make([]float64, len(run.PeakRSSBytes))
+	for i, peak := range run.PeakRSSBytes {
+		ratios[i] = mib(peak) / (mib(run.BaselineRSSBytes[i]) + variable)
+	}
+	lo, hi := fmtNum(slices.Min(ratios), 2), fmtNum(slices.Max(ratios), 2)
 	if toModel = lo; hi != lo {
 		toModel = lo + "–" + hi
 	}
@@ -257,36 +279,43 @@ func isOneReplica(run harness.ShardScaleResult) bool {
 	return run.Shards == 1 && run.WorkersPerShard() == harness.DefaultShardWorkers && run.ReadySeconds > 0 && len(run.PeakRSSBytes) > 0
 }
 
-// fit is the line through one replica's peak RSS on the fewest and the most Clusters measured:
-// what a working replica costs whatever its number of Clusters (Fixed, MiB) and per Cluster
-// (PerCluster, MiB), from its runs on Lo and Hi Clusters.
+// fit is the line through what one replica's peak RSS adds to its own idle VmHWM, on the fewest
+// and the most Clusters measured: what working costs a replica whatever its number of Clusters
+// (Working, MiB) and per Cluster (PerCluster, MiB), from its runs on Lo and Hi Clusters. Each
+// process's idle VmHWM varies from run to run by a few MiB; measured from its own, the line
+// does not carry that variation.
 type fit struct {
-	Fixed, PerCluster float64
-	Lo, Hi            int
+	Working, PerCluster float64
+	Lo, Hi              int
 }
 
-// workingReplica returns the fit of one replica's peak RSS against its number of Clusters, or
-// why there is none.
+// growth returns what run's peak RSS adds to its idle VmHWM, in MiB, on average over its shards.
+func growth(run harness.ShardScaleResult) float64 {
+	return meanMiB(run.PeakRSSBytes) - meanMiB(run.BaselineRSSBytes)
+}
+
+// workingReplica returns the fit of one replica's memory against its number of Clusters, or why
+// there is none.
 func workingReplica(runs []harness.ShardScaleResult) (f fit, why string) {
 	var ones []harness.ShardScaleResult
 	for _, run := range runs {
-		if isOneReplica(run) {
+		if isOneReplica(run) && len(run.BaselineRSSBytes) > 0 {
 			ones = append(ones, run)
 		}
 	}
 	byClusters := func(a, b harness.ShardScaleResult) int { return a.Clusters - b.Clusters }
 	if len(ones) == 0 || slices.MinFunc(ones, byClusters).Clusters == slices.MaxFunc(ones, byClusters).Clusters {
-		return fit{}, "The model column needs one-replica runs on two numbers of Clusters, to tell what a working replica " +
-			"costs whatever its number of Clusters."
+		return fit{}, "The model column needs one-replica runs on two numbers of Clusters, to tell what working costs a " +
+			"replica whatever its number of Clusters."
 	}
 	lo, hi := slices.MinFunc(ones, byClusters), slices.MaxFunc(ones, byClusters)
 	f = fit{Lo: lo.Clusters, Hi: hi.Clusters}
-	f.PerCluster = (meanMiB(hi.PeakRSSBytes) - meanMiB(lo.PeakRSSBytes)) / float64(hi.Clusters-lo.Clusters)
-	f.Fixed = meanMiB(lo.PeakRSSBytes) - f.PerCluster*float64(lo.Clusters)
-	if f.PerCluster <= 0 || f.Fixed <= 0 {
-		return fit{}, fmt.Sprintf("The model column is left out: one replica's peak RSS on %d and %d Clusters (%s and %s MiB) "+
-			"does not make a line with a positive fixed part and cost per Cluster.",
-			lo.Clusters, hi.Clusters, fmtNum(meanMiB(lo.PeakRSSBytes), 0), fmtNum(meanMiB(hi.PeakRSSBytes), 0))
+	f.PerCluster = (growth(hi) - growth(lo)) / float64(hi.Clusters-lo.Clusters)
+	f.Working = growth(lo) - f.PerCluster*float64(lo.Clusters)
+	if f.PerCluster <= 0 || f.Working < 0 {
+		return fit{}, fmt.Sprintf("The model column is left out: what one replica's peak RSS adds to its idle VmHWM on %d and %d "+
+			"Clusters (%s and %s MiB) does not make a line with a cost per Cluster and a fixed part of working that are positive.",
+			lo.Clusters, hi.Clusters, fmtNum(growth(lo), 0), fmtNum(growth(hi), 0))
 	}
 	return f, ""
 }

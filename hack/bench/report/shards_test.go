@@ -59,9 +59,9 @@ func TestShardsSection(t *testing.T) {
 		}
 	}
 	// Sorted by Clusters, then workers per shard (most first; 0, saved before they were
-	// recorded, is 8), then ring size. One replica (a shard of 8 workers) peaks at 82 MiB on 300
-	// Clusters and 150 MiB on 2,000: 0.04 MiB per Cluster over a fixed 70 MiB. The model is
-	// 70 + (82 − 70) / k at 300 Clusters and 70 + (150 − 70) / k at 2,000.
+	// recorded, is 8), then ring size. One replica (a shard of 8 workers) peaks 12 MiB above its
+	// idle 70 MiB on 300 Clusters and 80 MiB above on 2,000: 0.04 MiB per Cluster, nothing to
+	// work at all. The model is 70 + 0.04 × N / k.
 	want := []string{
 		"| 300 | 1 | 8 | 90.0 s | 1.00 | 1.00 | 11.00 | 0 (4) | 82 MiB | 70 MiB | 82 MiB | fit | 10 MiB | 30.0 s |",
 		"| 300 | 2 | 8 | 60.0 s | 0.67 | 0.58 | 11.00 | 0 (8) | 79 MiB | 70 MiB | 76 MiB | 1.04 | 10 MiB | 30.0 s |",
@@ -69,7 +69,7 @@ func TestShardsSection(t *testing.T) {
 		"| 2000 | 4 | 8 | 120.0 s | 0.30 | 0.29 | 11.00 | 0 (16) | 95 MiB | 70 MiB | 90 MiB | 1.06 | 10 MiB | 30.0 s |",
 		"| 2000 | 4 | 2 | 380.0 s | 0.95 | 0.29 | 11.00 | 0 (16) | 88 MiB | 70 MiB | 90 MiB | 0.98 | 10 MiB | 30.0 s |",
 	}
-	if !strings.Contains(b.String(), "peak RSS on 300 and 2000 Clusters, 70.0 MiB (and 41.0 KiB per Cluster)") {
+	if !strings.Contains(b.String(), "adds to its own idle VmHWM on 300 and 2000 Clusters (the line through both): 0.0 MiB to work at all, and 41.0 KiB per Cluster") {
 		t.Errorf("the section does not give one replica's fixed part and its cost per Cluster:\n%s", b.String())
 	}
 	if diff := cmp.Diff(want, rows); diff != "" {
@@ -108,7 +108,7 @@ func TestTheShardsModelNeedsOneReplicaOnTwoNumbersOfClusters(t *testing.T) {
 	var b strings.Builder
 	r.writeShards(&b)
 	if !strings.Contains(b.String(), "| 300 | 2 | 8 | 60.0 s | 0.67 | 0.58 | 11.00 | 0 (8) | 79 MiB | 70 MiB | – | – | 10 MiB | 30.0 s |") ||
-		!strings.Contains(b.String(), "one replica's peak RSS on 300 and 2000 Clusters (82 and 80 MiB) does not make a line") {
+		!strings.Contains(b.String(), "what one replica's peak RSS adds to its idle VmHWM on 300 and 2000 Clusters (12 and 10 MiB) does not make a line") {
 		t.Errorf("with one replica's peak falling as the Clusters grow, the model is not left out with the reason:\n%s", b.String())
 	}
 }
@@ -155,5 +155,32 @@ func TestSameWritesNamesARingThatWroteMore(t *testing.T) {
 	two.WritesPerCluster, two.SteadyWrites = 11, 360
 	if sameWrites([]harness.ShardScaleResult{one, two}) {
 		t.Error("a ring that wrote at steady state is reported as writing the same")
+	}
+}
+
+func TestEachShardIsHeldToTheModelWithItsOwnIdleMemory(t *testing.T) {
+	f := fit{Working: 10, PerCluster: 0.05, Lo: 300, Hi: 2000}
+	run := harness.ShardScaleResult{Shards: 2, Clusters: 2000, ReadySeconds: 100,
+		PeakRSSBytes: []int64{100 << 20, 90 << 20}, BaselineRSSBytes: []int64{50 << 20, 40 << 20}}
+	// Each shard: its idle VmHWM + 10 + 0.05 × 2000 / 2 = idle + 60; the column shows the mean.
+	_, model, toModel := againstOneShard(run, nil, f)
+	if model != "105 MiB" || toModel != "0.90–0.91" {
+		t.Errorf("model %q, × model %q; want 105 MiB and 0.90–0.91 (100 / 110 and 90 / 100)", model, toModel)
+	}
+}
+
+func TestARingSlowerThanItsShareIsNamed(t *testing.T) {
+	slow := shardRun(4, 60, 79, 70, 90, 70, 70, 70) // 0.67 of one replica's time, largest share 0.30
+	r, err := New(Input{Shards: &Shards{Command: "make bench-shards", Results: []harness.ShardScaleResult{
+		shardRun(1, 90, 82, 70, 300), shardRun(2, 60, 79, 70, 174, 126), slow,
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	r.writeShards(&b)
+	if !strings.Contains(b.String(), "Not so for 4 shards on 300 Clusters (0.67 against a share of 0.30): more than") ||
+		strings.Contains(b.String(), "2 shards on 300 Clusters (") {
+		t.Errorf("the ring slower than its share is not named, or one that is not is:\n%s", b.String())
 	}
 }
