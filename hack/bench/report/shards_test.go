@@ -80,36 +80,38 @@ func TestShardsSection(t *testing.T) {
 	}
 }
 
-func TestTheShardsModelNeedsOneReplicaOnTwoNumbersOfClusters(t *testing.T) {
-	lone := shardRun(1, 90, 82, 70, 300)
-	fewer := shardRun(1, 90, 60, 50, 300)
-	fewer.Workers, fewer.Clusters = 2, 2000 // not one replica: a shard of 2 workers
-	for _, runs := range [][]harness.ShardScaleResult{
-		{lone, shardRun(2, 60, 79, 70, 174, 126)},
-		{lone, fewer, shardRun(2, 60, 79, 70, 174, 126)},
-	} {
-		r, err := New(Input{Shards: &Shards{Command: "make bench-shards", Results: runs}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var b strings.Builder
-		r.writeShards(&b)
-		if !strings.Contains(b.String(), "| 300 | 2 | 8 | 60.0 s | 0.67 | 0.58 | 11.00 | 0 (8) | 79 MiB | 70 MiB | – | – | 10 MiB | 30.0 s |") ||
-			!strings.Contains(b.String(), "The model column needs one-replica runs on two numbers of Clusters") {
-			t.Errorf("with one replica measured on one number of Clusters, the model is not left out:\n%s", b.String())
-		}
-	}
-	shrinking := shardRun(1, 400, 80, 70, 2000)
-	shrinking.Clusters = 2000
-	r, err := New(Input{Shards: &Shards{Command: "make bench-shards", Results: []harness.ShardScaleResult{lone, shrinking, shardRun(2, 60, 79, 70, 174, 126)}}})
+// renderShards returns the shards section of a report of runs.
+func renderShards(t *testing.T, runs ...harness.ShardScaleResult) string {
+	t.Helper()
+	r, err := New(Input{Shards: &Shards{Command: "make bench-shards", Results: runs}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b strings.Builder
 	r.writeShards(&b)
-	if !strings.Contains(b.String(), "| 300 | 2 | 8 | 60.0 s | 0.67 | 0.58 | 11.00 | 0 (8) | 79 MiB | 70 MiB | – | – | 10 MiB | 30.0 s |") ||
-		!strings.Contains(b.String(), "what one replica's peak RSS adds to its idle VmHWM on 300 and 2000 Clusters (12 and 10 MiB) does not make a line") {
-		t.Errorf("with one replica's peak falling as the Clusters grow, the model is not left out with the reason:\n%s", b.String())
+	return b.String()
+}
+
+func TestTheShardsModelNeedsOneReplicaOnTwoNumbersOfClusters(t *testing.T) {
+	const noModel = "| 300 | 2 | 8 | 60.0 s | 0.67 | 0.58 | 11.00 | 0 (8) | 79 MiB | 70 MiB | – | – | 10 MiB | 30.0 s |"
+	lone, two := shardRun(1, 90, 82, 70, 300), shardRun(2, 60, 79, 70, 174, 126)
+	fewer := shardRun(1, 90, 60, 50, 300)
+	fewer.Workers, fewer.Clusters = 2, 2000 // not one replica: a shard of 2 workers
+	shrinking := shardRun(1, 400, 80, 70, 2000)
+	shrinking.Clusters = 2000
+	for _, tc := range []struct {
+		name, why string
+		runs      []harness.ShardScaleResult
+	}{
+		{"one replica on one number of Clusters", "The model column needs one-replica runs on two numbers of Clusters", []harness.ShardScaleResult{lone, two}},
+		{"the other one-shard run has fewer workers", "The model column needs one-replica runs on two numbers of Clusters", []harness.ShardScaleResult{lone, fewer, two}},
+		{"one replica's peak falls as the Clusters grow",
+			"what one replica's peak RSS adds to its idle VmHWM on 300 and 2000 Clusters (12 and 10 MiB) does not make a line",
+			[]harness.ShardScaleResult{lone, shrinking, two}},
+	} {
+		if got := renderShards(t, tc.runs...); !strings.Contains(got, noModel) || !strings.Contains(got, tc.why) {
+			t.Errorf("%s: the model is not left out, or not with the reason %q:\n%s", tc.name, tc.why, got)
+		}
 	}
 }
 
@@ -171,16 +173,9 @@ func TestEachShardIsHeldToTheModelWithItsOwnIdleMemory(t *testing.T) {
 
 func TestARingSlowerThanItsShareIsNamed(t *testing.T) {
 	slow := shardRun(4, 60, 79, 70, 90, 70, 70, 70) // 0.67 of one replica's time, largest share 0.30
-	r, err := New(Input{Shards: &Shards{Command: "make bench-shards", Results: []harness.ShardScaleResult{
-		shardRun(1, 90, 82, 70, 300), shardRun(2, 60, 79, 70, 174, 126), slow,
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	r.writeShards(&b)
-	if !strings.Contains(b.String(), "Not so for 4 shards on 300 Clusters (0.67 against a share of 0.30): more than") ||
-		strings.Contains(b.String(), "2 shards on 300 Clusters (") {
-		t.Errorf("the ring slower than its share is not named, or one that is not is:\n%s", b.String())
+	got := renderShards(t, shardRun(1, 90, 82, 70, 300), shardRun(2, 60, 79, 70, 174, 126), slow)
+	if !strings.Contains(got, "Not so for 4 shards on 300 Clusters (0.67 against a share of 0.30): more than") ||
+		strings.Contains(got, "2 shards on 300 Clusters (") {
+		t.Errorf("the ring slower than its share is not named, or one that is not is:\n%s", got)
 	}
 }
