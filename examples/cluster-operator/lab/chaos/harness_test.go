@@ -182,10 +182,7 @@ func newWorld(t *testing.T, seed uint64, s sizes) *world {
 	w.dnsURL = srv.URL
 
 	// The operator runs as a user bound to the generated ClusterRole and Roles, nothing else.
-	rbac := filepath.Join(moduleDir, "config", "rbac")
-	w.user = env.NewUser(t, "cluster-operator",
-		testenv.RoleFiles{filepath.Join(rbac, "role.yaml"), filepath.Join(rbac, "leader_election_role.yaml")},
-		testenv.RoleNamespace(systemNamespace))
+	w.user = operatorUser(t, "cluster-operator")
 	w.manager = buildManager(t)
 	// The in-process operator of the fault storm logs here too, so its output is scanned for
 	// the token like the manager binary's.
@@ -644,10 +641,7 @@ func (s *statusWriter) Write(p []byte) (int, error) {
 // returns what the scenario's result needs to check the audit log against the client's record.
 func (w *world) inProcessOperator(t *testing.T, plan faults.Plan) *inProcess {
 	t.Helper()
-	rbac := filepath.Join(moduleDir, "config", "rbac")
-	user := env.NewUser(t, "cluster-operator-in-process",
-		testenv.RoleFiles{filepath.Join(rbac, "role.yaml"), filepath.Join(rbac, "leader_election_role.yaml")},
-		testenv.RoleNamespace(systemNamespace))
+	user := operatorUser(t, "cluster-operator-in-process")
 	secret := client.ObjectKey{Namespace: systemNamespace, Name: secretName}
 	var calls *faults.Client
 	mgr := user.NewManager(t, ctrl.Options{
@@ -669,6 +663,16 @@ func (w *world) inProcessOperator(t *testing.T, plan faults.Plan) *inProcess {
 	}
 	testenv.StartManager(t, mgr)
 	return &inProcess{user: user.Name(), calls: calls}
+}
+
+// operatorUser creates a user called name bound to the operator's generated ClusterRole and
+// Roles, and nothing else.
+func operatorUser(t *testing.T, name string) *testenv.User {
+	t.Helper()
+	rbac := filepath.Join(moduleDir, "config", "rbac")
+	return env.NewUser(t, name,
+		testenv.RoleFiles{filepath.Join(rbac, "role.yaml"), filepath.Join(rbac, "leader_election_role.yaml")},
+		testenv.RoleNamespace(systemNamespace))
 }
 
 // buildManager builds the manager binary, as make build does.
