@@ -140,6 +140,8 @@ func (s *Sharder) write(ctx context.Context, obj *metav1.PartialObjectMetadata, 
 	mu := s.lockFor(m)
 	mu.Lock()
 	defer mu.Unlock()
+	s.writing.RLock()
+	defer s.writing.RUnlock()
 	target := &metav1.PartialObjectMetadata{}
 	target.SetGroupVersionKind(m.Kind)
 	target.SetNamespace(obj.Namespace)

@@ -47,7 +47,12 @@ type Move struct {
 // Moves returns the changes the sharder made to the labels of sharded objects, oldest first:
 // every write the API server accepted. Tests check the protocol's invariants with it. The
 // sharder keeps them all, for as long as it lives.
+//
+// A label a test reads from the API server is in Moves called after that read: Moves waits
+// for the writes in flight to be recorded.
 func (s *Sharder) Moves() []Move {
+	s.writing.Lock()
+	defer s.writing.Unlock()
 	s.movesMu.Lock()
 	defer s.movesMu.Unlock()
 	return slices.Clone(s.moves)

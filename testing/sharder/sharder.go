@@ -70,6 +70,11 @@ type Sharder struct {
 	placed     chan struct{}
 	placedOnce sync.Once
 
+	// writing is held for reading by every write from before it is sent until it is recorded,
+	// and for writing by Moves, so that Moves holds every write the API server accepted before
+	// it was called.
+	writing sync.RWMutex
+
 	// movesMu guards moves.
 	movesMu sync.Mutex
 	moves   []Move

@@ -290,6 +290,30 @@ func TestAnObjectThatChangedSinceItWasListedIsLeftForTheNextPass(t *testing.T) {
 	g.Expect(s.Moves()).To(HaveLen(1))
 }
 
+// A test that reads a label the sharder wrote and then calls Moves finds the move in it, even
+// when it reads the label before the sharder has recorded the move.
+func TestMovesHoldsAWriteTheAPIServerAcceptedBeforeItWasCalled(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	var s *sharder.Sharder
+	early := make(chan []sharder.Move, 1)
+	c := fake.NewClientBuilder().WithObjects(shardLease("default", "configs", "shard-a", start), configMap("default", "web", nil)).
+		WithInterceptorFuncs(interceptor.Funcs{Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			if err := c.Patch(ctx, obj, patch, opts...); err != nil {
+				return err
+			}
+			// The API server has accepted the write; the sharder has not recorded it yet.
+			go func() { early <- s.Moves() }()
+			g.Consistently(early, 100*time.Millisecond).ShouldNot(Receive(), "Moves returned while a write it must hold was in flight")
+			return nil
+		}}).Build()
+	s, _ = newFakeSharder(t, c)
+
+	g.Expect(s.Sync(ctx)).To(Succeed())
+
+	g.Eventually(early).Should(Receive(ConsistOf(HaveField("Object", client.ObjectKey{Namespace: "default", Name: "web"}))))
+}
+
 func TestAFailedWriteIsReportedAndThePassGoesOn(t *testing.T) {
 	g := NewWithT(t)
 	ctx := t.Context()
