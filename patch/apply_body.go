@@ -67,22 +67,23 @@ func hashOf(desired map[string]any, force bool) ([32]byte, error) {
 var appliedMetadata = []string{"name", "namespace", "labels", "annotations", "ownerReferences", "finalizers"}
 
 // applyBody returns the body of the apply request for m, a desired object of kind gvk as a JSON
-// value: m without status and server-owned metadata, with its apiVersion and kind. m is not
-// modified.
+// value that the caller gives up (as requestMap returns it): m without status and server-owned
+// metadata, with its apiVersion and kind. The body holds m's values, with their null fields
+// removed.
 func applyBody(m map[string]any, gvk schema.GroupVersionKind) map[string]any {
 	body := make(map[string]any, len(m))
 	for k, v := range m {
 		switch k {
 		case "status", "metadata":
 		default:
-			body[k] = pruneNulls(jsonvalue.DeepCopy(v))
+			body[k] = pruneNulls(v)
 		}
 	}
 	meta := jsonvalue.NestedMap(m, "metadata")
 	applied := make(map[string]any, len(appliedMetadata))
 	for _, k := range appliedMetadata {
 		if v, ok := meta[k]; ok && v != nil {
-			applied[k] = jsonvalue.DeepCopy(v)
+			applied[k] = v
 		}
 	}
 	if labels, ok := applied["labels"].(map[string]any); ok {
@@ -251,16 +252,18 @@ func transitionTimes(obj map[string]any) []any {
 	return out
 }
 
-// requestMap returns obj as a JSON value to build a request from, as [toMap] does, but for a
-// typed object without its empty struct fields (see [omitZeroStructs]).
+// requestMap returns obj as a JSON value of the caller's own to build a request from: a copy of
+// an unstructured object's map, a typed object's conversion without its empty struct fields
+// (see [omitZeroStructs]).
 func requestMap(obj client.Object) (map[string]any, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return jsonvalue.DeepCopyMap(u.Object), nil
+	}
 	m, err := objects.ToMap(obj)
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := obj.(*unstructured.Unstructured); !ok {
-		omitZeroStructs(reflect.ValueOf(obj), m)
-	}
+	omitZeroStructs(reflect.ValueOf(obj), m)
 	return m, nil
 }
 

@@ -305,11 +305,11 @@ func (a *Applier) unchanged(desired map[string]any, gvk schema.GroupVersionKind,
 		// again must send A.
 		return false, nil
 	}
-	upToDate, err := a.provenUpToDate(desired, gvk, live, subresource)
+	upToDate, declared, err := a.provenUpToDate(desired, gvk, live, subresource, r.declaredFor(hash))
 	if err != nil || !upToDate {
 		return false, err
 	}
-	proven := applyRecord{hash: hash, resourceVersion: live.GetResourceVersion(), owner: ownerMarked(desired), fixed: true}
+	proven := applyRecord{hash: hash, resourceVersion: live.GetResourceVersion(), owner: ownerMarked(desired), fixed: true, declared: declared}
 	if subresource == "status" {
 		liveMap, err := objects.ToMap(live)
 		if err != nil {
@@ -333,20 +333,78 @@ func appliedBy(live client.Object, manager, subresource string) bool {
 }
 
 // provenUpToDate reports whether live, with its managedFields, proves that applying desired
-// would change nothing (see [Applier.Apply]).
-func (a *Applier) provenUpToDate(desired map[string]any, gvk schema.GroupVersionKind, live client.Object, subresource string) (bool, error) {
-	liveMap, err := objects.ToMap(live)
+// would change nothing (see [Applier.Apply]). known is the hash of the field set of this
+// manager's entry that the field set desired declares was found equal to by an earlier proof of
+// the same desired object: when live's entry holds those bytes, the kind's schema is not walked
+// again. When the proof holds with the schema's field set, declared is the hash of the entry's
+// field set for the next proof (zero when it cannot be known).
+func (a *Applier) provenUpToDate(desired map[string]any, gvk schema.GroupVersionKind, live client.Object, subresource string, known [32]byte) (upToDate bool, declared [32]byte, err error) {
+	liveMap, entries, own, err := a.proofInput(live, subresource)
 	if err != nil {
-		return false, err
+		return false, [32]byte{}, err
 	}
-	declared := managed.DeclaredFields(a.types(), desired)
-	var declaredMeta map[string]any
-	if declared == nil {
+	var declaredFields, declaredMeta map[string]any
+	if own != ([32]byte{}) && own == known {
+		// The schema's field set for desired is the one this entry holds: it was found equal to
+		// these very bytes before.
+		declaredFields = managed.AppliedSet(entries, a.manager, subresource)
+	}
+	if declaredFields == nil {
+		declaredFields = managed.DeclaredFields(a.types(), desired)
+	}
+	if declaredFields == nil {
 		declaredMeta = managed.DeclaredMetadata(a.types(), desired)
 	}
-	// liveMap holds the field sets as JSON objects already (see managed.EntriesOf).
-	return managed.UpToDate(desired, liveMap, managed.EntriesOf(&unstructured.Unstructured{Object: liveMap}), a.manager, subresource, declared, declaredMeta,
-		a.omitted.of(gvk, desired)), nil
+	if !managed.UpToDate(desired, liveMap, entries, a.manager, subresource, declaredFields, declaredMeta, a.omitted.of(gvk, desired)) {
+		return false, [32]byte{}, nil
+	}
+	if declaredFields != nil {
+		declared = own
+	}
+	return true, declared, nil
+}
+
+// proofInput returns what the proof of an apply to subresource reads of live: live as a JSON
+// value, its managedFields entries, and the hash of the field set of this manager's apply
+// entry for subresource (zero when there is not exactly one, or live is unstructured).
+//
+// A typed object is converted without its managedFields, whose field sets are decoded once per
+// content and shared (the entries of objects one controller applies alike hold the same bytes),
+// and, for an apply to the main resource, without its status, which such an apply neither
+// declares nor owns (a StatefulSet's status costs as much to convert as its spec). The map
+// and the field sets are the caller's to read only.
+func (a *Applier) proofInput(live client.Object, subresource string) (map[string]any, []managed.Entry, [32]byte, error) {
+	if u, ok := live.(*unstructured.Unstructured); ok {
+		// The map holds the field sets as JSON objects already (see managed.EntriesOf).
+		return u.Object, managed.EntriesOf(u), [32]byte{}, nil
+	}
+	v := reflect.ValueOf(live)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return nil, nil, [32]byte{}, fmt.Errorf("cannot read %T: not a pointer to a struct", live)
+	}
+	copied := reflect.New(v.Elem().Type())
+	copied.Elem().Set(v.Elem())
+	if subresource == "" {
+		if f, ok := v.Elem().Type().FieldByName("Status"); ok && len(f.Index) == 1 {
+			if name, _ := jsonField(f); name == "status" {
+				copied.Elem().Field(f.Index[0]).SetZero()
+			}
+		}
+	}
+	without, ok := copied.Interface().(client.Object)
+	if !ok {
+		return nil, nil, [32]byte{}, fmt.Errorf("cannot read %T: not a client.Object", live)
+	}
+	without.SetManagedFields(nil)
+	m, err := objects.ToMap(without)
+	if err != nil {
+		return nil, nil, [32]byte{}, err
+	}
+	if subresource == "" {
+		delete(m, "status")
+	}
+	entries, own := a.fieldSets.entries(live.GetManagedFields(), a.manager, subresource)
+	return m, entries, own, nil
 }
 
 // send sends the apply request of desired under pre, and remembers it under key and hash.

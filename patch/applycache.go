@@ -49,10 +49,23 @@ type applyRecord struct {
 	// fixed reports whether applying the same request again to the object at resourceVersion
 	// changes nothing (see managed.FixedPoint): only then does the record prove a skip.
 	fixed bool
+	// declared is the hash of the field set (its bytes) of the manager's managedFields entry that
+	// a proof found equal to the field set the apply declares (see Applier.provenUpToDate); zero
+	// for none.
+	declared [32]byte
 	// conditions are the type, status and lastTransitionTime of each condition the object had at
 	// resourceVersion, for a status apply: the transition times to carry over while the
 	// Applier's reader has not caught up with that apply.
 	conditions []any
+}
+
+// declaredFor returns the hash of the field set found equal to the one the apply of hash
+// declares (see declared), zero when r is not a record of that apply.
+func (r applyRecord) declaredFor(hash [32]byte) [32]byte {
+	if r.hash != hash {
+		return [32]byte{}
+	}
+	return r.declared
 }
 
 // applyCache remembers the last apply of recently applied objects. It keeps two generations of
@@ -83,8 +96,9 @@ type applyCache struct {
 // defaultApplyCacheSize is the size a growing cache starts at.
 const defaultApplyCacheSize = 4096
 
-// maxGrownEntries bounds a growing cache: about 150 MB at 150 bytes an entry, for half a million
-// objects applied again and again by one Applier.
+// maxGrownEntries bounds a growing cache: about 250 MB at 250 bytes an entry (its key and
+// record, with the map's share), for half a million objects applied again and again by one
+// Applier.
 const maxGrownEntries = 1 << 20
 
 // newApplyCache returns a cache of up to size entries.

@@ -107,6 +107,16 @@ func applyEntry(managed []Entry, manager, subresource string) (entry *Entry, oth
 	return entry, others
 }
 
+// AppliedSet returns the field set of manager's entry for the apply operation on subresource
+// among managed; nil when there is none, more than one, or it has no field set.
+func AppliedSet(managed []Entry, manager, subresource string) map[string]any {
+	entry, _ := applyEntry(managed, manager, subresource)
+	if entry == nil || !entry.ok {
+		return nil
+	}
+	return entry.set
+}
+
 // FieldSet returns the field set of a managedFields entry.
 func FieldSet(e *metav1.ManagedFieldsEntry) (map[string]any, bool) {
 	if e.FieldsV1 == nil {
@@ -556,6 +566,12 @@ type Entry struct {
 	ok          bool
 }
 
+// NewEntry returns the proofs' form of e, whose field set is set (ok is false when e has none,
+// or none that can be read). set is read, never modified.
+func NewEntry(e *metav1.ManagedFieldsEntry, set map[string]any, ok bool) Entry {
+	return Entry{manager: e.Manager, operation: e.Operation, subresource: e.Subresource, apiVersion: e.APIVersion, set: set, ok: ok}
+}
+
 // EntriesOf returns the managedFields entries of obj as they stand in its map, where a field
 // set is a JSON object already: without the round trip through JSON that
 // Unstructured.GetManagedFields and FieldSet make of every entry.
@@ -609,7 +625,7 @@ func typedEntries(managed []metav1.ManagedFieldsEntry) []Entry {
 	for i := range managed {
 		e := &managed[i]
 		set, ok := FieldSet(e)
-		out = append(out, Entry{manager: e.Manager, operation: e.Operation, subresource: e.Subresource, apiVersion: e.APIVersion, set: set, ok: ok})
+		out = append(out, NewEntry(e, set, ok))
 	}
 	return out
 }

@@ -1,0 +1,186 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package patch
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"reflect"
+	"slices"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/tenon-dev/tenon/internal/objects"
+	"github.com/tenon-dev/tenon/patch/internal/managed"
+)
+
+// liveStatefulSet returns a StatefulSet as a cache holds it: with a status and the
+// managedFields entries of an applier ("bench") and of the controller that writes its status.
+func liveStatefulSet(name string) *appsv1.StatefulSet {
+	return &appsv1.StatefulSet{
+		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", ResourceVersion: "7", Labels: map[string]string{"app": name},
+			ManagedFields: []metav1.ManagedFieldsEntry{
+				{Manager: "bench", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "apps/v1", FieldsType: "FieldsV1",
+					FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:app":{}}},"f:spec":{"f:replicas":{}}}`)},
+				{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "apps/v1", Subresource: "status", FieldsType: "FieldsV1",
+					FieldsV1: metav1.NewFieldsV1(`{"f:status":{"f:replicas":{}}}`)},
+			}},
+		Spec:   appsv1.StatefulSetSpec{Replicas: ptr.To[int32](3), ServiceName: name},
+		Status: appsv1.StatefulSetStatus{Replicas: 3, ReadyReplicas: 2, CurrentRevision: name + "-1"},
+	}
+}
+
+func TestTheProofReadsATypedObjectAsItsConversionWithoutWhatItDoesNotRead(t *testing.T) {
+	g := NewWithT(t)
+	a := &Applier{manager: "bench"}
+	live := liveStatefulSet("db")
+	before := live.DeepCopy()
+	whole, err := objects.ToMap(live)
+	g.Expect(err).NotTo(HaveOccurred())
+	wantEntries := managed.EntriesOf(&unstructured.Unstructured{Object: whole})
+
+	m, entries, own, err := a.proofInput(live, "")
+
+	g.Expect(err).NotTo(HaveOccurred())
+	want, _ := objects.ToMap(live.DeepCopy())
+	delete(want, "status")
+	delete(want["metadata"].(map[string]any), "managedFields")
+	g.Expect(m).To(Equal(want), "the main resource's proof reads neither the status nor managedFields from the map")
+	g.Expect(entries).To(Equal(wantEntries), "the entries are those of the whole object")
+	g.Expect(own).To(Equal(sha256.Sum256(live.ManagedFields[0].FieldsV1.GetRawBytes())))
+	g.Expect(live).To(Equal(before), "the live object is not modified")
+
+	m, _, own, err = a.proofInput(live, "status")
+
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(m).To(HaveKey("status"), "a status proof reads the status")
+	g.Expect(own).To(BeZero(), "the manager has no apply entry for the status")
+}
+
+func TestTheProofDecodesEachFieldSetOnceForObjectsAppliedAlike(t *testing.T) {
+	g := NewWithT(t)
+	a := &Applier{manager: "bench"}
+
+	_, first, ownFirst, err := a.proofInput(liveStatefulSet("one"), "")
+	g.Expect(err).NotTo(HaveOccurred())
+	_, second, ownSecond, err := a.proofInput(liveStatefulSet("two"), "")
+	g.Expect(err).NotTo(HaveOccurred())
+
+	g.Expect(ownFirst).NotTo(BeZero())
+	g.Expect(ownSecond).To(Equal(ownFirst))
+	g.Expect(second).To(HaveLen(2))
+	for i := range second {
+		g.Expect(setPointer(second[i])).NotTo(BeZero())
+		g.Expect(setPointer(second[i])).To(Equal(setPointer(first[i])),
+			"entry %d of two objects with the same field set shares one decoded set", i)
+	}
+}
+
+func TestTheProofHasNoOwnEntryHashWithoutExactlyOneEntry(t *testing.T) {
+	g := NewWithT(t)
+	var c fieldSets
+	live := liveStatefulSet("db")
+	twice := slices.Concat(live.ManagedFields, live.ManagedFields[:1])
+	_, own := c.entries(twice, "bench", "")
+	g.Expect(own).To(BeZero(), "two apply entries of one manager: a state not understood")
+	_, own = c.entries(live.ManagedFields[1:], "bench", "")
+	g.Expect(own).To(BeZero(), "no entry")
+	unreadable := []metav1.ManagedFieldsEntry{{Manager: "bench", Operation: metav1.ManagedFieldsOperationApply, FieldsV1: metav1.NewFieldsV1(`{"f:spec":`)}}
+	entries, own := c.entries(unreadable, "bench", "")
+	g.Expect(managed.AppliedSet(entries, "bench", "")).To(BeNil(), "a field set that is not JSON is none")
+	g.Expect(own).NotTo(BeZero())
+}
+
+func TestFieldSetsStayBoundedAndKeepTheRecentOnes(t *testing.T) {
+	g := NewWithT(t)
+	var c fieldSets
+	entry := func(i int) []metav1.ManagedFieldsEntry {
+		return []metav1.ManagedFieldsEntry{{Manager: "bench", Operation: metav1.ManagedFieldsOperationApply,
+			FieldsV1: metav1.NewFieldsV1(fmt.Sprintf(`{"f:data":{"f:key-%d":{}}}`, i))}}
+	}
+	for i := range 5 * fieldSetsPerGeneration {
+		entries, _ := c.entries(entry(i), "bench", "")
+		g.Expect(managed.AppliedSet(entries, "bench", "")).To(HaveKey("f:data"))
+		// Set 0 is used all the time and stays.
+		recent, _ := c.entries(entry(0), "bench", "")
+		g.Expect(managed.AppliedSet(recent, "bench", "")).To(HaveKeyWithValue("f:data", HaveKey("f:key-0")))
+	}
+	g.Expect(len(c.cur) + len(c.old)).To(BeNumerically("<=", 2*fieldSetsPerGeneration))
+	g.Expect(c.cur).To(HaveKey(sha256.Sum256(entry(0)[0].FieldsV1.GetRawBytes())))
+}
+
+// setPointer returns the address of e's field set map.
+func setPointer(e managed.Entry) uintptr {
+	return reflect.ValueOf(e).FieldByName("set").Pointer()
+}
+
+func TestAProofOfTheSameApplyOnTheSameEntryDoesNotWalkTheSchemaAgain(t *testing.T) {
+	g := NewWithT(t)
+	types := 0
+	a := NewApplier(fakeClientForProofs(), "bench", ApplierOptions{})
+	walk := a.types
+	a.types = func() managedfields.TypeConverter { types++; return walk() }
+	desired := map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "c", "namespace": "default"}, "data": map[string]any{"a": "1"}}
+	gvk := corev1.SchemeGroupVersion.WithKind("ConfigMap")
+	live := func(set string, value string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "default", ResourceVersion: "9",
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "bench", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1",
+				FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(set)}}},
+			Data: map[string]string{"a": value}}
+	}
+	const set = `{"f:data":{"f:a":{}}}`
+
+	upToDate, declared, err := a.provenUpToDate(desired, gvk, live(set, "1"), "", [32]byte{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(upToDate).To(BeTrue())
+	g.Expect(declared).To(Equal(sha256.Sum256([]byte(set))))
+	walked := types
+	g.Expect(walked).To(BeNumerically(">", 0))
+
+	upToDate, again, err := a.provenUpToDate(desired, gvk, live(set, "1"), "", declared)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(upToDate).To(BeTrue())
+	g.Expect(again).To(Equal(declared))
+	g.Expect(types).To(Equal(walked), "the entry holds the bytes found equal to the declared set: no schema walk")
+
+	upToDate, _, err = a.provenUpToDate(desired, gvk, live(set, "2"), "", declared)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(upToDate).To(BeFalse(), "the values are still compared: another writer under this manager's name changed one")
+
+	other := `{"f:data":{"f:a":{},"f:b":{}}}`
+	upToDate, _, err = a.provenUpToDate(desired, gvk, live(other, "1"), "", declared)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(upToDate).To(BeFalse(), "the entry owns a field the apply does not declare")
+	g.Expect(types).To(BeNumerically(">", walked), "another entry: the declared set is computed again")
+}
+
+// fakeClientForProofs returns a client whose scheme knows the built-in kinds; the proofs send
+// nothing through it.
+func fakeClientForProofs() client.Client {
+	return fake.NewClientBuilder().Build()
+}
