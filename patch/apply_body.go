@@ -29,7 +29,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -253,11 +253,11 @@ func transitionTimes(obj map[string]any) []any {
 }
 
 // requestMap returns obj as a JSON value of the caller's own to build a request from: a copy of
-// an unstructured object's map, a typed object's conversion without its empty struct fields
-// (see [omitZeroStructs]).
+// an unstructured object's content (any runtime.Unstructured, whose conversion would be its own
+// map), a typed object's conversion without its empty struct fields (see [omitZeroStructs]).
 func requestMap(obj client.Object) (map[string]any, error) {
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		return jsonvalue.DeepCopyMap(u.Object), nil
+	if u, ok := obj.(runtime.Unstructured); ok {
+		return jsonvalue.DeepCopyMap(u.UnstructuredContent()), nil
 	}
 	m, err := objects.ToMap(obj)
 	if err != nil {

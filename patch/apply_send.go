@@ -366,21 +366,25 @@ func (a *Applier) provenUpToDate(desired map[string]any, gvk schema.GroupVersion
 
 // proofInput returns what the proof of an apply to subresource reads of live: live as a JSON
 // value, its managedFields entries, and the hash of the field set of this manager's apply
-// entry for subresource (zero when there is not exactly one, or live is unstructured).
+// entry for subresource (zero when there is not exactly one, or live is read whole).
 //
-// A typed object is converted without its managedFields, whose field sets are decoded once per
-// content and shared (the entries of objects one controller applies alike hold the same bytes),
-// and, for an apply to the main resource, without its status, which such an apply neither
-// declares nor owns (a StatefulSet's status costs as much to convert as its spec). The map
-// and the field sets are the caller's to read only.
+// A typed object of the API's shape (ObjectMeta embedded by value) is converted without its
+// managedFields, whose field sets are decoded once per content and shared (the entries of
+// objects one controller applies alike hold the same bytes), and, for an apply to the main
+// resource, without its status, which such an apply neither declares nor owns (a StatefulSet's
+// status costs as much to convert as its spec). The map and the field sets are the caller's to
+// read only.
 func (a *Applier) proofInput(live client.Object, subresource string) (map[string]any, []managed.Entry, [32]byte, error) {
-	if u, ok := live.(*unstructured.Unstructured); ok {
-		// The map holds the field sets as JSON objects already (see managed.EntriesOf).
-		return u.Object, managed.EntriesOf(u), [32]byte{}, nil
-	}
 	v := reflect.ValueOf(live)
-	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return nil, nil, [32]byte{}, fmt.Errorf("cannot read %T: not a pointer to a struct", live)
+	if _, ok := live.(runtime.Unstructured); ok || !ownsItsMetadata(v) {
+		// An unstructured object's conversion is its own map, and a copy of a type whose
+		// metadata is behind a pointer shares it: read the whole object, as it is.
+		m, err := objects.ToMap(live)
+		if err != nil {
+			return nil, nil, [32]byte{}, err
+		}
+		// The map holds the field sets as JSON objects already (see managed.EntriesOf).
+		return m, managed.EntriesOf(&unstructured.Unstructured{Object: m}), [32]byte{}, nil
 	}
 	copied := reflect.New(v.Elem().Type())
 	copied.Elem().Set(v.Elem())
@@ -405,6 +409,16 @@ func (a *Applier) proofInput(live client.Object, subresource string) (map[string
 	}
 	entries, own := a.fieldSets.entries(live.GetManagedFields(), a.manager, subresource)
 	return m, entries, own, nil
+}
+
+// ownsItsMetadata reports whether v is a pointer to a struct that embeds its ObjectMeta by
+// value, as the API's Go types do: a shallow copy of the struct then has metadata of its own.
+func ownsItsMetadata(v reflect.Value) bool {
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return false
+	}
+	f, ok := v.Elem().Type().FieldByName("ObjectMeta")
+	return ok && f.Anonymous && len(f.Index) == 1 && f.Type == reflect.TypeFor[metav1.ObjectMeta]()
 }
 
 // send sends the apply request of desired under pre, and remembers it under key and hash.

@@ -28,6 +28,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -183,4 +184,58 @@ func TestAProofOfTheSameApplyOnTheSameEntryDoesNotWalkTheSchemaAgain(t *testing.
 // nothing through it.
 func fakeClientForProofs() client.Client {
 	return fake.NewClientBuilder().Build()
+}
+
+// wrappedUnstructured is a runtime.Unstructured that is not an *unstructured.Unstructured: its
+// conversion is its own map.
+type wrappedUnstructured struct{ unstructured.Unstructured }
+
+func TestARequestNeverWritesIntoTheCallersUnstructuredObject(t *testing.T) {
+	g := NewWithT(t)
+	for _, obj := range []client.Object{
+		&unstructured.Unstructured{},
+		&wrappedUnstructured{},
+	} {
+		obj.(runtime.Unstructured).SetUnstructuredContent(map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "cm", "namespace": "default", "labels": map[string]any{"a": "b", "shard.alpha.sharding.timebertt.dev/ring": "x"}},
+			"data":     map[string]any{"k": "v", "n": nil}})
+		before := runtime.DeepCopyJSON(obj.(runtime.Unstructured).UnstructuredContent())
+
+		m, err := requestMap(obj)
+		g.Expect(err).NotTo(HaveOccurred())
+		body := applyBody(m, corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+
+		g.Expect(body).To(HaveKeyWithValue("data", map[string]any{"k": "v"}), "%T: the body has no null field", obj)
+		g.Expect(body).To(HaveKeyWithValue("metadata", HaveKeyWithValue("labels", map[string]any{"a": "b"})), "%T: nor the sharder's label", obj)
+		g.Expect(obj.(runtime.Unstructured).UnstructuredContent()).To(Equal(before), "%T: the caller's object is not modified", obj)
+	}
+}
+
+// pointerMeta is an object whose metadata is behind a pointer: a shallow copy shares it.
+type pointerMeta struct {
+	metav1.TypeMeta    `json:",inline"`
+	*metav1.ObjectMeta `json:"metadata,omitempty"`
+	Status             map[string]string `json:"status,omitempty"`
+}
+
+func (p *pointerMeta) DeepCopyObject() runtime.Object {
+	c := *p
+	c.ObjectMeta = p.DeepCopy()
+	return &c
+}
+
+func TestTheProofReadsAnObjectWhoseMetadataIsBehindAPointerWithoutChangingIt(t *testing.T) {
+	g := NewWithT(t)
+	a := &Applier{manager: "bench"}
+	sts := liveStatefulSet("db")
+	live := &pointerMeta{ObjectMeta: &sts.ObjectMeta, Status: map[string]string{"phase": "Running"}}
+
+	m, entries, own, err := a.proofInput(live, "")
+
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(live.ManagedFields).To(HaveLen(2), "the live object keeps its managedFields")
+	g.Expect(live.Status).To(HaveKey("phase"), "and its status")
+	g.Expect(entries).To(HaveLen(2))
+	g.Expect(own).To(BeZero(), "read whole: no memo")
+	g.Expect(m).To(HaveKey("metadata"))
 }

@@ -123,8 +123,8 @@ func FieldSet(e *metav1.ManagedFieldsEntry) (map[string]any, bool) {
 		return nil, false
 	}
 	var set map[string]any
-	if err := json.Unmarshal(e.FieldsV1.GetRawBytes(), &set); err != nil {
-		return nil, false
+	if err := json.Unmarshal(e.FieldsV1.GetRawBytes(), &set); err != nil || set == nil {
+		return nil, false // not JSON, or null: no field set to read
 	}
 	return set, true
 }
