@@ -31,6 +31,11 @@ import (
 // entry, and those of the controllers that write their status.
 const fieldSetsPerGeneration = 64
 
+// maxSharedFieldSet is the size of the largest field set (its JSON) fieldSets keeps: a larger
+// one (a ConfigMap with thousands of keys) is decoded each time, so that what the cache holds is
+// bounded in bytes, not only in sets.
+const maxSharedFieldSet = 16 << 10
+
 // fieldSets remembers the field sets of managedFields entries, decoded from their JSON, by the
 // hash of that JSON, so that the proofs of many objects decode each distinct set once. It keeps
 // two generations, as the apply cache does, so that memory stays bounded. The sets it returns
@@ -89,6 +94,9 @@ func (c *fieldSets) decode(sum [32]byte, e *metav1.ManagedFieldsEntry) decodedSe
 		return d
 	}
 	d.set, d.ok = managed.FieldSet(e)
+	if len(e.FieldsV1.GetRawBytes()) > maxSharedFieldSet {
+		return d
+	}
 	c.mu.Lock()
 	c.putLocked(sum, d)
 	c.mu.Unlock()

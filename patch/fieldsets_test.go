@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -238,4 +239,22 @@ func TestTheProofReadsAnObjectWhoseMetadataIsBehindAPointerWithoutChangingIt(t *
 	g.Expect(entries).To(HaveLen(2))
 	g.Expect(own).To(BeZero(), "read whole: no memo")
 	g.Expect(m).To(HaveKey("metadata"))
+}
+
+func TestFieldSetsDoNotKeepALargeSet(t *testing.T) {
+	g := NewWithT(t)
+	var c fieldSets
+	keys := make([]string, 0, 2000)
+	for i := range cap(keys) {
+		keys = append(keys, fmt.Sprintf(`"f:key-%04d":{}`, i))
+	}
+	large := []metav1.ManagedFieldsEntry{{Manager: "bench", Operation: metav1.ManagedFieldsOperationApply,
+		FieldsV1: metav1.NewFieldsV1(`{"f:data":{` + strings.Join(keys, ",") + `}}`)}}
+	g.Expect(len(large[0].FieldsV1.GetRawBytes())).To(BeNumerically(">", maxSharedFieldSet))
+
+	entries, own := c.entries(large, "bench", "")
+
+	g.Expect(managed.AppliedSet(entries, "bench", "")).To(HaveKeyWithValue("f:data", HaveLen(2000)))
+	g.Expect(own).NotTo(BeZero())
+	g.Expect(c.cur).To(BeEmpty(), "a set larger than maxSharedFieldSet is not kept")
 }
