@@ -76,12 +76,12 @@ type ApplierOptions struct {
 	APIReader client.Reader
 
 	// CacheSize is the number of (object, field manager, subresource) combinations whose last
-	// apply the Applier remembers, about 250 bytes each, and for a status apply the type,
+	// apply the Applier remembers, about 200 bytes each, and for a status apply the type,
 	// status and transition time of each condition. For objects it has forgotten it proves
 	// a skip from the live object and its managedFields alone, which costs more CPU and, while
 	// Reader lags, sends an apply that a record would have skipped. Default: sized to the work:
 	// 4,096 at first, doubling while the objects this Applier applies again do not fit (found by
-	// its entry in their managedFields, or by records used again), up to 1,048,576 (about 250
+	// its entry in their managedFields, or by records used again), up to 1,048,576 (about 200
 	// MB, for half a million objects), and back down as they become fewer; records of objects
 	// no longer applied are dropped after about as many calls as the record holds. A size set
 	// here is fixed.

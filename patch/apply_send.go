@@ -70,7 +70,7 @@ func (a *Applier) applyStatus(ctx context.Context, m map[string]any, gvk schema.
 		// The reader has not caught up with the Applier's last status apply: the conditions it
 		// shows are older than those on the server, and a condition that flipped since would
 		// get the time of before the flip. The conditions that apply left are newer.
-		current = r.conditions
+		current = r.conditions()
 	}
 	times, known := timesApplied(live, a.manager)
 	carry := func(t string) bool { return !known || times[t] }
@@ -309,15 +309,16 @@ func (a *Applier) unchanged(desired map[string]any, gvk schema.GroupVersionKind,
 	if err != nil || !upToDate {
 		return false, err
 	}
-	proven := applyRecord{hash: hash, resourceVersion: live.GetResourceVersion(), owner: ownerMarked(desired), fixed: true, declared: declared}
+	var conditions []any
 	if subresource == "status" {
 		liveMap, err := objects.ToMap(live)
 		if err != nil {
 			return false, err
 		}
-		proven.conditions = transitionTimes(liveMap)
+		conditions = transitionTimes(liveMap)
 	}
-	a.cache.put(key, proven)
+	proven := applyRecord{hash: hash, resourceVersion: live.GetResourceVersion(), owner: ownerMarked(desired), fixed: true}
+	a.cache.put(key, proven.withDetails(declared, conditions))
 	return true, nil
 }
 
@@ -436,7 +437,7 @@ func (a *Applier) send(ctx context.Context, desired map[string]any, gvk schema.G
 		live != nil && sameApplied(live, u)
 	record := applyRecord{hash: hash, resourceVersion: u.GetResourceVersion(), owner: ownerMarked(desired), fixed: fixed}
 	if subresource == "status" {
-		record.conditions = transitionTimes(u.Object)
+		record = record.withDetails([32]byte{}, transitionTimes(u.Object))
 	}
 	a.cache.put(key, record)
 	changed = previous == "" || u.GetResourceVersion() != previous

@@ -49,23 +49,45 @@ type applyRecord struct {
 	// fixed reports whether applying the same request again to the object at resourceVersion
 	// changes nothing (see managed.FixedPoint): only then does the record prove a skip.
 	fixed bool
-	// declared is the hash of the field set (its bytes) of the manager's managedFields entry that
-	// a proof found equal to the field set the apply declares (see Applier.provenUpToDate); zero
-	// for none.
+	// more holds what only some records have, so that the others stay small; nil for none.
+	more *recordDetails
+}
+
+// recordDetails is what a record of a proof or of a status apply adds.
+type recordDetails struct {
+	// declared is the hash of the field set (its bytes) of the manager's managedFields entry
+	// that a proof found equal to the field set the apply declares (see
+	// Applier.provenUpToDate); zero for none.
 	declared [32]byte
-	// conditions are the type, status and lastTransitionTime of each condition the object had at
-	// resourceVersion, for a status apply: the transition times to carry over while the
+	// conditions are the type, status and lastTransitionTime of each condition the object had
+	// at resourceVersion, for a status apply: the transition times to carry over while the
 	// Applier's reader has not caught up with that apply.
 	conditions []any
 }
 
+// withDetails returns r with declared and conditions; r has no details when both are zero.
+func (r applyRecord) withDetails(declared [32]byte, conditions []any) applyRecord {
+	if declared != ([32]byte{}) || conditions != nil {
+		r.more = &recordDetails{declared: declared, conditions: conditions}
+	}
+	return r
+}
+
 // declaredFor returns the hash of the field set found equal to the one the apply of hash
-// declares (see declared), zero when r is not a record of that apply.
+// declares (see recordDetails.declared), zero when r is not a record of that apply.
 func (r applyRecord) declaredFor(hash [32]byte) [32]byte {
-	if r.hash != hash {
+	if r.hash != hash || r.more == nil {
 		return [32]byte{}
 	}
-	return r.declared
+	return r.more.declared
+}
+
+// conditions returns the conditions r keeps (see recordDetails.conditions).
+func (r applyRecord) conditions() []any {
+	if r.more == nil {
+		return nil
+	}
+	return r.more.conditions
 }
 
 // applyCache remembers the last apply of recently applied objects. It keeps two generations of
@@ -96,7 +118,7 @@ type applyCache struct {
 // defaultApplyCacheSize is the size a growing cache starts at.
 const defaultApplyCacheSize = 4096
 
-// maxGrownEntries bounds a growing cache: about 250 MB at 250 bytes an entry (its key and
+// maxGrownEntries bounds a growing cache: about 200 MB at 200 bytes an entry (its key and
 // record, with the map's share), for half a million objects applied again and again by one
 // Applier.
 const maxGrownEntries = 1 << 20
