@@ -27,8 +27,7 @@ import (
 
 // fieldSetsPerGeneration is how many decoded field sets a generation of fieldSets holds. The
 // entries of the objects one controller applies alike hold the same bytes whatever their names
-// (a field set names fields and list keys, not values), so a few dozen cover its kinds: its own
-// entry, and those of the controllers that write their status.
+// (a field set names fields and list keys, not values), so a few dozen cover its kinds.
 const fieldSetsPerGeneration = 64
 
 // maxSharedFieldSet is the size of the largest field set (its JSON) fieldSets keeps: a larger
@@ -53,6 +52,8 @@ type decodedSet struct {
 
 // entries returns the proofs' form of the managedFields entries in list, and the hash of the
 // field set of manager's apply entry for subresource (zero when there is not exactly one).
+// Only manager's own field sets are kept: other writers' often name what differs from object
+// to object (an annotation, a data key) and would only push them out.
 func (c *fieldSets) entries(list []metav1.ManagedFieldsEntry, manager, subresource string) ([]managed.Entry, [32]byte) {
 	out := make([]managed.Entry, 0, len(list))
 	var own [32]byte
@@ -60,17 +61,18 @@ func (c *fieldSets) entries(list []metav1.ManagedFieldsEntry, manager, subresour
 	for i := range list {
 		e := &list[i]
 		var d decodedSet
-		var sum [32]byte
-		if e.FieldsV1 != nil {
-			sum = sha256.Sum256(e.FieldsV1.GetRawBytes())
+		switch {
+		case e.Manager != manager:
+			d.set, d.ok = managed.FieldSet(e)
+		case e.FieldsV1 != nil:
+			sum := sha256.Sum256(e.FieldsV1.GetRawBytes())
 			d = c.decode(sum, e)
+			if e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == subresource {
+				own = sum
+			}
 		}
 		if e.Manager == manager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == subresource {
 			owners++
-			own = sum
-			if e.FieldsV1 == nil {
-				own = [32]byte{}
-			}
 		}
 		out = append(out, managed.NewEntry(e, d.set, d.ok))
 	}
