@@ -47,8 +47,6 @@ type Applier struct {
 	// omitted is where a kind's stored form omits an empty map an apply sets (see
 	// managed.Omits), for the proofs.
 	omitted omissions
-	// fieldSets holds the managedFields field sets the proofs decoded, by content.
-	fieldSets fieldSets
 }
 
 // ApplierOptions configures an [Applier]. The zero value is the default configuration.

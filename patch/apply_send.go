@@ -370,11 +370,10 @@ func (a *Applier) provenUpToDate(desired map[string]any, gvk schema.GroupVersion
 // entry for subresource (zero when there is not exactly one, or live is read whole).
 //
 // A typed object of the API's shape (ObjectMeta embedded by value) is converted without its
-// managedFields, whose field sets are decoded once per content and shared (the entries of
-// objects one controller applies alike hold the same bytes), and, for an apply to the main
-// resource, without its status, which such an apply neither declares nor owns (a StatefulSet's
-// status costs as much to convert as its spec). The map and the field sets are the caller's to
-// read only.
+// managedFields, whose field sets are decoded from their JSON once (the converter would encode
+// and decode them), and, for an apply to the main resource, without its status, which such an
+// apply neither declares nor owns (a StatefulSet's status costs as much to convert as its
+// spec). The map is the caller's to read only.
 func (a *Applier) proofInput(live client.Object, subresource string) (map[string]any, []managed.Entry, [32]byte, error) {
 	v := reflect.ValueOf(live)
 	if _, ok := live.(runtime.Unstructured); ok || !ownsItsMetadata(v) {
@@ -408,7 +407,7 @@ func (a *Applier) proofInput(live client.Object, subresource string) (map[string
 	if subresource == "" {
 		delete(m, "status")
 	}
-	entries, own := a.fieldSets.entries(live.GetManagedFields(), a.manager, subresource)
+	entries, own := entriesOf(live.GetManagedFields(), a.manager, subresource)
 	return m, entries, own, nil
 }
 

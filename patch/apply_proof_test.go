@@ -18,10 +18,7 @@ package patch
 
 import (
 	"crypto/sha256"
-	"fmt"
-	"reflect"
 	"slices"
-	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -83,61 +80,18 @@ func TestTheProofReadsATypedObjectAsItsConversionWithoutWhatItDoesNotRead(t *tes
 	g.Expect(own).To(BeZero(), "the manager has no apply entry for the status")
 }
 
-func TestTheProofDecodesEachFieldSetOnceForObjectsAppliedAlike(t *testing.T) {
-	g := NewWithT(t)
-	a := &Applier{manager: "bench"}
-
-	_, first, ownFirst, err := a.proofInput(liveStatefulSet("one"), "")
-	g.Expect(err).NotTo(HaveOccurred())
-	_, second, ownSecond, err := a.proofInput(liveStatefulSet("two"), "")
-	g.Expect(err).NotTo(HaveOccurred())
-
-	g.Expect(ownFirst).NotTo(BeZero())
-	g.Expect(ownSecond).To(Equal(ownFirst))
-	g.Expect(second).To(HaveLen(2))
-	g.Expect(setPointer(second[0])).NotTo(BeZero())
-	g.Expect(setPointer(second[0])).To(Equal(setPointer(first[0])), "the manager's own entries with the same field set share one decoded set")
-	g.Expect(setPointer(second[1])).NotTo(Equal(setPointer(first[1])), "another writer's are decoded each time, not kept")
-	g.Expect(second[1]).To(Equal(first[1]))
-	g.Expect(a.fieldSets.cur).To(HaveLen(1), "only the manager's own set is kept")
-}
-
 func TestTheProofHasNoOwnEntryHashWithoutExactlyOneEntry(t *testing.T) {
 	g := NewWithT(t)
-	var c fieldSets
 	live := liveStatefulSet("db")
 	twice := slices.Concat(live.ManagedFields, live.ManagedFields[:1])
-	_, own := c.entries(twice, "bench", "")
+	_, own := entriesOf(twice, "bench", "")
 	g.Expect(own).To(BeZero(), "two apply entries of one manager: a state not understood")
-	_, own = c.entries(live.ManagedFields[1:], "bench", "")
+	_, own = entriesOf(live.ManagedFields[1:], "bench", "")
 	g.Expect(own).To(BeZero(), "no entry")
 	unreadable := []metav1.ManagedFieldsEntry{{Manager: "bench", Operation: metav1.ManagedFieldsOperationApply, FieldsV1: metav1.NewFieldsV1(`{"f:spec":`)}}
-	entries, own := c.entries(unreadable, "bench", "")
+	entries, own := entriesOf(unreadable, "bench", "")
 	g.Expect(managed.AppliedSet(entries, "bench", "")).To(BeNil(), "a field set that is not JSON is none")
 	g.Expect(own).NotTo(BeZero())
-}
-
-func TestFieldSetsStayBoundedAndKeepTheRecentOnes(t *testing.T) {
-	g := NewWithT(t)
-	var c fieldSets
-	entry := func(i int) []metav1.ManagedFieldsEntry {
-		return []metav1.ManagedFieldsEntry{{Manager: "bench", Operation: metav1.ManagedFieldsOperationApply,
-			FieldsV1: metav1.NewFieldsV1(fmt.Sprintf(`{"f:data":{"f:key-%d":{}}}`, i))}}
-	}
-	for i := range 5 * fieldSetsPerGeneration {
-		entries, _ := c.entries(entry(i), "bench", "")
-		g.Expect(managed.AppliedSet(entries, "bench", "")).To(HaveKey("f:data"))
-		// Set 0 is used all the time and stays.
-		recent, _ := c.entries(entry(0), "bench", "")
-		g.Expect(managed.AppliedSet(recent, "bench", "")).To(HaveKeyWithValue("f:data", HaveKey("f:key-0")))
-	}
-	g.Expect(len(c.cur) + len(c.old)).To(BeNumerically("<=", 2*fieldSetsPerGeneration))
-	g.Expect(c.cur).To(HaveKey(sha256.Sum256(entry(0)[0].FieldsV1.GetRawBytes())))
-}
-
-// setPointer returns the address of e's field set map.
-func setPointer(e managed.Entry) uintptr {
-	return reflect.ValueOf(e).FieldByName("set").Pointer()
 }
 
 func TestAProofOfTheSameApplyOnTheSameEntryDoesNotWalkTheSchemaAgain(t *testing.T) {
@@ -239,22 +193,4 @@ func TestTheProofReadsAnObjectWhoseMetadataIsBehindAPointerWithoutChangingIt(t *
 	g.Expect(entries).To(HaveLen(2))
 	g.Expect(own).To(BeZero(), "read whole: no memo")
 	g.Expect(m).To(HaveKey("metadata"))
-}
-
-func TestFieldSetsDoNotKeepALargeSet(t *testing.T) {
-	g := NewWithT(t)
-	var c fieldSets
-	keys := make([]string, 0, 2000)
-	for i := range cap(keys) {
-		keys = append(keys, fmt.Sprintf(`"f:key-%04d":{}`, i))
-	}
-	large := []metav1.ManagedFieldsEntry{{Manager: "bench", Operation: metav1.ManagedFieldsOperationApply,
-		FieldsV1: metav1.NewFieldsV1(`{"f:data":{` + strings.Join(keys, ",") + `}}`)}}
-	g.Expect(len(large[0].FieldsV1.GetRawBytes())).To(BeNumerically(">", maxSharedFieldSet))
-
-	entries, own := c.entries(large, "bench", "")
-
-	g.Expect(managed.AppliedSet(entries, "bench", "")).To(HaveKeyWithValue("f:data", HaveLen(2000)))
-	g.Expect(own).NotTo(BeZero())
-	g.Expect(c.cur).To(BeEmpty(), "a set larger than maxSharedFieldSet is not kept")
 }
