@@ -67,23 +67,23 @@ func hashOf(desired map[string]any, force bool) ([32]byte, error) {
 var appliedMetadata = []string{"name", "namespace", "labels", "annotations", "ownerReferences", "finalizers"}
 
 // applyBody returns the body of the apply request for m, a desired object of kind gvk as a JSON
-// value that the caller gives up (as requestMap returns it): m without status and server-owned
-// metadata, with its apiVersion and kind. The body holds m's values, with their null fields
-// removed.
+// value: m without status and server-owned metadata, with its apiVersion and kind. m is not
+// modified: even a typed object's conversion may hold the object's own values (a field type
+// whose ToUnstructured returns a map it holds), so the body is a copy.
 func applyBody(m map[string]any, gvk schema.GroupVersionKind) map[string]any {
 	body := make(map[string]any, len(m))
 	for k, v := range m {
 		switch k {
 		case "status", "metadata":
 		default:
-			body[k] = pruneNulls(v)
+			body[k] = pruneNulls(jsonvalue.DeepCopy(v))
 		}
 	}
 	meta := jsonvalue.NestedMap(m, "metadata")
 	applied := make(map[string]any, len(appliedMetadata))
 	for _, k := range appliedMetadata {
 		if v, ok := meta[k]; ok && v != nil {
-			applied[k] = v
+			applied[k] = jsonvalue.DeepCopy(v)
 		}
 	}
 	if labels, ok := applied["labels"].(map[string]any); ok {
@@ -252,12 +252,12 @@ func transitionTimes(obj map[string]any) []any {
 	return out
 }
 
-// requestMap returns obj as a JSON value of the caller's own to build a request from: a copy of
-// an unstructured object's content (any runtime.Unstructured, whose conversion would be its own
-// map), a typed object's conversion without its empty struct fields (see [omitZeroStructs]).
+// requestMap returns obj as a JSON value to build a request from, as [objects.ToMap] does (an
+// unstructured object's own map, which callers must not modify), but for a typed object without
+// its empty struct fields (see [omitZeroStructs]).
 func requestMap(obj client.Object) (map[string]any, error) {
 	if u, ok := obj.(runtime.Unstructured); ok {
-		return jsonvalue.DeepCopyMap(u.UnstructuredContent()), nil
+		return u.UnstructuredContent(), nil
 	}
 	m, err := objects.ToMap(obj)
 	if err != nil {

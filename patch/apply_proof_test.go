@@ -18,6 +18,7 @@ package patch
 
 import (
 	"crypto/sha256"
+	"encoding/json"
 	"slices"
 	"testing"
 
@@ -193,4 +194,43 @@ func TestTheProofReadsAnObjectWhoseMetadataIsBehindAPointerWithoutChangingIt(t *
 	g.Expect(entries).To(HaveLen(2))
 	g.Expect(own).To(BeZero(), "read whole: no memo")
 	g.Expect(m).To(HaveKey("metadata"))
+}
+
+// reviewValues is a field type that converts itself to unstructured (as metav1.Time and
+// resource.Quantity do) by returning the JSON value it holds: its own map.
+type reviewValues struct{ m map[string]any }
+
+func (v reviewValues) MarshalJSON() ([]byte, error) { return json.Marshal(v.m) }
+func (v reviewValues) ToUnstructured() any          { return v.m }
+
+// reviewValuesObject is a typed object with such a field.
+type reviewValuesObject struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Data              reviewValues `json:"data"`
+}
+
+func (o *reviewValuesObject) DeepCopyObject() runtime.Object {
+	c := *o
+	c.ObjectMeta = *o.DeepCopy()
+	c.Data = reviewValues{m: runtime.DeepCopyJSON(o.Data.m)}
+	return &c
+}
+
+// A typed object's conversion is fresh only as far as the converter copies: a field whose
+// ToUnstructured returns a map it holds is the caller's map, which the body must not prune in
+// place. Found by a reviewing helper.
+func TestARequestNeverWritesIntoATypedObjectsOwnValues(t *testing.T) {
+	g := NewWithT(t)
+	shared := map[string]any{"k": "v", "n": nil, "nested": map[string]any{"x": nil, "y": "1"}}
+	obj := &reviewValuesObject{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: "cm", Namespace: "default"}, Data: reviewValues{m: shared}}
+	before := runtime.DeepCopyJSON(shared)
+
+	m, err := requestMap(obj)
+	g.Expect(err).NotTo(HaveOccurred())
+	body := applyBody(m, corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+
+	g.Expect(body["data"]).To(Equal(map[string]any{"k": "v", "nested": map[string]any{"y": "1"}}), "the body has no null field")
+	g.Expect(shared).To(Equal(before), "the caller's values are not modified")
 }
