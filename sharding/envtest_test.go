@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -35,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -352,22 +352,33 @@ type skewedClock struct{ offset time.Duration }
 func (c skewedClock) Now() time.Time                  { return time.Now().Add(c.offset) }
 func (c skewedClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
 
-// createObjects creates n main ConfigMaps in ns.
+// createObjects creates n main ConfigMaps in ns, named object-0, object-1, ... but for names
+// skipped so that the ring of shard-a and shard-b places at least one on each: the ring places
+// objects by their namespace's random name, and 8 consecutive names all land on one of two shards
+// in about one test of 128, where a shard joining would move nothing.
 func createObjects(t *testing.T, ns string, n int) []string {
 	t.Helper()
-	names := make([]string, n)
-	for i := range names {
-		names[i] = fmt.Sprintf("object-%d", i)
-		if err := env.Client().Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: names[i]}}); err != nil {
+	shards := []string{"shard-a", "shard-b"}
+	missing := sets.New(shards...)
+	configMaps := schema.GroupKind{Kind: "ConfigMap"}
+	var names []string
+	for i := 0; len(names) < n; i++ {
+		name := fmt.Sprintf("object-%d", i)
+		shard := sharder.ShardFor(shards, configMaps, client.ObjectKey{Namespace: ns, Name: name})
+		if !missing.Has(shard) && n-len(names) <= missing.Len() {
+			continue
+		}
+		missing.Delete(shard)
+		if err := env.Client().Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
 			t.Fatal(err)
 		}
+		names = append(names, name)
 	}
 	return names
 }
 
-// spread creates more main objects in ns after names, once shard-a and shard-b are both available
-// to s, until each holds one: the ring places objects by their namespace's random name, and 8
-// objects all land on one of two shards in about one test of 128.
+// spread waits until shard-a and shard-b are both available to s and every object of names is
+// assigned, and checks that each shard holds one (createObjects chose the names for that).
 func spread(t *testing.T, g Gomega, s *sharder.Sharder, ns string, names []string) []string {
 	t.Helper()
 	ctx := t.Context()
@@ -381,25 +392,12 @@ func spread(t *testing.T, g Gomega, s *sharder.Sharder, ns string, names []strin
 		g.Expect(available).To(HaveKeyWithValue("shard-a", true))
 		g.Expect(available).To(HaveKeyWithValue("shard-b", true))
 	}).WithTimeout(30 * time.Second).Should(Succeed())
-	for extra := 0; ; extra++ {
-		var held map[string]string
-		g.Eventually(func(g Gomega) {
-			held = holders(ctx, g, ns, names)
-			g.Expect(held).NotTo(ContainElement(BeEmpty()), "objects not assigned yet")
-		}).WithTimeout(30 * time.Second).Should(Succeed())
-		shards := slices.Collect(maps.Values(held))
-		if slices.Contains(shards, "shard-a") && slices.Contains(shards, "shard-b") {
-			return names
-		}
-		if extra == 16 {
-			t.Fatalf("the ring placed all of %d objects on one shard: %v", len(names), held)
-		}
-		name := fmt.Sprintf("object-%d", len(names))
-		if err := env.Client().Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, name)
-	}
+	g.Eventually(func(g Gomega) {
+		held := holders(ctx, g, ns, names)
+		g.Expect(held).NotTo(ContainElement(BeEmpty()), "objects not assigned yet")
+		g.Expect(held).To(ContainElements("shard-a", "shard-b"), "the ring placed all of %d objects on one shard", len(names))
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+	return names
 }
 
 // holders returns the shard label of each main object in ns.

@@ -198,3 +198,15 @@ func ExampleEpochs() {
 	// shard-a at 7s: covered false
 	// shard-b at 7s: covered true
 }
+
+// ShardFor tells where the sharder places an object: here, the ConfigMap of the package example
+// before and after shard-c joins the ring.
+func ExampleShardFor() {
+	configMaps := schema.GroupKind{Kind: "ConfigMap"}
+	queue := client.ObjectKey{Namespace: "default", Name: "queue"}
+	fmt.Println(sharder.ShardFor([]string{"shard-a", "shard-b"}, configMaps, queue))
+	fmt.Println(sharder.ShardFor([]string{"shard-a", "shard-b", "shard-c"}, configMaps, queue))
+	// Output:
+	// shard-b
+	// shard-c
+}

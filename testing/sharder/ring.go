@@ -77,6 +77,15 @@ func (r *ring) shardFor(key string) string {
 	return r.tokens[i].shard
 }
 
+// ShardFor returns the shard of shards that the sharder places the object of kind at key on,
+// and with it every object that object controls: the same ring the sharder builds from its
+// available shards, so a test can choose names that reach a given shard or know which shard a
+// drain will move an object to. It returns "" when shards is empty; the order of shards does
+// not matter.
+func ShardFor(shards []string, kind schema.GroupKind, key client.ObjectKey) string {
+	return newRing(shards).shardFor(ringKey(kind.Group, kind.Kind, key.Namespace, key.Name))
+}
+
 // hashKey returns the key of obj on the ring: its own group, kind, namespace and name for a main
 // kind, those of its controller for a controlled kind, and "" for a controlled object without a
 // controller, which is not assigned.

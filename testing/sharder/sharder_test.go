@@ -28,6 +28,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -257,6 +258,54 @@ func TestAControlledObjectFollowsItsControllerAndOneWithoutIsNotAssigned(t *test
 		sharder.Move{Kind: corev1.SchemeGroupVersion.WithKind("ConfigMap"), Object: client.ObjectKeyFromObject(owner), To: shard},
 		sharder.Move{Kind: corev1.SchemeGroupVersion.WithKind("Secret"), Object: client.ObjectKeyFromObject(child), Controlled: true, To: shard},
 	))
+}
+
+// ShardFor names the shard a pass assigns each object to, and the one a drain moves it to when
+// a shard joins.
+func TestShardForIsWhereTheSharderPlacesAnObject(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	shards := []string{"shard-a", "shard-b", "shard-c"}
+	objs := []client.Object{shardLease("default", "configs", "shard-a", start), shardLease("default", "configs", "shard-b", start)}
+	var owners []*corev1.ConfigMap
+	for i := range 40 {
+		owner := configMap("default", fmt.Sprintf("web-%d", i), nil)
+		owner.UID = types.UID(fmt.Sprintf("uid-web-%d", i))
+		owners = append(owners, owner)
+		objs = append(objs, owner, secretOf(owner, owner.Name+"-tls"))
+	}
+	c := fake.NewClientBuilder().WithObjects(objs...).Build()
+	s, _ := newFakeSharder(t, c)
+	configMaps := corev1.SchemeGroupVersion.WithKind("ConfigMap").GroupKind()
+
+	g.Expect(s.Sync(ctx)).To(Succeed())
+	want, got := map[string]string{}, map[string]string{}
+	for _, o := range owners {
+		shard := sharder.ShardFor(shards[:2], configMaps, client.ObjectKeyFromObject(o))
+		want[o.Name], want[o.Name+"-tls"] = shard, shard
+		got[o.Name] = labelsOf(ctx, c, o)[sharding.ShardLabelPrefix+"configs"]
+		got[o.Name+"-tls"] = labelsOf(ctx, c, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: o.Name + "-tls"}})[sharding.ShardLabelPrefix+"configs"]
+	}
+	g.Expect(got).To(Equal(want))
+
+	g.Expect(c.Create(ctx, shardLease("default", "configs", "shard-c", start))).To(Succeed())
+	seen := len(s.Moves())
+	g.Expect(s.Sync(ctx)).To(Succeed())
+	drained := map[string]string{}
+	for _, m := range s.Moves()[seen:] {
+		if m.Drain {
+			drained[m.Object.Name] = m.To
+		}
+	}
+	wantDrained := map[string]string{}
+	for _, o := range owners {
+		if to := sharder.ShardFor(shards, configMaps, client.ObjectKeyFromObject(o)); to == "shard-c" {
+			wantDrained[o.Name] = to
+		}
+	}
+	g.Expect(wantDrained).NotTo(BeEmpty(), "40 ConfigMaps and not one on the third shard")
+	g.Expect(drained).To(Equal(wantDrained))
+	g.Expect(sharder.ShardFor(nil, configMaps, client.ObjectKey{Namespace: "default", Name: "web"})).To(BeEmpty())
 }
 
 func TestAnObjectThatChangedSinceItWasListedIsLeftForTheNextPass(t *testing.T) {

@@ -255,15 +255,23 @@ func newCluster(namespace, name string, replicas int32) *appsv1alpha1.Cluster {
 // createClusters creates count Clusters named prefix-0, prefix-1, ... in namespace.
 func (w *world) createClusters(t *testing.T, namespace, prefix string, count int, replicas int32) []string {
 	t.Helper()
-	var names []string
-	for i := range count {
-		c := newCluster(namespace, fmt.Sprintf("%s-%d", prefix, i), replicas)
+	names := make([]string, count)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s-%d", prefix, i)
+	}
+	w.createNamedClusters(t, namespace, names, replicas)
+	return names
+}
+
+// createNamedClusters creates a Cluster of each name in namespace.
+func (w *world) createNamedClusters(t *testing.T, namespace string, names []string, replicas int32) {
+	t.Helper()
+	for _, name := range names {
+		c := newCluster(namespace, name, replicas)
 		if err := w.admin.Create(t.Context(), c); err != nil {
 			t.Fatalf("failed to create Cluster %s: %v", c.Name, err)
 		}
-		names = append(names, c.Name)
 	}
-	return names
 }
 
 // converged reports whether every Cluster in namespaces is Ready for its current generation

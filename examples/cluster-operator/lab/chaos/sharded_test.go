@@ -28,6 +28,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -62,6 +63,28 @@ type ring struct {
 }
 
 func shardName(i int) string { return fmt.Sprintf("shard-%d", i) }
+
+// ringNames returns count names of Clusters in ns, ring-0, ring-1, ... but for names skipped so
+// that every shard of the full ring holds at least one: otherwise the steps that add or stop
+// shard-3 could move nothing (with 12 Clusters, about one namespace in 27 leaves a shard empty).
+func ringNames(ns string, count int) []string {
+	shards := make([]string, ringShards)
+	for i := range shards {
+		shards[i] = shardName(i)
+	}
+	missing := sets.New(shards...)
+	clusters := appsv1alpha1.GroupVersion.WithKind("Cluster").GroupKind()
+	var names []string
+	for i := 0; len(names) < count; i++ {
+		name := fmt.Sprintf("ring-%d", i)
+		shard := sharder.ShardFor(shards, clusters, client.ObjectKey{Namespace: ns, Name: name})
+		if missing.Has(shard) || count-len(names) > missing.Len() {
+			names = append(names, name)
+			missing.Delete(shard)
+		}
+	}
+	return names
+}
 
 // ringResources are the kinds of the ring, as config/sharding's ControllerRing lists them:
 // Clusters, and the StatefulSets, Services and ConfigMaps they control.
@@ -202,7 +225,8 @@ func shardedRing(t *testing.T, w *world) *result {
 	r.start(t, 1)
 
 	want := map[string]int32{}
-	names := w.createClusters(t, ns, "ring", w.sizes.ShardedClusters, 1)
+	names := ringNames(ns, w.sizes.ShardedClusters)
+	w.createNamedClusters(t, ns, names, 1)
 	for _, name := range names {
 		want[name] = 1
 	}

@@ -17,6 +17,7 @@ limitations under the License.
 package chaos
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,6 +28,7 @@ import (
 	. "github.com/onsi/gomega"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/yaml"
@@ -145,5 +147,27 @@ func TestTheLabsRingIsTheManifestsRing(t *testing.T) {
 			return slices.Contains(rule.APIGroups, group) && slices.Contains(rule.Resources, resource) &&
 				slices.Contains(rule.Verbs, "list") && slices.Contains(rule.Verbs, "patch")
 		})).To(BeTrue(), "the sharder's ClusterRole lets it list and patch %s", kind)
+	}
+}
+
+// Every shard of the full ring holds a Cluster of the scenario, in any namespace, so that adding
+// or stopping any shard moves something.
+func TestRingNamesPutAClusterOnEveryShard(t *testing.T) {
+	g := NewWithT(t)
+	clusters := appsv1alpha1.GroupVersion.WithKind("Cluster").GroupKind()
+	shards := make([]string, ringShards)
+	for i := range shards {
+		shards[i] = shardName(i)
+	}
+	for i := range 500 {
+		ns := fmt.Sprintf("sharded-%05d", i)
+		names := ringNames(ns, 12)
+		g.Expect(names).To(HaveLen(12))
+		g.Expect(sets.New(names...).Len()).To(Equal(12), "names in %s: %v", ns, names)
+		held := map[string]int{}
+		for _, name := range names {
+			held[sharder.ShardFor(shards, clusters, client.ObjectKey{Namespace: ns, Name: name})]++
+		}
+		g.Expect(held).To(HaveLen(ringShards), "Clusters by shard in %s: %v", ns, held)
 	}
 }
