@@ -35,6 +35,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -192,7 +193,7 @@ func TestAttackTwoControllersOfTheMainKind(t *testing.T) {
 			ctx := t.Context()
 			ns := env.Namespace(t)
 			start := mark(t)
-			s := startSharder(t, ns, 0, false)
+			s := startSharder(t, ns, clock.RealClock{}, false)
 			startShard(t, ns, "shard-a", shardOptions{setup: func(mgr manager.Manager, shard sharding.Shard, cfg *rest.Config) error {
 				applier := patch.NewApplier(mgr.GetClient(), "shard-test", patch.ApplierOptions{})
 				// The spec controller is quick; the second controller's reconciles spend their

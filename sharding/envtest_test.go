@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,6 +38,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -314,7 +316,7 @@ func startShard(t *testing.T, ns, name string, so shardOptions) *runningShard {
 
 // startSharder runs the reference sharder for the ring's ConfigMaps (main) and Secrets
 // (controlled) in ns, with its wall clock skewed by skew.
-func startSharder(t *testing.T, ns string, skew time.Duration, moveWithoutDrain bool) *sharder.Sharder {
+func startSharder(t *testing.T, ns string, clk clock.PassiveClock, moveWithoutDrain bool) *sharder.Sharder {
 	t.Helper()
 	cfg := rest.CopyConfig(env.Config())
 	cfg.UserAgent = sharderAgent
@@ -327,7 +329,7 @@ func startSharder(t *testing.T, ns string, skew time.Duration, moveWithoutDrain 
 		LeaseNamespace:   ns,
 		Namespaces:       []string{ns},
 		Resources:        []sharder.Resource{{Object: &corev1.ConfigMap{}, Controlled: []client.Object{&corev1.Secret{}}}},
-		Clock:            skewedClock{skew},
+		Clock:            clk,
 		SyncPeriod:       50 * time.Millisecond,
 		MoveWithoutDrain: moveWithoutDrain,
 	})
@@ -346,11 +348,16 @@ func startSharder(t *testing.T, ns string, skew time.Duration, moveWithoutDrain 
 	return s
 }
 
-// skewedClock is the real clock, off by a fixed offset.
-type skewedClock struct{ offset time.Duration }
+// skewedClock is the real clock, off by an offset that the test sets when the skew matters:
+// a taker whose clock is ahead past the bound may take a shard's Lease or slices before the
+// test has spread the objects over both shards, which is not what the test is about.
+type skewedClock struct{ offset atomic.Int64 }
 
-func (c skewedClock) Now() time.Time                  { return time.Now().Add(c.offset) }
-func (c skewedClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+func (c *skewedClock) Now() time.Time                  { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *skewedClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
+// skew puts the clock ahead of the real one by d.
+func (c *skewedClock) skew(d time.Duration) { c.offset.Store(int64(d)) }
 
 // createObjects creates n main ConfigMaps in ns, named object-0, object-1, ... but for names
 // skipped so that the ring of shard-a and shard-b places at least one on each: the ring places
@@ -503,7 +510,7 @@ func TestAShardJoiningTakesObjectsOverWithoutTwoWriters(t *testing.T) {
 			ctx := t.Context()
 			ns := env.Namespace(t)
 			start := mark(t)
-			s := startSharder(t, ns, 0, tc.moveWithoutDrain)
+			s := startSharder(t, ns, clock.RealClock{}, tc.moveWithoutDrain)
 			// A reconcile of shard a spends most of its time between its read and its writes,
 			// as one that calls an external system does.
 			startShard(t, ns, "shard-a", shardOptions{latency: 150 * time.Millisecond})
@@ -588,7 +595,8 @@ func takeover(t *testing.T, g Gomega, skew time.Duration, unfenced bool) []strin
 	ctx := t.Context()
 	ns := env.Namespace(t)
 	start := mark(t)
-	s := startSharder(t, ns, skew, false)
+	clk := &skewedClock{}
+	s := startSharder(t, ns, clk, false)
 	// Reconciles with a latency are in flight when the takeover comes.
 	a := startShard(t, ns, "shard-a", shardOptions{latency: 150 * time.Millisecond, unfenced: unfenced})
 	startShard(t, ns, "shard-b", shardOptions{})
@@ -598,6 +606,7 @@ func takeover(t *testing.T, g Gomega, skew time.Duration, unfenced bool) []strin
 		writtenByHolders(ctx, g, ns, names)
 	}).WithTimeout(30 * time.Second).Should(Succeed())
 
+	clk.skew(skew)
 	a.stall.start()
 	g.Eventually(func(g Gomega) {
 		g.Expect(holders(ctx, g, ns, names)).To(HaveEach("shard-b"))
@@ -618,7 +627,7 @@ func TestAShardThatStopsHandsItsObjectsOver(t *testing.T) {
 	ctx := t.Context()
 	ns := env.Namespace(t)
 	start := mark(t)
-	s := startSharder(t, ns, 0, false)
+	s := startSharder(t, ns, clock.RealClock{}, false)
 	a := startShard(t, ns, "shard-a", shardOptions{latency: 50 * time.Millisecond})
 	startShard(t, ns, "shard-b", shardOptions{})
 	names := spread(t, g, s, ns, createObjects(t, ns, 8))
@@ -643,7 +652,7 @@ func TestChildrenShareTheirOwnersShard(t *testing.T) {
 	g := NewWithT(t)
 	ctx := t.Context()
 	ns := env.Namespace(t)
-	s := startSharder(t, ns, 0, false)
+	s := startSharder(t, ns, clock.RealClock{}, false)
 	startShard(t, ns, "shard-a", shardOptions{})
 	startShard(t, ns, "shard-b", shardOptions{})
 	names := spread(t, g, s, ns, createObjects(t, ns, 8))

@@ -27,6 +27,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -69,7 +70,7 @@ func TestAttackAReleaseAfterTheGracefulShutdownTimeoutFindsTheShardFenced(t *tes
 	ctx := t.Context()
 	ns := env.Namespace(t)
 	start := mark(t)
-	s := startSharder(t, ns, 0, false)
+	s := startSharder(t, ns, clock.RealClock{}, false)
 	w := &stubborn{shard: "shard-a", latency: 600 * time.Millisecond}
 	a := startShard(t, ns, "shard-a", shardOptions{tolerateStopError: true, customize: func(o *manager.Options) {
 		o.GracefulShutdownTimeout = ptr.To(100 * time.Millisecond)

@@ -228,7 +228,8 @@ func rangeTakeover(t *testing.T, g Gomega, skew time.Duration, unfenced bool) []
 	start := mark(t)
 	opts := &sharding.RangeOptions{Slices: rangeSlices, Period: 200 * time.Millisecond}
 	a := startShard(t, ns, "shard-a", shardOptions{latency: 150 * time.Millisecond, unfenced: unfenced, ranges: opts})
-	b := startShard(t, ns, "shard-b", shardOptions{ranges: &sharding.RangeOptions{Slices: rangeSlices, Period: 200 * time.Millisecond, Clock: skewedClock{skew}}})
+	clk := &skewedClock{}
+	b := startShard(t, ns, "shard-b", shardOptions{ranges: &sharding.RangeOptions{Slices: rangeSlices, Period: 200 * time.Millisecond, Clock: clk}})
 	slices := rangeObjects(t, ns, 16, a.ranges)
 	g.Eventually(func(g Gomega) {
 		g.Expect(a.ranges.Held()).To(HaveLen(rangeSlices / 2))
@@ -236,6 +237,7 @@ func rangeTakeover(t *testing.T, g Gomega, skew time.Duration, unfenced bool) []
 		writtenBy(ctx, g, ns, slices, func(i int) string { return holderOf(i, a, b) })
 	}).WithTimeout(60 * time.Second).Should(Succeed())
 
+	clk.skew(skew)
 	a.stall.start()
 	g.Eventually(func(g Gomega) {
 		g.Expect(b.ranges.Held()).To(HaveLen(rangeSlices))
