@@ -39,7 +39,9 @@ limitations under the License.
 // of the available shards by its group, kind, namespace and name; each object of a controlled kind
 // ([Resource.Controlled]) by those of its controller, so that it lands on its controller's shard. The
 // ring is the reference sharder's (xxhash64, 100 virtual nodes per shard), so an object lands on
-// the same shard in both. An object's shard is the value of its shard label. When it is not the
+// the same shard in both; [ShardFor] names that shard, so that a test can choose names that reach
+// every shard of a ring (a few objects can all hash to the same shards, and a shard that joins
+// then takes nothing). An object's shard is the value of its shard label. When it is not the
 // shard the ring wants, [Sharder.Sync] writes:
 //
 //	object                                     its current shard     write
