@@ -253,6 +253,30 @@ func TestDeleteTracked(t *testing.T) {
 	g.Expect(fixtures.Items[0].Name).To(Equal("stale-fixture"))
 }
 
+// An owner assigned to a shard by the sharder's label may have tracked children its shard's cache
+// never holds: DeleteTracked does its deletions but reports no 0 without the API reader.
+func TestDeleteTrackedOfAnOwnerAssignedToAShardNeedsTheAPIReader(t *testing.T) {
+	g := NewWithT(t)
+	f := newFamily(t)
+	f.owner.SetLabels(map[string]string{"shard.alpha.sharding.timebertt.dev/widgets": "shard-a"})
+	var deletes []string
+	c := newFakeClient(f, recordDeletes(&deletes, ""))
+	kinds := []client.ObjectList{&corev1.ConfigMapList{}, &testtypes.FixtureList{}}
+
+	remaining, err := ownership.DeleteTracked(t.Context(), c, f.owner, kinds)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(remaining).To(Equal(3), "the children it finds are deleted and counted as before")
+	g.Expect(deletes).To(Equal(f.tracked))
+
+	remaining, err = ownership.DeleteTracked(t.Context(), c, f.owner, kinds)
+	g.Expect(err).To(MatchError(And(ContainSubstring("shard.alpha.sharding.timebertt.dev/widgets"), ContainSubstring("ownership.APIReader"))))
+	g.Expect(remaining).To(BeZero())
+
+	remaining, err = ownership.DeleteTracked(t.Context(), c, f.owner, kinds, ownership.APIReader(c))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(remaining).To(BeZero(), "with the API reader, none left is confirmed")
+}
+
 func TestDeleteTrackedCountsChildrenThatAreStillGoing(t *testing.T) {
 	g := NewWithT(t)
 	owner := widget("apps", "w", "uid-w")

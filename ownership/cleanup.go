@@ -20,9 +20,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/tenon-dev/tenon/internal/shardlabels"
 )
 
 // DeleteTracked deletes the children that owner tracks (see [TrackingLabels]) of the kinds in
@@ -51,11 +54,22 @@ import (
 //     being deleted either way.
 //   - The owner's deletion propagation policy is not consulted: tracked children are deleted
 //     even when the owner is deleted with --cascade=orphan. [Release] a child to keep it.
+//   - An owner assigned to a shard (it carries a label of the sharder's protocol,
+//     shard.alpha.sharding.timebertt.dev/<ring>; see package sharding) requires [APIReader]:
+//     the sharder never assigns tracked children, so a cache selected for the shard holds none
+//     of them. Without it, DeleteTracked deletes what c lists but never reports 0: it returns
+//     an error naming the option, and the finalizer stays.
 //
 // tenon's finalizer package has this cleanup as a step: finalizer.TrackedChildren.
 func DeleteTracked(ctx context.Context, c client.Client, owner client.Object, lists []client.ObjectList, opts ...ChildrenOption) (remaining int, err error) {
 	o := newChildrenOptions(opts)
 	remaining, errs := deleteTrackedFrom(ctx, c, c, owner, lists, &o)
+	if remaining == 0 && len(errs) == 0 && o.apiReader == nil {
+		if label, sharded := shardLabel(owner); sharded {
+			return 0, fmt.Errorf("failed to confirm that %s has no tracked children left: it is assigned to a shard (label %s), and the sharder never assigns tracked children, so a cache selected for the shard may not hold them; pass ownership.APIReader(mgr.GetAPIReader())",
+				describe(owner, c.Scheme()), label)
+		}
+	}
 	if remaining == 0 && len(errs) == 0 && o.apiReader != nil {
 		// Nothing left, says c. A cache may not have seen a child yet (one created moments ago,
 		// or while its watch was broken): ask the API server before reporting none.
@@ -64,6 +78,16 @@ func DeleteTracked(ctx context.Context, c client.Client, owner client.Object, li
 		remaining, errs = deleteTrackedFrom(ctx, o.apiReader, c, owner, lists, &live)
 	}
 	return remaining, errors.Join(errs...)
+}
+
+// shardLabel returns the key of the sharder's label that assigns owner to a shard, if it has one.
+func shardLabel(owner client.Object) (string, bool) {
+	for key := range owner.GetLabels() {
+		if strings.HasPrefix(key, shardlabels.ShardPrefix) {
+			return key, true
+		}
+	}
+	return "", false
 }
 
 // deleteTrackedFrom deletes, through c, the tracked children of owner that reader lists, and

@@ -187,6 +187,9 @@ func (p Propagation) applyToChildren(opts *childrenOptions) {
 // before it reports 0: a cleanup that trusted a cache that has not seen a child yet would remove
 // its finalizer and leak the child. It costs one list request per kind, with the tracking
 // label, when the cache says none is left. [ListChildren] and [Prune] do not use it.
+//
+// DeleteTracked requires it for an owner assigned to a shard (see package sharding): the
+// sharder never assigns tracked children, so a shard's cache may not hold them.
 func APIReader(reader client.Reader) ChildrenOption {
 	return apiReaderOption{reader: reader}
 }

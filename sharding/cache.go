@@ -45,8 +45,9 @@ import (
 // another namespace, cluster-scoped, no controller reference): the sharder assigns them to no
 // shard, so a selected cache never holds them, and a count of them from it is 0 while they
 // exist. Cache those kinds unselected, and when a kind is both — children controlled in the
-// owner's namespace and tracked elsewhere — select it and pass ownership.APIReader to
-// ownership.DeleteTracked, which then confirms from the API server that none is left.
+// owner's namespace and tracked elsewhere — select it. Either way pass ownership.APIReader to
+// ownership.DeleteTracked, which then confirms from the API server that none is left; for an
+// owner assigned to a shard it returns an error without it.
 //
 // With a selected cache, a write that takes an object off this shard (the drain's
 // acknowledgement, the sharder's move) reaches the controllers as a delete: the object left

@@ -96,9 +96,11 @@ limitations under the License.
 // # What sharding changes in tenon's other packages
 //
 //   - Tracked children (another namespace, cluster-scoped, no controller reference) are never
-//     assigned by the sharder: do not pass their kinds to [Shard.SelectCache], or pass
+//     assigned by the sharder: do not pass their kinds to [Shard.SelectCache], and pass
 //     ownership.APIReader to ownership.DeleteTracked (finalizer.TrackedChildren), which then
-//     deletes and counts from the API server what a selected cache cannot hold.
+//     deletes and counts from the API server what a selected cache cannot hold. For an owner
+//     that carries the shard label, DeleteTracked requires it: without it, it returns an error
+//     rather than report no child left, so the finalizer stays.
 //   - patch.Applier never applies the shard and drain labels, so a desired child that copies
 //     its owner's labels does not take the sharder's label over; the sharder's label on a child
 //     belongs to another field manager and does not defeat the Applier's no-op proof.
