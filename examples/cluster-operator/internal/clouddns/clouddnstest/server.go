@@ -65,7 +65,19 @@ type Server struct {
 	faults   Faults
 	rand     *rand.Rand
 	requests map[string]int
+	writes   map[string]*Writes
 	revision int64
+}
+
+// Writes counts the well-formed writes (PUT and DELETE) to one record name that passed the
+// injected faults and the token check.
+type Writes struct {
+	// Requests is how many there were.
+	Requests int
+	// Changes is how many of them changed something: created the record, changed its value or
+	// began its deletion. A write that found the record as it asked (a create refused with 409,
+	// the same value put again, a record already being deleted) changes nothing.
+	Changes int
 }
 
 // entry is a stored record and when its current status settles.
@@ -89,6 +101,7 @@ func NewServer(opts Options) *Server {
 		records:  map[string]*entry{},
 		rand:     rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)),
 		requests: map[string]int{},
+		writes:   map[string]*Writes{},
 	}
 }
 
@@ -120,6 +133,18 @@ func (s *Server) Requests() map[string]int {
 	out := make(map[string]int, len(s.requests))
 	for k, v := range s.requests {
 		out[k] = v
+	}
+	return out
+}
+
+// Writes returns the writes each record name received, by name. Tests use it to check that a
+// record was created and deleted once, whichever replica or shard asked.
+func (s *Server) Writes() map[string]Writes {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]Writes, len(s.writes))
+	for name, w := range s.writes {
+		out[name] = *w
 	}
 	return out
 }
@@ -202,6 +227,7 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.settle()
+	written := s.wrote(name)
 	e, exists := s.records[name]
 	switch {
 	case exists && r.Header.Get("If-None-Match") == "*":
@@ -215,6 +241,7 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, name string) {
 		return
 	}
 	s.revision++
+	written.Changes++
 	rec := clouddns.Record{Name: name, Type: in.Type, Value: in.Value, TTL: in.TTL, Owner: in.Owner, Status: clouddns.StatusPending, Revision: s.revision}
 	s.records[name] = &entry{Record: rec, settlesAt: s.opts.Clock.Now().Add(s.opts.PropagationDelay)}
 	status := http.StatusOK
@@ -228,17 +255,31 @@ func (s *Server) delete(w http.ResponseWriter, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.settle()
+	written := s.wrote(name)
 	e, ok := s.records[name]
 	if !ok {
 		writeJSON(w, http.StatusNotFound, clouddns.ErrorBody{Error: fmt.Sprintf("record %s not found", name)})
 		return
 	}
 	if e.Status != clouddns.StatusDeleting {
+		written.Changes++
 		s.revision++
 		e.Status, e.Revision = clouddns.StatusDeleting, s.revision
 		e.settlesAt = s.opts.Clock.Now().Add(s.opts.PropagationDelay)
 	}
 	writeJSON(w, http.StatusAccepted, e.Record)
+}
+
+// wrote counts a write to the record name and returns its counts, to which the caller adds the
+// change it makes. s.mu must be held.
+func (s *Server) wrote(name string) *Writes {
+	w, ok := s.writes[name]
+	if !ok {
+		w = &Writes{}
+		s.writes[name] = w
+	}
+	w.Requests++
+	return w
 }
 
 // settle applies the changes whose propagation delay has passed. s.mu must be held.

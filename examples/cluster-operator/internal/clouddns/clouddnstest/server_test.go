@@ -70,6 +70,9 @@ func TestRecordLifecycleWithPropagation(t *testing.T) {
 	deleting, err := c.Delete(ctx, rec.Name)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(deleting.Status).To(Equal(clouddns.StatusDeleting))
+	again, err := c.Delete(ctx, rec.Name)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(again.Revision).To(Equal(deleting.Revision), "deleting a record being deleted changes nothing")
 	g.Expect(s.Records()).To(HaveLen(1), "still withdrawing")
 	clock.SetTime(clock.Now().Add(10 * time.Second))
 	_, err = c.Get(ctx, rec.Name)
@@ -77,6 +80,9 @@ func TestRecordLifecycleWithPropagation(t *testing.T) {
 	g.Expect(s.Records()).To(BeEmpty())
 	_, err = c.Delete(ctx, rec.Name)
 	g.Expect(errors.Is(err, clouddns.ErrNotFound)).To(BeTrue())
+
+	g.Expect(s.Writes()).To(Equal(map[string]clouddnstest.Writes{rec.Name: {Requests: 7, Changes: 3}}),
+		"created, changed and deleted once each; the refused create, the same put and the deletes after the first changed nothing")
 }
 
 func TestAuthenticationAndFaults(t *testing.T) {
