@@ -289,11 +289,6 @@ func shardedRing(t *testing.T, w *world) *result {
 	step("shard-1 and shard-2 back", r.waitHeld(t, 0, 1, 2))
 	mid := w.settledAudit(t, ns)
 	lost, problems := w.lostEdits(t, ns, want)
-	// Events: each transition of a Cluster's conditions recorded once, whichever shards held it.
-	transitions, repeated := repeatedTransitions(w.clusterEvents(t, ns))
-	if len(repeated) > 0 {
-		t.Errorf("%d of %d condition transitions were recorded in an Event more than once: %v", len(repeated), transitions, firstN(repeated, 5))
-	}
 
 	// Delete every Cluster while the ring grows to 4 again: once a drain has begun.
 	drains := len(r.drains())
@@ -305,6 +300,32 @@ func shardedRing(t *testing.T, w *world) *result {
 	deletion := w.waitGone(t, ns)
 	final := w.settledAudit(t, ns)
 	after := w.mark(t)
+
+	// Events: each transition of a Cluster's conditions recorded once, whichever shards held it,
+	// the deletion's included.
+	transitions, repeated := repeatedTransitions(w.clusterEvents(t, ns))
+	if len(repeated) > 0 {
+		t.Errorf("%d of %d condition transitions were recorded in an Event more than once: %v", len(repeated), transitions, firstN(repeated, 5))
+	}
+	// The DNS API: each Cluster's record created once and its deletion begun once, whichever
+	// shards held the Cluster. A write a handover repeated finds the record as it asks (a create
+	// refused with 409, a record already being deleted) and changes nothing; one that changed
+	// something twice (a record created again after its deletion, a value put back) is a second
+	// writer's.
+	dnsWrites, dnsChanges, dnsRepeated := 0, 0, []string(nil)
+	written := w.dns.Writes()
+	for _, name := range names {
+		record := newCluster(ns, name, 1).Spec.DNSName
+		got := written[record]
+		dnsWrites += got.Requests
+		dnsChanges += got.Changes
+		if got.Changes != 2 {
+			dnsRepeated = append(dnsRepeated, fmt.Sprintf("DNS record %s changed %d times in %d writes, not twice (created, deleted)", record, got.Changes, got.Requests))
+		}
+	}
+	if len(dnsRepeated) > 0 {
+		t.Errorf("%d of %d DNS records were not created and deleted once each: %v", len(dnsRepeated), len(names), firstN(dnsRepeated, 5))
+	}
 
 	events, err := env.AuditLog().Between(before, after)
 	if err != nil {
@@ -327,18 +348,18 @@ func shardedRing(t *testing.T, w *world) *result {
 		}
 	}
 	return &result{
-		Operations: fmt.Sprintf("%d Clusters created, scaled 5 times and deleted; %d writes by the shards checked against the Clusters' epochs, %d condition transitions recorded in Events",
-			len(names), checked, transitions),
+		Operations: fmt.Sprintf("%d Clusters created, scaled 5 times and deleted; %d writes by the shards checked against the Clusters' epochs, %d condition transitions recorded in Events; %d writes to the DNS API, %d of which changed a record",
+			len(names), checked, transitions, dnsWrites, dnsChanges),
 		Faults: fmt.Sprintf("ring 2→3→4 shards, SIGTERM, SIGKILL, SIGSTOP past the Lease, back to 3, delete during a rebalance to 4; %d drains, %d moves off a dead shard",
 			len(r.drains()), forced),
 		Convergence: strings.Join(steps, "; ") + fmt.Sprintf("; delete %s", secs(deletion)),
 		Audited: fmt.Sprintf("The API server's audit log recorded %s by the shards' users, each checked against its Cluster's epoch: %d outside one.",
 			plural(checked, "write"), outside),
-		Leaked: mid.Leaked + final.Leaked, Duplicated: mid.Duplicated + final.Duplicated + outside + len(repeated), Lost: lost + mid.Missing, Wedged: mid.Wedged + final.Wedged,
-		Problems: slices.Concat(mid.Problems, problems, outsideProblems, firstN(repeated, 5), final.Problems),
+		Leaked: mid.Leaked + final.Leaked, Duplicated: mid.Duplicated + final.Duplicated + outside + len(repeated) + len(dnsRepeated), Lost: lost + mid.Missing, Wedged: mid.Wedged + final.Wedged,
+		Problems: slices.Concat(mid.Problems, problems, outsideProblems, firstN(repeated, 5), firstN(dnsRepeated, 5), final.Problems),
 		Details: []string{
 			fmt.Sprintf("The manager binary as shards of a ring (--controller-ring, Lease %s, renew deadline %s, retry period %s), each its own user behind its own proxy, and the reference sharder of testing/sharder for the Clusters and the StatefulSets, Services and ConfigMaps they control, labelling new children from a watch.", shardLease, shardRenew, shardRetry),
-			"Every successful write of a shard to a Cluster (its status included), its StatefulSet, Services and ConfigMaps and its directory entry is checked against the audit log: the API server must have received it after the sharder's write that assigned the Cluster to that shard, and before the sharder's next assignment of the Cluster. A drain's acknowledgement ends a shard's epoch before the sharder's next assignment; a SIGTERM releases the Lease after the controllers stopped; a SIGKILLed or SIGSTOPped shard's Lease is taken over by the sharder at renewTime + 2 × the Lease duration, after its fence closed. Events are checked apart: each condition transition of a Cluster must be recorded once, whichever shards held it.",
+			"Every successful write of a shard to a Cluster (its status included), its StatefulSet, Services and ConfigMaps and its directory entry is checked against the audit log: the API server must have received it after the sharder's write that assigned the Cluster to that shard, and before the sharder's next assignment of the Cluster. A drain's acknowledgement ends a shard's epoch before the sharder's next assignment; a SIGTERM releases the Lease after the controllers stopped; a SIGKILLed or SIGSTOPped shard's Lease is taken over by the sharder at renewTime + 2 × the Lease duration, after its fence closed. Events are checked apart: each condition transition of a Cluster, its deletion's included, must be recorded once, whichever shards held it; and each Cluster's DNS record must have been created once and its deletion begun once (writes that changed nothing, such as a create refused because the record exists, are counted but allowed).",
 		},
 	}
 }
