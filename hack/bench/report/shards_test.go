@@ -116,11 +116,16 @@ func TestTheShardsModelNeedsOneReplicaOnTwoNumbersOfClusters(t *testing.T) {
 }
 
 func TestCheckShardsNamesWhatDoesNotHold(t *testing.T) {
+	one := shardRun(1, 90, 82, 70, 300)
 	steady, drained, failed := shardRun(2, 60, 79, 70, 150, 150), shardRun(3, 50, 79, 70, 100, 100, 100), shardRun(4, 0, 0, 0)
 	steady.SteadyWrites, drained.Drains, failed.Failure = 3, 5, "go test failed"
-	got := CheckShards(&Shards{Results: []harness.ShardScaleResult{steady, drained, failed}})
+	retried, late := shardRun(2, 60, 79, 70, 150, 150), shardRun(4, 40, 79, 70, 75, 75, 75, 75)
+	retried.WritesPerCluster = one.WritesPerCluster * 1.005
+	late.WritesPerCluster = 14.25
+	got := CheckShards(&Shards{Results: []harness.ShardScaleResult{one, steady, drained, failed, retried, late}})
 	want := []string{"2 shards of 8 workers on 300 Clusters: 3 writes at steady state, want 0", "3 shards of 8 workers on 300 Clusters: 5 drains, want 0",
-		"4 shards of 8 workers on 300 Clusters: go test failed"}
+		"4 shards of 8 workers on 300 Clusters: go test failed",
+		"4 shards of 8 workers on 300 Clusters: 14.25 writes per Cluster until Ready, want those of one shard, 11.00"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("CheckShards (-want +got):\n%s", diff)
 	}
