@@ -55,6 +55,9 @@ const trackedChildrenInterval = 2 * time.Second
 //     already being deleted (waiting for finalizers of their own). With a cached client, pass
 //     [ownership.APIReader] as above: a cache that has not seen a child yet (one created moments
 //     ago, or while its watch was broken) would otherwise let the step finish and the child leak.
+//     For an owner assigned to a shard (it carries the sharder's label,
+//     shard.alpha.sharding.timebertt.dev/<ring>), ownership.APIReader is required: without it
+//     the step fails every time, naming the option, and the finalizer stays.
 //   - A failed deletion is returned as the step's error, so the Lifecycle retries it with backoff
 //     and records it in its Deleting condition.
 func TrackedChildren[T client.Object](c client.Client, lists []client.ObjectList, opts ...ownership.ChildrenOption) Step[T] {

@@ -275,6 +275,10 @@ func TestDeleteTrackedOfAnOwnerAssignedToAShardNeedsTheAPIReader(t *testing.T) {
 	remaining, err = ownership.DeleteTracked(t.Context(), c, f.owner, kinds, ownership.APIReader(c))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(remaining).To(BeZero(), "with the API reader, none left is confirmed")
+
+	remaining, err = ownership.DeleteTracked(t.Context(), c, f.owner, nil)
+	g.Expect(err).NotTo(HaveOccurred(), "no kinds to look for: nothing to confirm")
+	g.Expect(remaining).To(BeZero())
 }
 
 func TestDeleteTrackedCountsChildrenThatAreStillGoing(t *testing.T) {

@@ -189,7 +189,8 @@ func (p Propagation) applyToChildren(opts *childrenOptions) {
 // label, when the cache says none is left. [ListChildren] and [Prune] do not use it.
 //
 // DeleteTracked requires it for an owner assigned to a shard (see package sharding): the
-// sharder never assigns tracked children, so a shard's cache may not hold them.
+// sharder never assigns tracked children, so a shard's cache may not hold them. Give it a
+// reader of the API server, never the manager's cached client, which would confirm nothing.
 func APIReader(reader client.Reader) ChildrenOption {
 	return apiReaderOption{reader: reader}
 }
