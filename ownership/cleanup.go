@@ -65,19 +65,22 @@ import (
 func DeleteTracked(ctx context.Context, c client.Client, owner client.Object, lists []client.ObjectList, opts ...ChildrenOption) (remaining int, err error) {
 	o := newChildrenOptions(opts)
 	remaining, errs := deleteTrackedFrom(ctx, c, c, owner, lists, &o)
-	if remaining == 0 && len(errs) == 0 && o.apiReader == nil && len(lists) > 0 {
+	if remaining > 0 || len(errs) > 0 || len(lists) == 0 {
+		return remaining, errors.Join(errs...)
+	}
+	// Nothing left, says c. A cache may not have seen a child yet (one created moments ago, or
+	// while its watch was broken), and a shard's cache never holds one: ask the API server
+	// before reporting none.
+	if o.apiReader == nil {
 		if label, sharded := shardLabel(owner); sharded {
 			return 0, fmt.Errorf("failed to confirm that %s has no tracked children left: it is assigned to a shard (label %s), and the sharder never assigns tracked children, so a cache selected for the shard may not hold them; pass ownership.APIReader(mgr.GetAPIReader())",
 				describe(owner, c.Scheme()), label)
 		}
+		return 0, nil
 	}
-	if remaining == 0 && len(errs) == 0 && o.apiReader != nil {
-		// Nothing left, says c. A cache may not have seen a child yet (one created moments ago,
-		// or while its watch was broken): ask the API server before reporting none.
-		live := o
-		live.useIndex = false
-		remaining, errs = deleteTrackedFrom(ctx, o.apiReader, c, owner, lists, &live)
-	}
+	live := o
+	live.useIndex = false
+	remaining, errs = deleteTrackedFrom(ctx, o.apiReader, c, owner, lists, &live)
 	return remaining, errors.Join(errs...)
 }
 
