@@ -59,9 +59,7 @@ func LoadShards(path string) (*Shards, error) {
 func CheckShards(s *Shards) []string {
 	var problems []string
 	for _, run := range s.Results {
-		one := slices.IndexFunc(s.Results, func(o harness.ShardScaleResult) bool {
-			return isOneReplica(o) && o.Clusters == run.Clusters && o.Failure == ""
-		})
+		one, hasOne := oneReplicaOn(s.Results, run.Clusters)
 		switch {
 		case run.Failure != "":
 			problems = append(problems, fmt.Sprintf("%s: %s", run, run.Failure))
@@ -69,9 +67,9 @@ func CheckShards(s *Shards) []string {
 			problems = append(problems, fmt.Sprintf("%s: %d writes at steady state, want 0", run, run.SteadyWrites))
 		case run.Drains != 0:
 			problems = append(problems, fmt.Sprintf("%s: %d drains, want 0", run, run.Drains))
-		case one >= 0 && run.WritesPerCluster > s.Results[one].WritesPerCluster*1.01:
+		case hasOne && run.WritesPerCluster > one.WritesPerCluster*1.01:
 			problems = append(problems, fmt.Sprintf("%s: %s writes per Cluster until Ready, want those of one shard, %s",
-				run, fmtNum(run.WritesPerCluster, 2), fmtNum(s.Results[one].WritesPerCluster, 2)))
+				run, fmtNum(run.WritesPerCluster, 2), fmtNum(one.WritesPerCluster, 2)))
 		}
 	}
 	return problems
@@ -228,10 +226,9 @@ func slowerThanShare(runs []harness.ShardScaleResult) []string {
 		if run.Shards == 1 || run.WorkersPerShard() != harness.DefaultShardWorkers || run.ReadySeconds == 0 {
 			continue
 		}
-		i := slices.IndexFunc(runs, func(o harness.ShardScaleResult) bool { return isOneReplica(o) && o.Clusters == run.Clusters })
-		if i >= 0 && run.ReadySeconds/runs[i].ReadySeconds > 1.5*run.LargestShare() {
+		if one, ok := oneReplicaOn(runs, run.Clusters); ok && run.ReadySeconds/one.ReadySeconds > 1.5*run.LargestShare() {
 			slow = append(slow, fmt.Sprintf("%d shards on %d Clusters (%s against a share of %s)", run.Shards, run.Clusters,
-				fmtNum(run.ReadySeconds/runs[i].ReadySeconds, 2), fmtNum(run.LargestShare(), 2)))
+				fmtNum(run.ReadySeconds/one.ReadySeconds, 2), fmtNum(run.LargestShare(), 2)))
 		}
 	}
 	return slow
@@ -244,11 +241,8 @@ func sameWrites(runs []harness.ShardScaleResult) bool {
 		if run.SteadyWrites != 0 {
 			return false
 		}
-		for _, one := range runs {
-			if one.Clusters == run.Clusters && one.Shards == 1 && one.WorkersPerShard() == harness.DefaultShardWorkers &&
-				one.WritesPerCluster != run.WritesPerCluster {
-				return false
-			}
+		if one, ok := oneReplicaOn(runs, run.Clusters); ok && one.WritesPerCluster != run.WritesPerCluster {
+			return false
 		}
 	}
 	return true
@@ -260,8 +254,8 @@ func sameWrites(runs []harness.ShardScaleResult) bool {
 // ("fit" for a run f was drawn through); "–" for each without one.
 func againstOneShard(run harness.ShardScaleResult, runs []harness.ShardScaleResult, f fit) (ratio, model, toModel string) {
 	ratio, model, toModel = "–", "–", "–"
-	if i := slices.IndexFunc(runs, func(o harness.ShardScaleResult) bool { return isOneReplica(o) && o.Clusters == run.Clusters }); i >= 0 {
-		ratio = fmtNum(run.ReadySeconds/runs[i].ReadySeconds, 2)
+	if one, ok := oneReplicaOn(runs, run.Clusters); ok {
+		ratio = fmtNum(run.ReadySeconds/one.ReadySeconds, 2)
 	}
 	if f.PerCluster <= 0 || len(run.PeakRSSBytes) == 0 || len(run.BaselineRSSBytes) != len(run.PeakRSSBytes) {
 		return ratio, model, toModel
@@ -286,6 +280,18 @@ func againstOneShard(run harness.ShardScaleResult, runs []harness.ShardScaleResu
 // workers: one replica, from which the model of a ring's memory is made.
 func isOneReplica(run harness.ShardScaleResult) bool {
 	return run.Shards == 1 && run.WorkersPerShard() == harness.DefaultShardWorkers && run.ReadySeconds > 0 && len(run.PeakRSSBytes) > 0
+}
+
+// oneReplicaOn returns the run among runs of one replica (see isOneReplica) on clusters
+// Clusters that did not fail, against which the rings on as many Clusters are measured.
+func oneReplicaOn(runs []harness.ShardScaleResult, clusters int) (harness.ShardScaleResult, bool) {
+	i := slices.IndexFunc(runs, func(o harness.ShardScaleResult) bool {
+		return isOneReplica(o) && o.Clusters == clusters && o.Failure == ""
+	})
+	if i < 0 {
+		return harness.ShardScaleResult{}, false
+	}
+	return runs[i], true
 }
 
 // fit is the line through what one replica's peak RSS adds to its own idle VmHWM, on the fewest
