@@ -246,7 +246,7 @@ func newCluster(namespace, name string, replicas int32) *appsv1alpha1.Cluster {
 		Spec: appsv1alpha1.ClusterSpec{
 			Replicas: replicas,
 			Version:  "1.4.2",
-			DNSName:  fmt.Sprintf("%s.%s.%s", name, namespace, dnsZone),
+			DNSName:  clusterRecord(namespace, name),
 			Config:   map[string]string{"motd": "hello from " + name},
 		},
 	}
@@ -611,6 +611,12 @@ func (w *world) countTokens(s string) int {
 		n += strings.Count(s, tok) + strings.Count(s, base64.StdEncoding.EncodeToString([]byte(tok)))
 	}
 	return n
+}
+
+// clusterRecord returns the name of the DNS record of the Cluster namespace/name: its
+// spec.dnsName. recordCluster reads it back.
+func clusterRecord(namespace, name string) string {
+	return fmt.Sprintf("%s.%s.%s", name, namespace, dnsZone)
 }
 
 // recordCluster returns the namespace and name of the Cluster a DNS record of this run names.

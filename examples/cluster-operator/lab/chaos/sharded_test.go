@@ -315,7 +315,7 @@ func shardedRing(t *testing.T, w *world) *result {
 	dnsWrites, dnsChanges, dnsRepeated := 0, 0, []string(nil)
 	written := w.dns.Writes()
 	for _, name := range names {
-		record := newCluster(ns, name, 1).Spec.DNSName
+		record := clusterRecord(ns, name)
 		got := written[record]
 		dnsWrites += got.Requests
 		dnsChanges += got.Changes
