@@ -27,6 +27,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -635,6 +636,27 @@ func withoutTimes(c map[string]any) map[string]any {
 	return out
 }
 
+// inTypeOrder returns c with its conditions sorted by type, when they are keyed by type: the
+// merge rules take each condition by its type, and the types we did not change keep S1's order
+// (see mergeConditions), so conditions that A holds in another order than S0, each the same,
+// are nothing to write.
+func inTypeOrder(c map[string]any) map[string]any {
+	status := asObject(c["status"])
+	conds := asList(status["conditions"])
+	if conds == nil || !conditionsByType(status["conditions"]) {
+		return c
+	}
+	out := maps.Clone(c)
+	s := maps.Clone(status)
+	sorted := slices.Clone(conds)
+	slices.SortFunc(sorted, func(x, y any) int {
+		return strings.Compare(asObject(x)["type"].(string), asObject(y)["type"].(string))
+	})
+	s["conditions"] = sorted
+	out["status"] = s
+	return out
+}
+
 // withOptions returns the content of A with the options applied: WithObservedGeneration sets
 // status.observedGeneration to S0's metadata.generation, a scalar change of ours.
 func withOptions(mc modelCase) map[string]any {
@@ -684,13 +706,13 @@ func predict(mc modelCase) prediction {
 	}
 	listChanged := listsChanged(r.a.(map[string]any), r.s0.(map[string]any))
 	switch {
-	case equal(a, s0) && !listChanged:
+	case equal(inTypeOrder(a), inTypeOrder(s0)) && !listChanged:
 		p := prediction{F: s1, Errs: []string{errNone}, Unchanged: true}
 		if !equal(r.a, r.s0) {
 			p.Alternatives = writtenAnyway(mc, s1)
 		}
 		return p
-	case equal(withoutTimes(a), withoutTimes(s0)) && !listChanged:
+	case equal(withoutTimes(inTypeOrder(a)), withoutTimes(inTypeOrder(s0))) && !listChanged:
 		return prediction{F: s1, Errs: []string{errNone}, UnchangedButTimes: true}
 	case mc.S1 == nil && being(mc.S0): // gone, which removing the last finalizer meant
 		return prediction{Errs: []string{errNone}}
