@@ -495,15 +495,22 @@ func (s *elementSelector) selects(i int, e any) bool {
 // beside what desired sets are not the manager's and are added again. A list key the server
 // defaults (a port's protocol) is taken to be desired's.
 func FixedPoint(desired map[string]any, obj *unstructured.Unstructured, manager, subresource string, omits Omits) bool {
-	return newPlaces(omits).fixedPoint(desired, obj, manager, subresource)
+	return FixedPointOf(desired, obj.Object, EntriesOf(obj), manager, subresource, omits)
 }
 
-// fixedPoint is [FixedPoint] at ps.
-func (ps *places) fixedPoint(desired map[string]any, obj *unstructured.Unstructured, manager, subresource string) bool {
+// FixedPointOf is [FixedPoint] for an answer read as object, a JSON value, and its
+// managedFields entries: object need not hold them, nor, for an apply to the main resource,
+// the status, which such an apply neither declares nor owns.
+func FixedPointOf(desired, object map[string]any, entries []Entry, manager, subresource string, omits Omits) bool {
+	return newPlaces(omits).fixedPoint(desired, object, entries, manager, subresource)
+}
+
+// fixedPoint is [FixedPointOf] at ps.
+func (ps *places) fixedPoint(desired, object map[string]any, entries []Entry, manager, subresource string) bool {
 	var owned map[string]any
 	var others []map[string]any
 	found := false
-	for _, e := range EntriesOf(obj) {
+	for _, e := range entries {
 		switch {
 		case e.manager != manager || e.operation != metav1.ManagedFieldsOperationApply || e.subresource != subresource:
 			if e.ok {
@@ -516,14 +523,14 @@ func (ps *places) fixedPoint(desired map[string]any, obj *unstructured.Unstructu
 		}
 	}
 	if found {
-		return ps.ownsOnly(owned, DesiredFields(desired), obj.Object, others)
+		return ps.ownsOnly(owned, DesiredFields(desired), object, others)
 	}
 	// No entry: the manager owns nothing (what it applied sets no field, such as an empty list
 	// of type map), and nothing the apply did can be undone by applying again. Applying again
 	// may still set what obj lacks: an apply of an empty list that removed the manager's last
 	// element removes the list, and applying it again creates it empty (which a schema's
 	// minItems may refuse).
-	return ps.holds(DesiredFields(desired), obj.Object)
+	return ps.holds(DesiredFields(desired), object)
 }
 
 // holds reports whether l, the value obj holds, has every field d, the value applied where the
