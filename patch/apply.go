@@ -156,7 +156,7 @@ func (a *Applier) Apply(ctx context.Context, obj client.Object, opts ...ApplyCal
 	if err != nil {
 		return false, err
 	}
-	result, changed, err := a.applyOwned(ctx, desired, gvk, obj, live, &o)
+	result, changed, err := a.applyOwned(ctx, desired, gvk, obj, live, typedOrNil(obj), &o)
 	if result != nil {
 		if ferr := fill(obj, result); ferr != nil && err == nil {
 			err = fmt.Errorf("failed to read the response to the apply of %s: %w", describeBody(desired, gvk, ""), ferr)
@@ -199,7 +199,7 @@ func (a *Applier) ApplyConfiguration(ctx context.Context, ac runtime.ApplyConfig
 	if err != nil {
 		return false, err
 	}
-	result, changed, err := a.applyOwned(ctx, desired, gvk, like, live, &o)
+	result, changed, err := a.applyOwned(ctx, desired, gvk, like, live, nil, &o)
 	if result != nil {
 		if ferr := fillConfiguration(ac, result); ferr != nil && err == nil {
 			err = fmt.Errorf("failed to read the response to the apply of %s: %w", describeBody(desired, gvk, ""), ferr)
@@ -250,7 +250,7 @@ func (a *Applier) ApplyStatus(ctx context.Context, obj client.Object, opts ...Ap
 	if err != nil {
 		return false, err
 	}
-	result, changed, err := a.applyStatus(ctx, m, gvk, obj, &o)
+	result, changed, err := a.applyStatus(ctx, m, gvk, obj, typedOrNil(obj), &o)
 	if result != nil {
 		if ferr := fill(obj, result); ferr != nil && err == nil {
 			err = fmt.Errorf("failed to read the response to the apply of %s: %w", describeBody(m, gvk, "status"), ferr)
@@ -277,7 +277,7 @@ func (a *Applier) ApplyStatusConfiguration(ctx context.Context, ac runtime.Apply
 	if err != nil {
 		return false, err
 	}
-	result, changed, err := a.applyStatus(ctx, m, gvk, a.newObject(m, gvk), &o)
+	result, changed, err := a.applyStatus(ctx, m, gvk, a.newObject(m, gvk), nil, &o)
 	if result != nil {
 		if ferr := fillConfiguration(ac, result); ferr != nil && err == nil {
 			err = fmt.Errorf("failed to read the response to the apply of %s: %w", describeBody(m, gvk, "status"), ferr)

@@ -22,7 +22,6 @@ package patch_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -37,7 +36,6 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/tenon-dev/tenon/patch"
 )
@@ -104,18 +102,7 @@ func dryRunDiff(t *testing.T, desired client.Object, manager string, opts ...pat
 	base, err := client.NewWithWatch(env.Config(), client.Options{Scheme: env.Scheme()})
 	g.Expect(err).NotTo(HaveOccurred())
 	var response []byte
-	dryRun := interceptor.NewClient(base, interceptor.Funcs{
-		Apply: func(ctx context.Context, cl client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
-			err := cl.Apply(ctx, obj, append(opts, client.DryRunAll)...)
-			response, _ = json.Marshal(obj)
-			return err
-		},
-		SubResourceApply: func(ctx context.Context, cl client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
-			err := cl.SubResource(sub).Apply(ctx, obj, append(opts, client.DryRunAll)...)
-			response, _ = json.Marshal(obj)
-			return err
-		},
-	})
+	dryRun := dryRunApplies(base, func(_, answer []byte) { response = answer })
 	live := &unstructured.Unstructured{}
 	gvk, err := apiutil.GVKForObject(desired, env.Scheme())
 	g.Expect(err).NotTo(HaveOccurred())

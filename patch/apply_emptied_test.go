@@ -26,7 +26,6 @@ package patch_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -35,7 +34,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/tenon-dev/tenon/patch"
 )
@@ -76,18 +74,7 @@ func (r *fpRun) get(u *unstructured.Unstructured) *unstructured.Unstructured {
 // API server answers.
 func (r *fpRun) dryRun(desired *unstructured.Unstructured, status bool, live *unstructured.Unstructured) (string, error) {
 	var response []byte
-	dry := interceptor.NewClient(r.base, interceptor.Funcs{
-		Apply: func(ctx context.Context, cl client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
-			err := cl.Apply(ctx, obj, append(opts, client.DryRunAll)...)
-			response, _ = json.Marshal(obj)
-			return err
-		},
-		SubResourceApply: func(ctx context.Context, cl client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
-			err := cl.SubResource(sub).Apply(ctx, obj, append(opts, client.DryRunAll)...)
-			response, _ = json.Marshal(obj)
-			return err
-		},
-	})
+	dry := dryRunApplies(r.base, func(_, answer []byte) { response = answer })
 	probe := patch.NewApplier(dry, r.manager, patch.ApplierOptions{Reader: withoutManagedFields{r.base}})
 	var err error
 	if status {

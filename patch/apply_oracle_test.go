@@ -42,7 +42,6 @@ import (
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/internal/realkinds"
@@ -537,20 +536,7 @@ func (c *oracleCase) run(ctx context.Context) (caseResultForApply, error) {
 // the skipped apply changes nothing on live.
 func (c *oracleCase) confirmSkip(ctx context.Context, desired map[string]any, force bool, live *unstructured.Unstructured) error {
 	var request, response []byte
-	dryRun := interceptor.NewClient(c.o.base, interceptor.Funcs{
-		Apply: func(ctx context.Context, cl client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
-			request, _ = json.Marshal(obj)
-			err := cl.Apply(ctx, obj, append(opts, client.DryRunAll)...)
-			response, _ = json.Marshal(obj)
-			return err
-		},
-		SubResourceApply: func(ctx context.Context, cl client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
-			request, _ = json.Marshal(obj)
-			err := cl.SubResource(sub).Apply(ctx, obj, append(opts, client.DryRunAll)...)
-			response, _ = json.Marshal(obj)
-			return err
-		},
-	})
+	dryRun := dryRunApplies(c.o.base, func(req, answer []byte) { request, response = req, answer })
 	// A reader without managedFields makes the Applier send the request.
 	probe := patch.NewApplier(dryRun, oracleManager, patch.ApplierOptions{Reader: withoutManagedFields{c.o.base}})
 	if _, err := c.apply(ctx, probe, desired, force); err != nil {

@@ -36,8 +36,8 @@ import (
 )
 
 // applyOwned sets o's owner on desired, when there is one, and applies it. live is what the
-// Applier's reader holds of the object (nil when it does not), and like an empty object of its
-// type and name.
+// Applier's reader holds of the object (nil when it does not), like an empty object of its
+// type and name, and answer what the API server's answer is read into (see [Applier.request]).
 //
 // An owned apply is always conditional on what was checked: the API server refuses it, with
 // nothing written, when the object is not the one whose ownership the adoption check saw (see
@@ -53,9 +53,9 @@ import (
 // winner. Without one the conflict is returned, and the next reconcile, with a reader that has
 // caught up, checks again. A field another manager owns is a conflict with an object already
 // checked: it is returned at once.
-func (a *Applier) applyOwned(ctx context.Context, desired map[string]any, gvk schema.GroupVersionKind, like, live client.Object, o *applyOptions) (client.Object, bool, error) {
+func (a *Applier) applyOwned(ctx context.Context, desired map[string]any, gvk schema.GroupVersionKind, like, live, answer client.Object, o *applyOptions) (client.Object, bool, error) {
 	if !o.owned {
-		return a.apply(ctx, desired, gvk, live, "", o.force, precondition{})
+		return a.apply(ctx, desired, gvk, answer, live, "", o.force, precondition{})
 	}
 	var pre precondition
 	if _, applied := a.cache.get(a.keyOf(desired, gvk, "")); live == nil && applied && a.apiReader != nil {
@@ -71,7 +71,7 @@ func (a *Applier) applyOwned(ctx context.Context, desired map[string]any, gvk sc
 		pre = a.ownedPrecondition(desired, gvk, live, o)
 	}
 	for attempt := 1; ; attempt++ {
-		result, changed, err := a.applyWithOwner(ctx, withOwnMetadata(desired), gvk, live, o, pre)
+		result, changed, err := a.applyWithOwner(ctx, withOwnMetadata(desired), gvk, answer, live, o, pre)
 		err = a.lostRace(err, desired, gvk, like, pre)
 		if !apierrors.IsConflict(err) || (live != nil && isFieldConflict(err)) || a.apiReader == nil || attempt == checkedApplyAttempts {
 			return result, changed, err
@@ -233,11 +233,11 @@ func isFieldConflict(err error) bool {
 
 // applyWithOwner declares o's owner in desired, after checking the adoption of live, and applies
 // desired under pre.
-func (a *Applier) applyWithOwner(ctx context.Context, desired map[string]any, gvk schema.GroupVersionKind, live client.Object, o *applyOptions, pre precondition) (client.Object, bool, error) {
+func (a *Applier) applyWithOwner(ctx context.Context, desired map[string]any, gvk schema.GroupVersionKind, answer, live client.Object, o *applyOptions, pre precondition) (client.Object, bool, error) {
 	child := &unstructured.Unstructured{Object: desired}
 	setOpts := append(slices.Clip(o.ownerOpts), ownership.Existing{Object: live})
 	if _, _, err := ownership.Set(o.owner, child, a.client.Scheme(), setOpts...); err != nil {
 		return nil, false, fmt.Errorf("failed to apply %s: %w", describeBody(desired, gvk, ""), err)
 	}
-	return a.apply(ctx, desired, gvk, live, "", o.force, pre)
+	return a.apply(ctx, desired, gvk, answer, live, "", o.force, pre)
 }

@@ -44,8 +44,9 @@ import (
 )
 
 // applyStatus applies the status in m, the desired object as a JSON value; like is an empty
-// object of its kind, with its name and namespace, to read the live object into.
-func (a *Applier) applyStatus(ctx context.Context, m map[string]any, gvk schema.GroupVersionKind, like client.Object, o *applyOptions) (client.Object, bool, error) {
+// object of its kind, with its name and namespace, to read the live object into, and answer what
+// the API server's answer is read into (see [Applier.request]).
+func (a *Applier) applyStatus(ctx context.Context, m map[string]any, gvk schema.GroupVersionKind, like, answer client.Object, o *applyOptions) (client.Object, bool, error) {
 	if o.owned {
 		return nil, false, fmt.Errorf("failed to apply %s: OwnedBy applies to the object, not to its status", describeBody(m, gvk, "status"))
 	}
@@ -75,12 +76,12 @@ func (a *Applier) applyStatus(ctx context.Context, m map[string]any, gvk schema.
 	times, known := timesApplied(live, a.manager)
 	carry := func(t string) bool { return !known || times[t] }
 	desired := statusBody(m, gvk, live, current, o.ownedConditions, true, carry)
-	result, changed, err := a.apply(ctx, desired, gvk, live, "status", o.force, precondition{})
+	result, changed, err := a.apply(ctx, desired, gvk, answer, live, "status", o.force, precondition{})
 	if undeclaredTransitionTime(err) {
 		// The conditions of this kind have no lastTransitionTime (KEDA's, for one): apply them
 		// without the times the Applier added.
 		if untimed := statusBody(m, gvk, live, current, o.ownedConditions, false, carry); !jsonvalue.Equal(untimed, desired) {
-			result, changed, err = a.apply(ctx, untimed, gvk, live, "status", o.force, precondition{})
+			result, changed, err = a.apply(ctx, untimed, gvk, answer, live, "status", o.force, precondition{})
 		}
 	}
 	if apierrors.IsNotFound(err) {
@@ -260,9 +261,10 @@ func (a *Applier) keyOf(desired map[string]any, gvk schema.GroupVersionKind, sub
 
 // apply sends desired, the body of an apply request for an object of kind gvk, unless live shows
 // it would change nothing; the API server applies it only under pre. It returns what the object
-// is afterwards: live when the request was skipped, the response otherwise.
+// is afterwards: live when the request was skipped, the response otherwise, read as answer says
+// (see [Applier.request]).
 func (a *Applier) apply(ctx context.Context, desired map[string]any, gvk schema.GroupVersionKind,
-	live client.Object, subresource string, force bool, pre precondition,
+	answer, live client.Object, subresource string, force bool, pre precondition,
 ) (result client.Object, changed bool, err error) {
 	key := a.keyOf(desired, gvk, subresource)
 	hash, err := hashOf(desired, force)
@@ -278,7 +280,7 @@ func (a *Applier) apply(ctx context.Context, desired map[string]any, gvk schema.
 			return live, false, nil
 		}
 	}
-	return a.send(ctx, desired, gvk, live, subresource, force, pre, key, hash)
+	return a.send(ctx, desired, gvk, answer, live, subresource, force, pre, key, hash)
 }
 
 // unchanged reports whether the apply of desired (its hash) to live can be skipped: the
@@ -423,20 +425,24 @@ func ownsItsMetadata(v reflect.Value) bool {
 
 // send sends the apply request of desired under pre, and remembers it under key and hash.
 func (a *Applier) send(ctx context.Context, desired map[string]any, gvk schema.GroupVersionKind,
-	live client.Object, subresource string, force bool, pre precondition, key applyKey, hash [32]byte,
+	answer, live client.Object, subresource string, force bool, pre precondition, key applyKey, hash [32]byte,
 ) (result client.Object, changed bool, err error) {
-	u, err := a.request(ctx, desired, subresource, force, pre)
+	u, err := a.request(ctx, desired, gvk, answer, subresource, force, pre)
 	if err != nil {
 		return nil, false, fmt.Errorf("failed to apply %s: %w", describeBody(desired, gvk, subresource), err)
 	}
 	previous := a.previousVersion(live, key, hash)
 	// An apply that wrote nothing left the object as applying it again leaves it; otherwise the
 	// answer must show it (see managed.FixedPoint), or the next apply is sent and proves it then.
-	fixed := previous != "" && previous == u.GetResourceVersion() || managed.FixedPoint(desired, u, a.manager, subresource, a.omitted.of(gvk, desired)) ||
+	fixed := previous != "" && previous == u.GetResourceVersion() || a.fixedPoint(desired, gvk, u, subresource) ||
 		live != nil && sameApplied(live, u)
 	record := applyRecord{hash: hash, resourceVersion: u.GetResourceVersion(), owner: ownerMarked(desired), fixed: fixed}
 	if subresource == "status" {
-		record = record.withDetails([32]byte{}, transitionTimes(u.Object))
+		m, err := objects.ToMap(u)
+		if err != nil {
+			return nil, false, err
+		}
+		record = record.withDetails([32]byte{}, transitionTimes(m))
 	}
 	a.cache.put(key, record)
 	changed = previous == "" || u.GetResourceVersion() != previous
@@ -446,9 +452,21 @@ func (a *Applier) send(ctx context.Context, desired map[string]any, gvk schema.G
 	return u, changed, nil
 }
 
-// request sends the apply request of desired, to subresource, under pre, and returns the
-// server's answer.
-func (a *Applier) request(ctx context.Context, desired map[string]any, subresource string, force bool, pre precondition) (*unstructured.Unstructured, error) {
+// fixedPoint reports whether answer, the API server's answer to the apply of desired to
+// subresource, proves a fixed point (see managed.FixedPoint).
+func (a *Applier) fixedPoint(desired map[string]any, gvk schema.GroupVersionKind, answer client.Object, subresource string) bool {
+	m, entries, _, err := a.proofInput(answer, subresource)
+	return err == nil && managed.FixedPointOf(desired, m, entries, a.manager, subresource, a.omitted.of(gvk, desired))
+}
+
+// request sends the apply request of desired, an object of kind gvk, to subresource, under pre,
+// and returns the server's answer. With answer, an empty typed object (the caller's, see
+// [typedOrNil]), the request is a patch of the apply type, whose answer the client reads
+// straight into answer's Go type, in the kind's protobuf form where it has one, instead of as
+// JSON converted afterwards. With answer nil, it is an apply configuration, whose answer is
+// read as unstructured, whole: an apply configuration or an unstructured object may set fields
+// that a Go type of its kind lacks, and the proof that the answer is a fixed point must see them.
+func (a *Applier) request(ctx context.Context, desired map[string]any, gvk schema.GroupVersionKind, answer client.Object, subresource string, force bool, pre precondition) (client.Object, error) {
 	// The client replaces u's content with the response as a whole, so desired's values can be
 	// shared; only the metadata, where the precondition goes, is copied.
 	u := &unstructured.Unstructured{Object: maps.Clone(desired)}
@@ -461,6 +479,9 @@ func (a *Applier) request(ctx context.Context, desired map[string]any, subresour
 	}
 	if pre.resourceVersion != "" {
 		u.SetResourceVersion(pre.resourceVersion)
+	}
+	if answer != nil {
+		return a.requestTyped(ctx, u.Object, gvk, answer, subresource, force)
 	}
 	ac := client.ApplyConfigurationFromUnstructured(u)
 	// A request of an unstructured object makes a client with read-your-writes consistency
@@ -481,6 +502,73 @@ func (a *Applier) request(ctx context.Context, desired map[string]any, subresour
 	return u, a.client.Apply(ctx, ac, opts...)
 }
 
+// requestTyped sends body as an apply patch to subresource and returns the answer, read into a
+// new object of like's type, with its apiVersion and kind set to gvk as an unstructured answer
+// has them.
+func (a *Applier) requestTyped(ctx context.Context, body map[string]any, gvk schema.GroupVersionKind, like client.Object, subresource string, force bool) (client.Object, error) {
+	answer, err := newLike(like, gvk)
+	if err != nil {
+		return nil, err
+	}
+	p := applyPatch(body)
+	// Without read-your-writes for the same reason as an unstructured request: the Applier's
+	// record tells its proofs what it wrote, and the controller's next read need not wait for
+	// its cache to show the apply.
+	if subresource == "status" {
+		opts := []client.SubResourcePatchOption{client.FieldOwner(a.manager), client.DisableReadYourWritesConsistency}
+		if force {
+			opts = append(opts, client.ForceOwnership)
+		}
+		err = a.client.Status().Patch(ctx, answer, p, opts...)
+	} else {
+		opts := []client.PatchOption{client.FieldOwner(a.manager), client.DisableReadYourWritesConsistency}
+		if force {
+			opts = append(opts, client.ForceOwnership)
+		}
+		err = a.client.Patch(ctx, answer, p, opts...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	answer.GetObjectKind().SetGroupVersionKind(gvk)
+	return answer, nil
+}
+
+// applyPatch is the body of a typed object's apply request, as a client.Patch.
+type applyPatch map[string]any
+
+// Type is types.ApplyPatchType.
+func (applyPatch) Type() types.PatchType { return types.ApplyPatchType }
+
+// Data returns the body as JSON. A resourceVersion the client set on obj, the object the answer
+// is read into, replaces the body's, as in the patch client.Client's Apply sends: the API
+// server's client sets none, and a client that keeps objects in memory (controller-runtime's
+// fake client, in users' unit tests) gives an object it creates through an apply its first
+// resourceVersion that way.
+func (p applyPatch) Data(obj client.Object) ([]byte, error) {
+	body := map[string]any(p)
+	if rv := obj.GetResourceVersion(); rv != "" {
+		body = maps.Clone(body)
+		meta, _ := body["metadata"].(map[string]any)
+		meta = maps.Clone(meta)
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		meta["resourceVersion"] = rv
+		body["metadata"] = meta
+	}
+	return json.Marshal(body)
+}
+
+// typedOrNil returns obj, the object a caller applies, when it is typed, and nil when it is
+// unstructured: what [Applier.request] reads the answer into.
+func typedOrNil(obj client.Object) client.Object {
+	if _, ok := obj.(runtime.Unstructured); ok {
+		return nil
+	}
+	return obj
+}
+
 // previousVersion returns the resourceVersion the object had before an apply (of hash, under
 // key): the live object's, or, when the reader has not seen it yet (a cache right after this
 // Applier created it), the one this Applier left it at; "" for none.
@@ -494,13 +582,17 @@ func (a *Applier) previousVersion(live client.Object, key applyKey, hash [32]byt
 	return ""
 }
 
-// sameApplied reports whether u, the API server's answer to an apply, holds what live, the object
+// sameApplied reports whether answer, the API server's answer to an apply, holds what live, the object
 // the apply was sent to, held: the same content and the same field set for each managedFields
 // entry. The apply then wrote nothing that matters, although the server may have stored the
 // object again under a new resourceVersion (it does for an apply of `finalizers: []` to a custom
 // resource, which it stores without them), and applying again leaves it as it is.
-func sameApplied(live client.Object, u *unstructured.Unstructured) bool {
+func sameApplied(live, answer client.Object) bool {
 	before, err := objects.ToMap(live)
+	if err != nil {
+		return false
+	}
+	after, err := objects.ToMap(answer)
 	if err != nil {
 		return false
 	}
@@ -517,7 +609,7 @@ func sameApplied(live client.Object, u *unstructured.Unstructured) bool {
 		return c, sets
 	}
 	x, xs := strip(before)
-	y, ys := strip(u.Object)
+	y, ys := strip(after)
 	return len(xs) > 0 && jsonvalue.Equal(x, y) && jsonvalue.Equal(xs, ys)
 }
 

@@ -200,6 +200,14 @@ func (c *countingApplies) Apply(ctx context.Context, obj runtime.ApplyConfigurat
 	return c.Client.Apply(ctx, obj, opts...)
 }
 
+// Patch counts a patch of the apply type, the Applier's apply of a typed object.
+func (c *countingApplies) Patch(ctx context.Context, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
+	if isApply(p) {
+		c.applies.Add(1)
+	}
+	return c.Client.Patch(ctx, obj, p, opts...)
+}
+
 // runtimeToApplyConfiguration converts a typed object into the apply configuration a
 // hand-written controller would send.
 func runtimeToApplyConfiguration(obj *appsv1.Deployment) (runtime.ApplyConfiguration, error) {

@@ -88,7 +88,11 @@ func countRequests(c client.WithWatch) *countingClient {
 			return c.Update(ctx, obj, opts...)
 		},
 		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-			cc.count("patch")
+			if isApply(patch) {
+				cc.count("apply") // a typed object's server-side apply
+			} else {
+				cc.count("patch")
+			}
 			return c.Patch(ctx, obj, patch, opts...)
 		},
 		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
@@ -104,7 +108,11 @@ func countRequests(c client.WithWatch) *countingClient {
 			return c.SubResource(sub).Update(ctx, obj, opts...)
 		},
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-			cc.count(sub + " patch")
+			if isApply(patch) {
+				cc.count(sub + " apply")
+			} else {
+				cc.count(sub + " patch")
+			}
 			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 		},
 		SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {

@@ -399,6 +399,15 @@ func copyOf(obj client.Object) client.Object {
 	return cp
 }
 
+// patchVerb returns the verb of a call that sends patch: [Apply] for a patch of the apply type
+// (server-side apply of a typed object, as tenon's patch.Applier sends it), [Patch] otherwise.
+func patchVerb(patch client.Patch) Verb {
+	if patch.Type() == types.ApplyPatchType {
+		return Apply
+	}
+	return Patch
+}
+
 func patchData(patch client.Patch, obj client.Object) []byte {
 	data, err := patch.Data(obj)
 	if err != nil {
@@ -463,7 +472,7 @@ func (c *Client) objectFuncs() interceptor.Funcs {
 			return c.do(ctx, call, func() error { return wc.Update(ctx, obj, opts...) }, written(obj))
 		},
 		Patch: func(ctx context.Context, wc client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-			call := c.newCall(Patch, obj, client.ObjectKeyFromObject(obj), "")
+			call := c.newCall(patchVerb(patch), obj, client.ObjectKeyFromObject(obj), "")
 			call.Patch = patchData(patch, obj)
 			return c.do(ctx, call, func() error { return wc.Patch(ctx, obj, patch, opts...) }, written(obj))
 		},
@@ -502,7 +511,7 @@ func (c *Client) subResourceFuncs(f *interceptor.Funcs) {
 		return c.do(ctx, call, func() error { return wc.SubResource(sub).Update(ctx, obj, opts...) }, written(obj))
 	}
 	f.SubResourcePatch = func(ctx context.Context, wc client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-		call := c.newCall(Patch, obj, client.ObjectKeyFromObject(obj), sub)
+		call := c.newCall(patchVerb(patch), obj, client.ObjectKeyFromObject(obj), sub)
 		call.Patch = patchData(patch, obj)
 		return c.do(ctx, call, func() error { return wc.SubResource(sub).Patch(ctx, obj, patch, opts...) }, written(obj))
 	}

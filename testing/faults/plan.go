@@ -25,7 +25,9 @@ import (
 )
 
 // Verb is the kind of a client call, named as Kubernetes RBAC names it, plus [Apply] for
-// server-side apply requests (which RBAC counts as patch).
+// server-side apply requests (which RBAC counts as patch): client.Client's Apply, and a Patch
+// whose patch type is types.ApplyPatchType, which is how tenon's patch.Applier applies typed
+// objects.
 type Verb string
 
 // The verbs of client calls. A call on a subresource has the verb of the method used: a status
