@@ -156,7 +156,7 @@ func (a *Applier) Apply(ctx context.Context, obj client.Object, opts ...ApplyCal
 	if err != nil {
 		return false, err
 	}
-	result, changed, err := a.applyOwned(ctx, desired, gvk, obj, live, typedOrNil(obj), &o)
+	result, changed, err := a.applyOwned(ctx, desired, gvk, obj, live, builtIn(obj, gvk), &o)
 	if result != nil {
 		if ferr := fill(obj, result); ferr != nil && err == nil {
 			err = fmt.Errorf("failed to read the response to the apply of %s: %w", describeBody(desired, gvk, ""), ferr)
@@ -250,7 +250,7 @@ func (a *Applier) ApplyStatus(ctx context.Context, obj client.Object, opts ...Ap
 	if err != nil {
 		return false, err
 	}
-	result, changed, err := a.applyStatus(ctx, m, gvk, obj, typedOrNil(obj), &o)
+	result, changed, err := a.applyStatus(ctx, m, gvk, obj, builtIn(obj, gvk), &o)
 	if result != nil {
 		if ferr := fill(obj, result); ferr != nil && err == nil {
 			err = fmt.Errorf("failed to read the response to the apply of %s: %w", describeBody(m, gvk, "status"), ferr)

@@ -22,6 +22,7 @@ package patch_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -33,10 +34,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/tenon-dev/tenon/internal/testtypes"
 	"github.com/tenon-dev/tenon/patch"
 )
 
@@ -89,7 +93,7 @@ func mutateIn(t *testing.T, ns, name, group, resource string, ops []admissionv1.
 			return false
 		}
 		return applied(p)
-	}).WithTimeout(30*time.Second).Should(BeTrue(), "the API server applies the mutating policy")
+	}).WithTimeout(2*time.Minute).Should(BeTrue(), "the API server applies the mutating policy")
 }
 
 // dryRunDiff applies desired as a new Applier of manager would (one that remembers nothing and
@@ -346,4 +350,95 @@ func TestAMutationOnEveryWriteLeavesASteadyStateThatSendsNothing(t *testing.T) {
 			g.Expect(sent[2:]).To(Equal([]int{0, 0}), "applies sent by each of 4 reconciles: %v", sent)
 		})
 	}
+}
+
+// shapeWithoutB is a Go type for test.tenon.dev/v1 Shape that knows fewer fields than the CRD,
+// as a hand-written type for a third-party CRD, or one older than the CRD installed, does: its
+// atomic struct lacks b.
+type shapeWithoutB struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              struct {
+		Atomic *struct {
+			A string `json:"a,omitempty"`
+		} `json:"atomic,omitempty"`
+	} `json:"spec,omitempty"`
+}
+
+// DeepCopyObject copies s through its JSON form.
+func (s *shapeWithoutB) DeepCopyObject() runtime.Object {
+	data, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	out := &shapeWithoutB{}
+	if err := json.Unmarshal(data, out); err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// TestApplyOfAGoTypeThatLacksTheFieldAMutationAddsIsNotSkipped has a mutating admission policy
+// add a field, as the object is created, to a struct the manager owns as a whole, and the
+// controller apply the object with a Go type that lacks that field. The answer to the first
+// apply, read into that type, cannot show the field; the API server's answer does, and applying
+// again removes it, so that apply must be sent, and the next skipped.
+func TestApplyOfAGoTypeThatLacksTheFieldAMutationAddsIsNotSkipped(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := env.Namespace(t)
+	const policy = "lackedfield"
+	labels := map[string]string{"tenon-test-policy": policy}
+	probe := newShapeIn(ns, testtypes.ShapeSpec{Atomic: &testtypes.ShapeNested{A: "a"}})
+	probe.Name, probe.Labels = "probe", labels
+	mutateIn(t, ns, policy, testtypes.GroupVersion.Group, "shapes", []admissionv1.OperationType{admissionv1.Create},
+		`[JSONPatch{op: "add", path: "/spec/atomic/b", value: "added"}]`, asUnstructured(t, probe),
+		func(o client.Object) bool {
+			b, _, _ := unstructured.NestedString(o.(*unstructured.Unstructured).Object, "spec", "atomic", "b")
+			return b == "added"
+		})
+
+	s := runtime.NewScheme()
+	g.Expect(clientgoscheme.AddToScheme(s)).To(Succeed())
+	s.AddKnownTypeWithName(testtypes.GroupVersion.WithKind("Shape"), &shapeWithoutB{})
+	metav1.AddToGroupVersion(s, testtypes.GroupVersion)
+	base, err := client.NewWithWatch(env.Config(), client.Options{Scheme: s})
+	g.Expect(err).NotTo(HaveOccurred())
+	var applies int
+	c := interceptor.NewClient(base, interceptor.Funcs{
+		Apply: func(ctx context.Context, cl client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+			applies++
+			return cl.Apply(ctx, obj, opts...)
+		},
+		Patch: func(ctx context.Context, cl client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
+			if isApply(p) {
+				applies++
+			}
+			return cl.Patch(ctx, obj, p, opts...)
+		},
+	})
+	a := patch.NewApplier(c, "controller", patch.ApplierOptions{})
+	desired := func() *shapeWithoutB {
+		d := &shapeWithoutB{ObjectMeta: metav1.ObjectMeta{Name: "shape", Namespace: ns, Labels: labels}}
+		d.Spec.Atomic = &struct {
+			A string `json:"a,omitempty"`
+		}{A: "a"}
+		return d
+	}
+	live := func() *testtypes.Shape {
+		l := &testtypes.Shape{}
+		g.Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: ns, Name: "shape"}, l)).To(Succeed())
+		return l
+	}
+
+	_, err = a.Apply(ctx, desired())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(live().Spec.Atomic.B).To(Equal("added"), "the policy added b as the object was created")
+	_, err = a.Apply(ctx, desired())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(applies).To(Equal(2), "the apply that removes b is sent")
+	g.Expect(live().Spec.Atomic.B).To(BeEmpty(), "the apply removed b")
+	_, err = a.Apply(ctx, desired())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(applies).To(Equal(2), "at steady state nothing is sent")
 }

@@ -18,6 +18,7 @@ package patch_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -133,4 +134,42 @@ func TestApplyStatusConfigurationOfAMissingObjectIsNotFound(t *testing.T) {
 	a := patch.NewApplier(fake.NewClientBuilder().Build(), "me", patch.ApplierOptions{})
 	_, err := a.ApplyStatusConfiguration(t.Context(), corev1ac.ConfigMap("x", "default"))
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "got %v", err)
+}
+
+// TestApplyOfAnObjectBeingDeletedWithTheFakeClient applies a typed object that is being deleted
+// through controller-runtime's fake client, as users' unit tests do: the apply changes the
+// object, and the apply that drops its last finalizer lets it go, as on an API server.
+func TestApplyOfAnObjectBeingDeletedWithTheFakeClient(t *testing.T) {
+	for _, managedFields := range []bool{false, true} {
+		t.Run(fmt.Sprintf("managedFields returned: %v", managedFields), func(t *testing.T) {
+			g := NewWithT(t)
+			ctx := t.Context()
+			b := fake.NewClientBuilder()
+			if managedFields {
+				b = b.WithReturnManagedFields()
+			}
+			c := b.Build()
+			a := patch.NewApplier(c, "me", patch.ApplierOptions{})
+			withFinalizer := func(value string, finalizers ...string) *corev1.ConfigMap {
+				cm := configMap(value)
+				cm.Finalizers = finalizers
+				return cm
+			}
+			_, err := a.Apply(ctx, withFinalizer("v", "example.com/cleanup"))
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(c.Delete(ctx, configMap("v"))).To(Succeed())
+
+			cm := withFinalizer("v2", "example.com/cleanup")
+			changed, err := a.Apply(ctx, cm)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(changed).To(BeTrue())
+			g.Expect(cm.DeletionTimestamp).NotTo(BeNil(), "still being deleted")
+			g.Expect(cm.Data).To(HaveKeyWithValue("k", "v2"))
+
+			_, err = a.Apply(ctx, withFinalizer("v2"))
+			g.Expect(err).NotTo(HaveOccurred())
+			err = c.Get(ctx, client.ObjectKeyFromObject(cm), &corev1.ConfigMap{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the last finalizer dropped, the object is gone: %v", err)
+		})
+	}
 }

@@ -24,6 +24,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -460,12 +462,13 @@ func (a *Applier) fixedPoint(desired map[string]any, gvk schema.GroupVersionKind
 }
 
 // request sends the apply request of desired, an object of kind gvk, to subresource, under pre,
-// and returns the server's answer. With answer, an empty typed object (the caller's, see
-// [typedOrNil]), the request is a patch of the apply type, whose answer the client reads
-// straight into answer's Go type, in the kind's protobuf form where it has one, instead of as
-// JSON converted afterwards. With answer nil, it is an apply configuration, whose answer is
-// read as unstructured, whole: an apply configuration or an unstructured object may set fields
-// that a Go type of its kind lacks, and the proof that the answer is a fixed point must see them.
+// and returns the server's answer. With answer, the caller's object of a built-in kind (see
+// [builtIn]), the request is a patch of the apply type, whose answer the client reads straight
+// into answer's Go type, in the kind's protobuf form, instead of as JSON converted afterwards.
+// With answer nil, it is an apply configuration, whose answer is read as unstructured, whole:
+// the proof that the answer is a fixed point must see every field the server returns, and
+// another Go type than client-go's may lack some (a hand-written type for a custom resource, or
+// one older than its CRD, where a mutating admission plugin may add a field the type drops).
 func (a *Applier) request(ctx context.Context, desired map[string]any, gvk schema.GroupVersionKind, answer client.Object, subresource string, force bool, pre precondition) (client.Object, error) {
 	// The client replaces u's content with the response as a whole, so desired's values can be
 	// shared; only the metadata, where the precondition goes, is copied.
@@ -540,30 +543,40 @@ type applyPatch map[string]any
 // Type is types.ApplyPatchType.
 func (applyPatch) Type() types.PatchType { return types.ApplyPatchType }
 
-// Data returns the body as JSON. A resourceVersion the client set on obj, the object the answer
-// is read into, replaces the body's, as in the patch client.Client's Apply sends: the API
-// server's client sets none, and a client that keeps objects in memory (controller-runtime's
-// fake client, in users' unit tests) gives an object it creates through an apply its first
-// resourceVersion that way.
+// Data returns the body as JSON. The resourceVersion and deletionTimestamp the client set on obj,
+// the object the answer is read into, replace the body's, as in the patch client.Client's Apply
+// sends: the API server's client sets neither, and a client that keeps objects in memory
+// (controller-runtime's fake client, in users' unit tests) sets them there, the first
+// resourceVersion of an object it creates through an apply, and the deletionTimestamp of one
+// being deleted, which an apply must not change.
 func (p applyPatch) Data(obj client.Object) ([]byte, error) {
 	body := map[string]any(p)
-	if rv := obj.GetResourceVersion(); rv != "" {
-		body = maps.Clone(body)
-		meta, _ := body["metadata"].(map[string]any)
-		meta = maps.Clone(meta)
-		if meta == nil {
-			meta = map[string]any{}
-		}
-		meta["resourceVersion"] = rv
-		body["metadata"] = meta
+	rv, deleted := obj.GetResourceVersion(), obj.GetDeletionTimestamp()
+	if rv == "" && deleted == nil {
+		return json.Marshal(body)
 	}
+	body = maps.Clone(body)
+	meta, _ := body["metadata"].(map[string]any)
+	meta = maps.Clone(meta)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	if rv != "" {
+		meta["resourceVersion"] = rv
+	}
+	if deleted != nil {
+		meta["deletionTimestamp"] = deleted.UTC().Format(time.RFC3339)
+	}
+	body["metadata"] = meta
 	return json.Marshal(body)
 }
 
-// typedOrNil returns obj, the object a caller applies, when it is typed, and nil when it is
-// unstructured: what [Applier.request] reads the answer into.
-func typedOrNil(obj client.Object) client.Object {
-	if _, ok := obj.(runtime.Unstructured); ok {
+// builtIn returns obj, the object a caller applies, when it is of kind gvk's Go type in
+// client-go, whose types the Applier already takes as the built-in kinds' schemas (its type
+// converter); nil otherwise: what [Applier.request] reads the answer into.
+func builtIn(obj client.Object, gvk schema.GroupVersionKind) client.Object {
+	typed, err := clientgoscheme.Scheme.New(gvk)
+	if err != nil || reflect.TypeOf(typed) != reflect.TypeOf(obj) {
 		return nil
 	}
 	return obj
