@@ -24,6 +24,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -575,12 +576,25 @@ func (p applyPatch) Data(obj client.Object) ([]byte, error) {
 // client-go, whose types the Applier already takes as the built-in kinds' schemas (its type
 // converter); nil otherwise: what [Applier.request] reads the answer into.
 func builtIn(obj client.Object, gvk schema.GroupVersionKind) client.Object {
-	typed, err := clientgoscheme.Scheme.New(gvk)
+	types, err := clientGoTypes()
+	if err != nil {
+		return nil
+	}
+	typed, err := types.New(gvk)
 	if err != nil || reflect.TypeOf(typed) != reflect.TypeOf(obj) {
 		return nil
 	}
 	return obj
 }
+
+// clientGoTypes is a scheme of client-go's types only. client-go's own scheme
+// (clientgoscheme.Scheme) will not do: it is controller-runtime's default scheme, in which
+// programs and tests register their custom resources' Go types too (kubebuilder's test suite
+// does).
+var clientGoTypes = sync.OnceValues(func() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	return s, clientgoscheme.AddToScheme(s)
+})
 
 // previousVersion returns the resourceVersion the object had before an apply (of hash, under
 // key): the live object's, or, when the reader has not seen it yet (a cache right after this

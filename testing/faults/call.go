@@ -81,8 +81,10 @@ type Call struct {
 	// ResourceVersion is the object's resourceVersion after a successful get or write.
 	ResourceVersion string
 
-	// Object is a copy of the object after a successful get, create, update, patch or apply (an
-	// *unstructured.Unstructured for apply), or nil.
+	// Object is a copy of the object after a successful get, create, update, patch or apply, or
+	// nil: for an apply through the client's Apply an *unstructured.Unstructured, for one
+	// through its Patch (a patch of the apply type, as tenon's patch.Applier sends for built-in
+	// kinds) the object of the call's Go type, as the client decoded it.
 	Object client.Object
 
 	// Patch is the body of a patch or apply call, as sent.
