@@ -71,11 +71,20 @@ func CopyInto(dst, src client.Object) error {
 	return nil
 }
 
-// ToMap returns obj as a JSON value. For an unstructured object it is the object's own map,
-// which callers must not modify.
+// ToMap returns obj as a JSON value, the one runtime.DefaultUnstructuredConverter returns. For
+// an unstructured object it is the object's own map, which callers must not modify.
 func ToMap(obj runtime.Object) (map[string]any, error) {
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		return u.Object, nil
+	}
+	if _, ok := obj.(runtime.Unstructured); !ok {
+		m, planned, err := toMapPlanned(obj)
+		if err != nil {
+			return nil, fmt.Errorf("failed to convert %T to unstructured: %w", obj, err)
+		}
+		if planned {
+			return m, nil
+		}
 	}
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {

@@ -1,0 +1,376 @@
+/*
+Copyright 2026 The tenon Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package objects
+
+import (
+	"encoding/base64"
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
+)
+
+// This file converts a typed object to its JSON value as runtime.DefaultUnstructuredConverter
+// does, value for value, from a plan made once per Go type: the upstream converter looks up a
+// field's JSON name and its type's conversion in shared caches at every field of every object,
+// and that lookup is most of its cost on the API's types. A type whose conversion has a case
+// the plans do not cover (see planner.plan) is converted by the upstream converter whole.
+
+// plans holds the plan of each Go type converted so far: reflect.Type to *plan, or to
+// errUnplanned for a type the upstream converter converts.
+var plans sync.Map
+
+// unplanned marks a type whose objects the upstream converter converts.
+type unplanned struct{}
+
+// plan is how to convert a value of one Go type.
+type plan struct {
+	// custom is the upstream cache's entry of a type that converts itself (a json.Marshaler or
+	// an UnstructuredConverter, by value or pointer): the value is what the entry returns.
+	custom *value.TypeReflectCacheEntry
+	kind   reflect.Kind
+	// elem is the plan of a pointer's, slice's or map's element.
+	elem *plan
+	// fields are a struct's fields, in their order.
+	fields []fieldPlan
+	// present is how many fields of a struct are always set (no omitempty or omitzero, not
+	// inlined): the size its map is made with, which the fields omitted most of the time do not
+	// inflate.
+	present int
+}
+
+// fieldPlan is how to convert one field of a struct.
+type fieldPlan struct {
+	index     int
+	name      string
+	omitempty bool
+	omitzero  func(reflect.Value) bool
+	// inline is an embedded struct, or a pointer to one, without a JSON name: its fields are
+	// the parent's.
+	inline bool
+	plan   *plan
+}
+
+// toMapPlanned returns obj's JSON value from its type's plan; ok is false when the type has
+// none (the caller converts it upstream).
+func toMapPlanned(obj runtime.Object) (m map[string]any, ok bool, err error) {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return nil, false, nil
+	}
+	p := planOf(v.Elem().Type())
+	if p == nil || p.kind != reflect.Struct || p.custom != nil {
+		return nil, false, nil
+	}
+	m = make(map[string]any, p.present)
+	if err := p.fill(m, v.Elem()); err != nil {
+		return nil, true, err
+	}
+	return m, true, nil
+}
+
+// planOf returns t's plan, made on first use; nil when the upstream converter converts t.
+func planOf(t reflect.Type) *plan {
+	if p, ok := plans.Load(t); ok {
+		if p, ok := p.(*plan); ok {
+			return p
+		}
+		return nil
+	}
+	pl := planner{making: map[reflect.Type]*plan{}}
+	p := pl.plan(t)
+	if pl.failed {
+		plans.Store(t, unplanned{})
+		return nil
+	}
+	// Every type reached is planned now, cycles closed: keep them all.
+	for typ, tp := range pl.making {
+		plans.LoadOrStore(typ, tp)
+	}
+	return p
+}
+
+// planner makes the plans of a type and of the types it holds.
+type planner struct {
+	making map[reflect.Type]*plan
+	failed bool
+}
+
+// plan makes t's plan. It fails (and the type is converted upstream) for what the upstream
+// converter does in ways these plans do not: arrays, complex numbers, channels and functions
+// (errors there), maps with keys other than strings, a struct that converts itself inlined
+// into its parent, a map or scalar inlined, and a field tagged with json's "embed" directive,
+// whose meaning depends on the Go version that built the program.
+func (pl *planner) plan(t reflect.Type) *plan {
+	if p, ok := pl.making[t]; ok {
+		return p
+	}
+	p := &plan{kind: t.Kind()}
+	pl.making[t] = p
+	if e := value.TypeReflectEntryOf(t); e.CanConvertToUnstructured() {
+		p.custom = e
+		return p
+	}
+	switch t.Kind() {
+	case reflect.String, reflect.Bool, reflect.Float32, reflect.Float64,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Interface:
+	case reflect.Pointer:
+		p.elem = pl.plan(t.Elem())
+	case reflect.Slice:
+		if t.Elem().Kind() != reflect.Uint8 {
+			p.elem = pl.plan(t.Elem())
+		}
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String {
+			pl.failed = true
+			return p
+		}
+		p.elem = pl.plan(t.Elem())
+	case reflect.Struct:
+		p.fields = make([]fieldPlan, 0, t.NumField())
+		for i := range t.NumField() {
+			if f, ok := pl.field(t.Field(i)); ok {
+				f.index = i
+				p.fields = append(p.fields, f)
+				if !f.inline && !f.omitempty && f.omitzero == nil {
+					p.present++
+				}
+			}
+		}
+	default:
+		pl.failed = true
+	}
+	return p
+}
+
+// field makes the plan of one struct field; ok is false for a field that is never converted.
+func (pl *planner) field(sf reflect.StructField) (f fieldPlan, ok bool) {
+	name, options := jsonTag(sf)
+	if name == "-" {
+		return fieldPlan{}, false
+	}
+	f.name = name
+	for _, o := range options {
+		switch o {
+		case "omitempty":
+			f.omitempty = true
+		case "omitzero":
+			f.omitzero = value.OmitZeroFunc(sf.Type)
+		case "embed":
+			pl.failed = true
+		}
+	}
+	f.plan = pl.plan(sf.Type)
+	if f.name == "" {
+		f.inline = true
+		inner := f.plan
+		if inner.kind == reflect.Pointer && inner.custom == nil {
+			inner = inner.elem
+		}
+		if inner.kind != reflect.Struct || inner.custom != nil {
+			pl.failed = true
+		}
+	}
+	return f, true
+}
+
+// jsonTag returns the name a struct field has in the JSON value, as upstream ("" inlines it,
+// "-" leaves it out), and the options of its tag.
+func jsonTag(sf reflect.StructField) (name string, options []string) {
+	if tag, ok := sf.Tag.Lookup("json"); ok && tag != "" {
+		items := strings.Split(tag, ",")
+		name, options = items[0], items[1:]
+	}
+	if name == "" && !sf.Anonymous {
+		name = sf.Name
+	}
+	return name, options
+}
+
+// fill sets in m the fields of v, a struct of p's type.
+func (p *plan) fill(m map[string]any, v reflect.Value) error {
+	for i := range p.fields {
+		f := &p.fields[i]
+		fv := v.Field(f.index)
+		if f.omitempty && isEmpty(fv) || f.omitzero != nil && f.omitzero(fv) {
+			continue
+		}
+		if f.inline {
+			inner := f.plan
+			if inner.kind == reflect.Pointer {
+				if fv.IsNil() {
+					continue
+				}
+				inner, fv = inner.elem, fv.Elem()
+			}
+			if err := inner.fill(m, fv); err != nil {
+				return err
+			}
+			continue
+		}
+		// A field of a scalar kind is its value, even where its type converts itself, as
+		// upstream.
+		out, isScalar, err := scalar(fv)
+		if !isScalar {
+			out, err = f.plan.convert(fv)
+		}
+		if err != nil {
+			return err
+		}
+		m[f.name] = out
+	}
+	return nil
+}
+
+// scalar returns the JSON value of v when its kind is a string, a boolean or a number; ok is
+// false for other kinds.
+func scalar(v reflect.Value) (out any, ok bool, err error) {
+	switch v.Kind() {
+	case reflect.String:
+		return v.String(), true, nil
+	case reflect.Bool:
+		return v.Bool(), true, nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return v.Int(), true, nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		n, err := fromUint(v.Uint())
+		return n, true, err
+	case reflect.Float32, reflect.Float64:
+		return v.Float(), true, nil
+	}
+	return nil, false, nil
+}
+
+// convert returns the JSON value of v, a value of p's type.
+func (p *plan) convert(v reflect.Value) (any, error) {
+	if p.custom != nil {
+		return p.custom.ToUnstructured(v)
+	}
+	if out, ok, err := scalar(v); ok {
+		return out, err
+	}
+	switch p.kind {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return nil, nil
+		}
+		return p.elem.convert(v.Elem())
+	case reflect.Interface:
+		if v.IsNil() {
+			return nil, nil
+		}
+		inner := planOf(v.Elem().Type())
+		if inner == nil {
+			return convertUpstream(v.Elem())
+		}
+		return inner.convert(v.Elem())
+	case reflect.Slice:
+		return p.convertSlice(v)
+	case reflect.Map:
+		return p.convertMap(v)
+	case reflect.Struct:
+		out := make(map[string]any, p.present)
+		if err := p.fill(out, v); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("unrecognized type: %v", p.kind)
+}
+
+// convertSlice returns the JSON value of v, a slice of p's type.
+func (p *plan) convertSlice(v reflect.Value) (any, error) {
+	if v.IsNil() {
+		return nil, nil
+	}
+	if p.elem == nil {
+		// A []byte is its base64 text, as encoding/json writes it.
+		return base64.StdEncoding.EncodeToString(v.Bytes()), nil
+	}
+	out := make([]any, v.Len())
+	for i := range out {
+		e, err := p.elem.convert(v.Index(i))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = e
+	}
+	return out, nil
+}
+
+// convertMap returns the JSON value of v, a map of p's type.
+func (p *plan) convertMap(v reflect.Value) (any, error) {
+	if v.IsNil() {
+		return nil, nil
+	}
+	out := make(map[string]any, v.Len())
+	for it := v.MapRange(); it.Next(); {
+		e, err := p.elem.convert(it.Value())
+		if err != nil {
+			return nil, err
+		}
+		out[it.Key().String()] = e
+	}
+	return out, nil
+}
+
+// convertUpstream converts v, held in an interface, with the upstream converter's rules for a
+// value of a type that has no plan.
+func convertUpstream(v reflect.Value) (any, error) {
+	holder := struct {
+		V any `json:"v"`
+	}{V: v.Interface()}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&holder)
+	if err != nil {
+		return nil, err
+	}
+	return m["v"], nil
+}
+
+// fromUint returns n as the int64 of a JSON value, as upstream: an error above MaxInt64.
+func fromUint(n uint64) (int64, error) {
+	if n > math.MaxInt64 {
+		return 0, fmt.Errorf("unsigned value %d does not fit into int64 (overflow)", n)
+	}
+	return int64(n), nil
+}
+
+// isEmpty reports whether omitempty leaves v out, as upstream.
+func isEmpty(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Array, reflect.String:
+		return v.Len() == 0
+	case reflect.Bool:
+		return !v.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return v.Int() == 0
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return v.Uint() == 0
+	case reflect.Float32, reflect.Float64:
+		return v.Float() == 0
+	case reflect.Map, reflect.Slice:
+		return v.IsNil() || v.Len() == 0
+	case reflect.Pointer, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
+}
