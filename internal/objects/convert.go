@@ -18,6 +18,7 @@ package objects
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"math"
 	"reflect"
@@ -43,9 +44,11 @@ type unplanned struct{}
 
 // plan is how to convert a value of one Go type.
 type plan struct {
-	// custom is the upstream cache's entry of a type that converts itself (a json.Marshaler or
-	// an UnstructuredConverter, by value or pointer): the value is what the entry returns.
-	custom *value.TypeReflectCacheEntry
+	// custom is set for a type that converts itself (a json.Marshaler or an
+	// UnstructuredConverter, by value or pointer): the value is what the upstream cache's entry
+	// for the type returns.
+	custom bool
+	typ    reflect.Type
 	kind   reflect.Kind
 	// elem is the plan of a pointer's, slice's or map's element.
 	elem *plan
@@ -77,7 +80,7 @@ func toMapPlanned(obj runtime.Object) (m map[string]any, ok bool, err error) {
 		return nil, false, nil
 	}
 	p := planOf(v.Elem().Type())
-	if p == nil || p.kind != reflect.Struct || p.custom != nil {
+	if p == nil || p.kind != reflect.Struct || p.custom {
 		return nil, false, nil
 	}
 	m = make(map[string]any, p.present)
@@ -123,10 +126,12 @@ func (pl *planner) plan(t reflect.Type) *plan {
 	if p, ok := pl.making[t]; ok {
 		return p
 	}
-	p := &plan{kind: t.Kind()}
+	p := &plan{typ: t, kind: t.Kind()}
 	pl.making[t] = p
-	if e := value.TypeReflectEntryOf(t); e.CanConvertToUnstructured() {
-		p.custom = e
+	if convertsItself(t) {
+		// Its upstream cache entry is made when a value is converted, as upstream: making it
+		// walks the type's fields, and a struct that embeds a pointer to itself has no end.
+		p.custom = true
 		return p
 	}
 	switch t.Kind() {
@@ -162,11 +167,39 @@ func (pl *planner) plan(t reflect.Type) *plan {
 	return p
 }
 
+// The interfaces by which a type converts itself, as the upstream cache's entries test them.
+var (
+	marshalerType                      = reflect.TypeFor[json.Marshaler]()
+	unstructuredConverterType          = reflect.TypeFor[value.UnstructuredConverter]()
+	unstructuredConverterWithErrorType = reflect.TypeFor[value.UnstructuredConverterWithError]()
+)
+
+// convertsItself reports whether t or a pointer to it converts itself to a JSON value.
+func convertsItself(t reflect.Type) bool {
+	for _, i := range []reflect.Type{marshalerType, unstructuredConverterType, unstructuredConverterWithErrorType} {
+		if t.Implements(i) || reflect.PointerTo(t).Implements(i) {
+			return true
+		}
+	}
+	return false
+}
+
 // field makes the plan of one struct field; ok is false for a field that is never converted.
 func (pl *planner) field(sf reflect.StructField) (f fieldPlan, ok bool) {
 	name, options := jsonTag(sf)
 	if name == "-" {
 		return fieldPlan{}, false
+	}
+	if !sf.IsExported() && !sf.Anonymous {
+		switch sf.Type.Kind() {
+		case reflect.String, reflect.Bool, reflect.Float32, reflect.Float64,
+			reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		default:
+			// A value read through an unexported field cannot be taken out as an interface,
+			// which converting what it holds may need: upstream converts the type.
+			pl.failed = true
+		}
 	}
 	f.name = name
 	for _, o := range options {
@@ -183,10 +216,10 @@ func (pl *planner) field(sf reflect.StructField) (f fieldPlan, ok bool) {
 	if f.name == "" {
 		f.inline = true
 		inner := f.plan
-		if inner.kind == reflect.Pointer && inner.custom == nil {
+		if inner.kind == reflect.Pointer && !inner.custom {
 			inner = inner.elem
 		}
-		if inner.kind != reflect.Struct || inner.custom != nil {
+		if inner.kind != reflect.Struct || inner.custom {
 			pl.failed = true
 		}
 	}
@@ -262,8 +295,8 @@ func scalar(v reflect.Value) (out any, ok bool, err error) {
 
 // convert returns the JSON value of v, a value of p's type.
 func (p *plan) convert(v reflect.Value) (any, error) {
-	if p.custom != nil {
-		return p.custom.ToUnstructured(v)
+	if p.custom {
+		return value.TypeReflectEntryOf(p.typ).ToUnstructured(v)
 	}
 	if out, ok, err := scalar(v); ok {
 		return out, err

@@ -107,6 +107,57 @@ func TestToMapAgreesWithTheUpstreamConverter(t *testing.T) {
 	t.Logf("%d objects of %d types", compared, len(types))
 }
 
+// TestToMapAgreesWithTheUpstreamConverterWhereTypesAreOdd compares ToMap with the upstream
+// converter on values randfill cannot make or upstream cannot convert when filled: values held
+// in an interface behind an unexported field, and a type that embeds a pointer to itself, which
+// upstream converts only while no value of it is present.
+func TestToMapAgreesWithTheUpstreamConverterWhereTypesAreOdd(t *testing.T) {
+	for name, obj := range map[string]runtime.Object{
+		"an unplanned struct behind an unexported field": &hidden{v: withArray{Name: "a"}},
+		"an array behind an unexported field":            &hidden{v: [2]int{1, 2}},
+		"a string behind an unexported field":            &hidden{v: "s"},
+		"no value of a type embedding itself":            &selfEmbedding{},
+		"an empty list of a type embedding itself":       &selfEmbedding{List: []embedsItself{}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, gotErr := objects.ToMap(obj)
+			want, wantErr := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+			if (gotErr != nil) != (wantErr != nil) || !reflect.DeepEqual(got, want) {
+				t.Errorf("ToMap: %v, %v; upstream: %v, %v", got, gotErr, want, wantErr)
+			}
+		})
+	}
+}
+
+// hidden holds a value in an unexported field.
+type hidden struct {
+	metav1.TypeMeta `json:",inline"`
+	v               any
+}
+
+func (in *hidden) DeepCopyObject() runtime.Object { c := *in; return &c }
+
+// withArray has an array, which the plans leave to upstream.
+type withArray struct {
+	Name   string   `json:"name"`
+	Digest *[4]byte `json:"digest,omitempty"`
+}
+
+// embedsItself embeds a pointer to itself.
+type embedsItself struct {
+	*embedsItself        //nolint:unused // what the test is about: a type that embeds a pointer to itself
+	Name          string `json:"name"`
+}
+
+// selfEmbedding holds a type that embeds a pointer to itself.
+type selfEmbedding struct {
+	metav1.TypeMeta `json:",inline"`
+	List            []embedsItself `json:"list"`
+	One             *embedsItself  `json:"one"`
+}
+
+func (in *selfEmbedding) DeepCopyObject() runtime.Object { c := *in; return &c }
+
 // convertedTypes returns the struct types the differential test fills.
 func convertedTypes(t *testing.T) []reflect.Type {
 	t.Helper()

@@ -71,8 +71,9 @@ func CopyInto(dst, src client.Object) error {
 	return nil
 }
 
-// ToMap returns obj as a JSON value, the one runtime.DefaultUnstructuredConverter returns. For
-// an unstructured object it is the object's own map, which callers must not modify.
+// ToMap returns obj as a JSON value: for a typed object the one
+// runtime.DefaultUnstructuredConverter returns, for an unstructured object the object's own map,
+// which callers must not modify.
 func ToMap(obj runtime.Object) (map[string]any, error) {
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		return u.Object, nil
