@@ -47,6 +47,14 @@ func TestReadScaleResultReadsWhatTestScaleWrites(t *testing.T) {
 		t.Errorf("ReadScaleResult of the floor operator's result = %+v", res)
 	}
 
+	res, err = ReadScaleResult([]byte(`{"clusters": 1000, "tenonCPUSeconds": 4.46, "tenonClientCPUSeconds": 1.32, "tenonCallbackCPUSeconds": 0.4}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.TenonCPU != 4460*time.Millisecond || res.TenonClientCPU != 1320*time.Millisecond || res.TenonCallbackCPU != 400*time.Millisecond {
+		t.Errorf("ReadScaleResult of tenon's CPU split = %v, %v, %v", res.TenonCPU, res.TenonClientCPU, res.TenonCallbackCPU)
+	}
+
 	res, err = ReadScaleResult([]byte(`{"clusters": 100}`))
 	if err != nil {
 		t.Fatal(err)

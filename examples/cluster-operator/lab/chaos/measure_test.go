@@ -149,8 +149,28 @@ func cpuTime(pid int) (time.Duration, error) {
 // on its stack is computation tenon does, with the client calls it makes.
 var tenonFrame = regexp.MustCompile(`^github\.com/tenon-dev/tenon/(conditions|external|fencing|finalizer|ownership|patch|requeue)[./]`)
 
-// isTenon reports whether a sample's stack holds a function of tenon's (see tenonFrame).
-func isTenon(s *profile.Sample) bool {
+// sampleKind tells whose CPU time a profile's sample is.
+type sampleKind int
+
+const (
+	// notTenon: no function of tenon's library is on the stack.
+	notTenon sampleKind = iota
+	// tenonComputation: tenon's own work (with the Go runtime's and libraries' functions it
+	// calls, such as the JSON encoder and the allocator).
+	tenonComputation
+	// tenonClientCall: a client call tenon makes, from the REST client down (the HTTP round
+	// trip, decoding the answer), which the floor operator makes too.
+	tenonClientCall
+	// tenonCallback: the operator's own code that tenon calls (the example's DNS provider
+	// behind external.Resource, its functions that build the desired children).
+	tenonCallback
+)
+
+// classify tells whose CPU time s is: tenon's (see tenonFrame), and then, by what the innermost
+// function of tenon's on its stack was calling, its computation, a client call or the
+// operator's own code called back.
+func classify(s *profile.Sample) sampleKind {
+	var callees []string // the functions below the innermost of tenon's, the leaf first
 	for _, loc := range s.Location {
 		for _, line := range loc.Line {
 			if line.Function == nil {
@@ -158,11 +178,48 @@ func isTenon(s *profile.Sample) bool {
 			}
 			name := line.Function.Name
 			if tenonFrame.MatchString(name) && !strings.HasPrefix(name, "github.com/tenon-dev/tenon/requeue.(*backoff).") {
-				return true
+				return calleesKind(callees)
 			}
+			callees = append(callees, name)
 		}
 	}
-	return false
+	return notTenon
+}
+
+// calleesKind tells, from the functions called below tenon's innermost one (the leaf first),
+// whether a sample is tenon's computation, a client call or the operator's code: the outermost
+// of them that is either decides.
+func calleesKind(callees []string) sampleKind {
+	for i := len(callees) - 1; i >= 0; i-- {
+		switch name := callees[i]; {
+		case strings.HasPrefix(name, "github.com/tenon-dev/tenon/examples/"):
+			return tenonCallback
+		case strings.HasPrefix(name, "k8s.io/client-go/rest."), strings.HasPrefix(name, "net/http."):
+			return tenonClientCall
+		}
+	}
+	return tenonComputation
+}
+
+// cpuTotals is the CPU time profiles sampled: all of it, tenon's (see classify), and the parts
+// of tenon's that are client calls and the operator's code it calls back.
+type cpuTotals struct {
+	all, tenon, clientCalls, callbacks time.Duration
+}
+
+// add adds the sample s of d to t.
+func (t *cpuTotals) add(s *profile.Sample, d time.Duration) {
+	t.all += d
+	switch classify(s) {
+	case notTenon:
+		return
+	case tenonClientCall:
+		t.clientCalls += d
+	case tenonCallback:
+		t.callbacks += d
+	case tenonComputation:
+	}
+	t.tenon += d
 }
 
 // cpuProfiler takes CPU profiles of the process serving pprof at an address, one after the
@@ -173,10 +230,10 @@ type cpuProfiler struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	mu           sync.Mutex
-	total, tenon time.Duration
-	profiles     int
-	err          error
+	mu       sync.Mutex
+	totals   cpuTotals
+	profiles int
+	err      error
 }
 
 // cpuProfileChunk is how long each profile lasts; stop waits at most this long.
@@ -246,17 +303,16 @@ func (p *cpuProfiler) take(ctx context.Context, addr string) error {
 		p.fail(err)
 		return err
 	}
-	var total, tenon time.Duration
+	var totals cpuTotals
 	for _, s := range prof.Sample {
-		total += time.Duration(s.Value[cpu])
-		if isTenon(s) {
-			tenon += time.Duration(s.Value[cpu])
-		}
+		totals.add(s, time.Duration(s.Value[cpu]))
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.total += total
-	p.tenon += tenon
+	p.totals.all += totals.all
+	p.totals.tenon += totals.tenon
+	p.totals.clientCalls += totals.clientCalls
+	p.totals.callbacks += totals.callbacks
 	p.profiles++
 	return nil
 }
@@ -268,8 +324,8 @@ func (p *cpuProfiler) fail(err error) {
 }
 
 // stop ends the profiles once the one under way is done, and returns the CPU time they
-// sampled, all of it and tenon's.
-func (p *cpuProfiler) stop() (total, tenon time.Duration, err error) {
+// sampled.
+func (p *cpuProfiler) stop() (cpuTotals, error) {
 	p.cancel()
 	<-p.done
 	p.mu.Lock()
@@ -277,7 +333,7 @@ func (p *cpuProfiler) stop() (total, tenon time.Duration, err error) {
 	if p.profiles == 0 && p.err == nil {
 		p.err = errors.New("no CPU profile was taken")
 	}
-	return p.total, p.tenon, p.err
+	return p.totals, p.err
 }
 
 // traffic counts the bytes that went through a proxy: request bodies sent, and response
