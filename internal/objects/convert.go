@@ -24,8 +24,10 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
 
@@ -48,8 +50,11 @@ type plan struct {
 	// UnstructuredConverter, by value or pointer): the value is what the upstream cache's entry
 	// for the type returns.
 	custom bool
-	typ    reflect.Type
-	kind   reflect.Kind
+	// intOrString is set for intstr.IntOrString, which converts itself through its JSON only:
+	// its value is read directly (see intOrStringValue).
+	intOrString bool
+	typ         reflect.Type
+	kind        reflect.Kind
 	// elem is the plan of a pointer's, slice's or map's element.
 	elem *plan
 	// fields are a struct's fields, in their order.
@@ -128,10 +133,7 @@ func (pl *planner) plan(t reflect.Type) *plan {
 	}
 	p := &plan{typ: t, kind: t.Kind()}
 	pl.making[t] = p
-	if convertsItself(t) {
-		// Its upstream cache entry is made when a value is converted, as upstream: making it
-		// walks the type's fields, and a struct that embeds a pointer to itself has no end.
-		p.custom = true
+	if pl.convertsItself(p) {
 		return p
 	}
 	switch t.Kind() {
@@ -151,20 +153,44 @@ func (pl *planner) plan(t reflect.Type) *plan {
 		}
 		p.elem = pl.plan(t.Elem())
 	case reflect.Struct:
-		p.fields = make([]fieldPlan, 0, t.NumField())
-		for i := range t.NumField() {
-			if f, ok := pl.field(t.Field(i)); ok {
-				f.index = i
-				p.fields = append(p.fields, f)
-				if !f.inline && !f.omitempty && f.omitzero == nil {
-					p.present++
-				}
-			}
-		}
+		pl.structFields(p)
 	default:
 		pl.failed = true
 	}
 	return p
+}
+
+// convertsItself sets up p, the plan of a type that converts itself, and reports whether its
+// type is one.
+func (pl *planner) convertsItself(p *plan) bool {
+	switch p.typ {
+	case intOrStringType:
+		p.intOrString = true
+		return true
+	case reflect.PointerTo(intOrStringType):
+		// What upstream's cache entry does for a pointer that converts itself: nothing for nil,
+		// otherwise what the value converts to.
+		p.elem = pl.plan(p.typ.Elem())
+		return true
+	}
+	// Its upstream cache entry is made when a value is converted, as upstream: making it walks
+	// the type's fields, and a struct that embeds a pointer to itself has no end.
+	p.custom = convertsItself(p.typ)
+	return p.custom
+}
+
+// structFields sets the fields of p, the plan of a struct.
+func (pl *planner) structFields(p *plan) {
+	p.fields = make([]fieldPlan, 0, p.typ.NumField())
+	for i := range p.typ.NumField() {
+		if f, ok := pl.field(p.typ.Field(i)); ok {
+			f.index = i
+			p.fields = append(p.fields, f)
+			if !f.inline && !f.omitempty && f.omitzero == nil {
+				p.present++
+			}
+		}
+	}
 }
 
 // The interfaces by which a type converts itself, as the upstream cache's entries test them.
@@ -219,7 +245,7 @@ func (pl *planner) field(sf reflect.StructField) (f fieldPlan, ok bool) {
 		if inner.kind == reflect.Pointer && !inner.custom {
 			inner = inner.elem
 		}
-		if inner.kind != reflect.Struct || inner.custom {
+		if inner.kind != reflect.Struct || inner.custom || inner.intOrString {
 			pl.failed = true
 		}
 	}
@@ -295,7 +321,12 @@ func scalar(v reflect.Value) (out any, ok bool, err error) {
 
 // convert returns the JSON value of v, a value of p's type.
 func (p *plan) convert(v reflect.Value) (any, error) {
-	if p.custom {
+	if p.intOrString {
+		if out, ok := intOrStringValue(v); ok {
+			return out, nil
+		}
+	}
+	if p.custom || p.intOrString {
 		return value.TypeReflectEntryOf(p.typ).ToUnstructured(v)
 	}
 	if out, ok, err := scalar(v); ok {
@@ -364,6 +395,24 @@ func (p *plan) convertMap(v reflect.Value) (any, error) {
 		out[it.Key().String()] = e
 	}
 	return out, nil
+}
+
+// intOrStringType is the type intOrStringValue reads.
+var intOrStringType = reflect.TypeFor[intstr.IntOrString]()
+
+// intOrStringValue returns what upstream converts v, an intstr.IntOrString, to: the JSON value
+// its MarshalJSON writes, read back. ok is false where that is not simply its number or its
+// string: a type that is neither (an error upstream) or a string that is not UTF-8 (which
+// encoding/json writes with replacement characters).
+func intOrStringValue(v reflect.Value) (out any, ok bool) {
+	is, _ := v.Interface().(intstr.IntOrString)
+	switch {
+	case is.Type == intstr.Int:
+		return int64(is.IntVal), true
+	case is.Type == intstr.String && utf8.ValidString(is.StrVal):
+		return is.StrVal, true
+	}
+	return nil, false
 }
 
 // convertUpstream converts v, held in an interface, with the upstream converter's rules for a

@@ -109,13 +109,18 @@ func TestToMapAgreesWithTheUpstreamConverter(t *testing.T) {
 
 // TestToMapAgreesWithTheUpstreamConverterWhereTypesAreOdd compares ToMap with the upstream
 // converter on values randfill cannot make or upstream cannot convert when filled: values held
-// in an interface behind an unexported field, and a type that embeds a pointer to itself, which
-// upstream converts only while no value of it is present.
+// in an interface behind an unexported field, a type that embeds a pointer to itself, which
+// upstream converts only while no value of it is present, and IntOrStrings (read directly
+// rather than through their JSON) that are not UTF-8 or of neither type.
 func TestToMapAgreesWithTheUpstreamConverterWhereTypesAreOdd(t *testing.T) {
 	for name, obj := range map[string]runtime.Object{
 		"an unplanned struct behind an unexported field": &hidden{v: withArray{Name: "a"}},
 		"an array behind an unexported field":            &hidden{v: [2]int{1, 2}},
 		"a string behind an unexported field":            &hidden{v: "s"},
+		"a number":                                       &withIntOrString{Value: intstr.FromInt32(-7), Pointer: ptrTo(intstr.FromInt32(8080))},
+		"a string":                                       &withIntOrString{Value: intstr.FromString("http <&>"), List: []intstr.IntOrString{intstr.FromString("")}},
+		"a string that is not UTF-8":                     &withIntOrString{Value: intstr.FromString("a\xffb"), ByName: map[string]*intstr.IntOrString{"p": ptrTo(intstr.FromString("\xc3"))}},
+		"neither a number nor a string":                  &withIntOrString{Pointer: &intstr.IntOrString{Type: 7}},
 		"no value of a type embedding itself":            &selfEmbedding{},
 		"an empty list of a type embedding itself":       &selfEmbedding{List: []embedsItself{}},
 	} {
@@ -128,6 +133,19 @@ func TestToMapAgreesWithTheUpstreamConverterWhereTypesAreOdd(t *testing.T) {
 		})
 	}
 }
+
+// withIntOrString holds IntOrStrings in every position.
+type withIntOrString struct {
+	metav1.TypeMeta `json:",inline"`
+	Value           intstr.IntOrString             `json:"value"`
+	Pointer         *intstr.IntOrString            `json:"pointer"`
+	List            []intstr.IntOrString           `json:"list"`
+	ByName          map[string]*intstr.IntOrString `json:"byName"`
+}
+
+func (in *withIntOrString) DeepCopyObject() runtime.Object { c := *in; return &c }
+
+func ptrTo[T any](v T) *T { return &v }
 
 // hidden holds a value in an unexported field.
 type hidden struct {
@@ -176,7 +194,7 @@ func convertedTypes(t *testing.T) []reflect.Type {
 	}
 	for _, obj := range []runtime.Object{
 		&apiextensionsv1.CustomResourceDefinition{}, &apiextensionsv1.ConversionReview{},
-		&tagCases{}, &inlinePointer{}, &withInterface{}, &withIntKeys{}, &recursive{},
+		&tagCases{}, &inlinePointer{}, &withInterface{}, &withIntKeys{}, &recursive{}, &withIntOrString{},
 	} {
 		add(reflect.TypeOf(obj).Elem())
 	}
@@ -217,6 +235,16 @@ func filler(seed int64) *randfill.Filler {
 		func(e *runtime.RawExtension, c randfill.Continue) {
 			if c.Bool() {
 				e.Raw = []byte(fmt.Sprintf(`{"n":%d}`, c.Intn(100)))
+			}
+		},
+		func(is *intstr.IntOrString, c randfill.Continue) {
+			switch c.Intn(3) {
+			case 0:
+				*is = intstr.FromInt32(c.Int31())
+			case 1:
+				*is = intstr.FromString(c.String(6))
+			default:
+				c.FillNoCustom(is) // mostly neither type
 			}
 		},
 		func(j *apiextensionsv1.JSON, c randfill.Continue) {
