@@ -38,7 +38,7 @@ import (
 // the plans do not cover (see planner.plan) is converted by the upstream converter whole.
 
 // plans holds the plan of each Go type converted so far: reflect.Type to *plan, or to
-// errUnplanned for a type the upstream converter converts.
+// unplanned{} for a type the upstream converter converts.
 var plans sync.Map
 
 // unplanned marks a type whose objects the upstream converter converts.
@@ -136,28 +136,37 @@ func (pl *planner) plan(t reflect.Type) *plan {
 	if pl.convertsItself(p) {
 		return p
 	}
-	switch t.Kind() {
-	case reflect.String, reflect.Bool, reflect.Float32, reflect.Float64,
-		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Interface:
-	case reflect.Pointer:
+	switch k := t.Kind(); {
+	case isScalar(k), k == reflect.Interface:
+	case k == reflect.Pointer:
 		p.elem = pl.plan(t.Elem())
-	case reflect.Slice:
+	case k == reflect.Slice:
 		if t.Elem().Kind() != reflect.Uint8 {
 			p.elem = pl.plan(t.Elem())
 		}
-	case reflect.Map:
+	case k == reflect.Map:
 		if t.Key().Kind() != reflect.String {
 			pl.failed = true
 			return p
 		}
 		p.elem = pl.plan(t.Elem())
-	case reflect.Struct:
+	case k == reflect.Struct:
 		pl.structFields(p)
 	default:
 		pl.failed = true
 	}
 	return p
+}
+
+// isScalar reports whether k is the kind of a string, a boolean or a number.
+func isScalar(k reflect.Kind) bool {
+	switch k {
+	case reflect.String, reflect.Bool, reflect.Float32, reflect.Float64,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return true
+	}
+	return false
 }
 
 // convertsItself sets up p, the plan of a type that converts itself, and reports whether its
@@ -216,16 +225,10 @@ func (pl *planner) field(sf reflect.StructField) (f fieldPlan, ok bool) {
 	if name == "-" {
 		return fieldPlan{}, false
 	}
-	if !sf.IsExported() && !sf.Anonymous {
-		switch sf.Type.Kind() {
-		case reflect.String, reflect.Bool, reflect.Float32, reflect.Float64,
-			reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		default:
-			// A value read through an unexported field cannot be taken out as an interface,
-			// which converting what it holds may need: upstream converts the type.
-			pl.failed = true
-		}
+	if !sf.IsExported() && !sf.Anonymous && !isScalar(sf.Type.Kind()) {
+		// A value read through an unexported field cannot be taken out as an interface, which
+		// converting what it holds may need: upstream converts the type.
+		pl.failed = true
 	}
 	f.name = name
 	for _, o := range options {
