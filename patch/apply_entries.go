@@ -33,12 +33,20 @@ import (
 // writers' name what differs from object to object.
 func entriesOf(list []metav1.ManagedFieldsEntry, manager, subresource string) ([]managed.Entry, [32]byte) {
 	out := make([]managed.Entry, 0, len(list))
+	for i := range list {
+		set, ok := managed.FieldSet(&list[i])
+		out = append(out, managed.NewEntry(&list[i], set, ok))
+	}
+	return out, appliedSetHash(list, manager, subresource)
+}
+
+// appliedSetHash returns the hash of the JSON of the field set of manager's apply entry for
+// subresource in list; zero when there is not exactly one, or it has no field set.
+func appliedSetHash(list []metav1.ManagedFieldsEntry, manager, subresource string) [32]byte {
 	var own [32]byte
 	owners := 0
 	for i := range list {
 		e := &list[i]
-		set, ok := managed.FieldSet(e)
-		out = append(out, managed.NewEntry(e, set, ok))
 		if e.Manager != manager || e.Operation != metav1.ManagedFieldsOperationApply || e.Subresource != subresource {
 			continue
 		}
@@ -48,7 +56,7 @@ func entriesOf(list []metav1.ManagedFieldsEntry, manager, subresource string) ([
 		}
 	}
 	if owners != 1 {
-		own = [32]byte{}
+		return [32]byte{}
 	}
-	return out, own
+	return own
 }

@@ -339,10 +339,10 @@ func appliedBy(live client.Object, manager, subresource string) bool {
 }
 
 // provenUpToDate reports whether live, with its managedFields, proves that applying desired
-// would change nothing (see [Applier.Apply]). known is the hash of the field set of this
-// manager's entry that the field set desired declares was found equal to by an earlier proof of
-// the same desired object: when live's entry holds those bytes, the kind's schema is not walked
-// again. When the proof holds with the schema's field set, declared is the hash of the entry's
+// would change nothing (see [Applier.Apply]). known is the hash of a field set of this
+// manager's entry that is the field set desired declares: the one the API server recorded for
+// an apply of the same desired object, or one an earlier proof of it found equal to the set the
+// kind's schema gives. When live's entry holds those bytes, the schema is not walked again. When the proof holds with the schema's field set, declared is the hash of the entry's
 // field set for the next proof (zero when it cannot be known).
 func (a *Applier) provenUpToDate(desired map[string]any, gvk schema.GroupVersionKind, live client.Object, subresource string, known [32]byte) (upToDate bool, declared [32]byte, err error) {
 	liveMap, entries, own, err := a.proofInput(live, subresource)
@@ -440,14 +440,22 @@ func (a *Applier) send(ctx context.Context, desired map[string]any, gvk schema.G
 	fixed := previous != "" && previous == u.GetResourceVersion() || a.fixedPoint(desired, gvk, u, subresource) ||
 		live != nil && sameApplied(live, u)
 	record := applyRecord{hash: hash, resourceVersion: u.GetResourceVersion(), owner: ownerMarked(desired), fixed: fixed}
+	var conditions []any
 	if subresource == "status" {
 		m, err := objects.ToMap(u)
 		if err != nil {
 			return nil, false, err
 		}
-		record = record.withDetails([32]byte{}, transitionTimes(m))
+		conditions = transitionTimes(m)
 	}
-	a.cache.put(key, record)
+	// The API server recorded in the manager's entry the field set it computed for this apply
+	// from the kind's schema: the set a proof of the same apply would otherwise compute anew.
+	var declared [32]byte
+	if _, ok := u.(runtime.Unstructured); !ok {
+		// (An unstructured answer's managedFields would have to be converted to be read.)
+		declared = appliedSetHash(u.GetManagedFields(), a.manager, subresource)
+	}
+	a.cache.put(key, record.withDetails(declared, conditions))
 	changed = previous == "" || u.GetResourceVersion() != previous
 	if l := log.FromContext(ctx).V(1); changed && l.Enabled() {
 		l.Info("Applied", "object", describeBody(desired, gvk, subresource), "fieldManager", a.manager, "resourceVersion", u.GetResourceVersion())

@@ -146,6 +146,43 @@ func TestApplySendsOneWriteThenNone(t *testing.T) {
 	}
 }
 
+// TestAProofAfterAnApplyReadsTheFieldSetTheServerRecorded: the API server records in the
+// manager's entry the field set it computed for an apply from the kind's schema, so that a
+// proof of the same apply on an object another writer changed since does not compute it again.
+func TestAProofAfterAnApplyReadsTheFieldSetTheServerRecorded(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := env.Namespace(t)
+	c := newCountingClient(t)
+	a := patch.NewApplier(c, "tenon-test", patch.ApplierOptions{})
+	reads := patch.CountSchemaReads(a)
+
+	_, err := a.Apply(ctx, desiredDeployment(ns, 1))
+	g.Expect(err).NotTo(HaveOccurred())
+	live := &appsv1.Deployment{}
+	g.Expect(env.Client().Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, live)).To(Succeed())
+	live.Status.ObservedGeneration = live.Generation
+	g.Expect(env.Client().Status().Update(ctx, live, client.FieldOwner("rollout"))).To(Succeed())
+	c.take()
+
+	changed, err := a.Apply(ctx, desiredDeployment(ns, 1))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed).To(BeFalse())
+	g.Expect(c.take()).To(Equal(counts{"get": 1}), "the object changed since the apply, and the proof shows the apply would not change it")
+	g.Expect(reads.Load()).To(BeZero(), "the proof read the field set the server recorded for the same apply")
+
+	// Another apply has another field set: the proof computes it from the schema.
+	_, err = a.Apply(ctx, desiredDeployment(ns, 2))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(c.take()).To(Equal(counts{"get": 1, "apply": 1}))
+	restarted := patch.NewApplier(c, "tenon-test", patch.ApplierOptions{})
+	reads = patch.CountSchemaReads(restarted)
+	changed, err = restarted.Apply(ctx, desiredDeployment(ns, 2))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changed).To(BeFalse())
+	g.Expect(reads.Load()).To(BeNumerically(">", 0), "an Applier that sent nothing computes the field set from the schema")
+}
+
 // laggingReader never finds anything, as a cache that has not yet seen an object.
 type laggingReader struct{ client.Reader }
 

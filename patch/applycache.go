@@ -56,7 +56,8 @@ type applyRecord struct {
 // recordDetails is what a record of a proof or of a status apply adds.
 type recordDetails struct {
 	// declared is the hash of the field set (its bytes) of the manager's managedFields entry
-	// that a proof found equal to the field set the apply declares (see
+	// that is the field set the apply declares: the one the API server recorded for the apply,
+	// or one a proof found equal to the set the kind's schema gives (see
 	// Applier.provenUpToDate); zero for none.
 	declared [32]byte
 	// conditions are the type, status and lastTransitionTime of each condition the object had
@@ -73,8 +74,8 @@ func (r applyRecord) withDetails(declared [32]byte, conditions []any) applyRecor
 	return r
 }
 
-// declaredFor returns the hash of the field set found equal to the one the apply of hash
-// declares (see recordDetails.declared), zero when r is not a record of that apply.
+// declaredFor returns the hash of the field set the apply of hash declares (see
+// recordDetails.declared), zero when r is not a record of that apply.
 func (r applyRecord) declaredFor(hash [32]byte) [32]byte {
 	if r.hash != hash || r.more == nil {
 		return [32]byte{}
