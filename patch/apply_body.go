@@ -204,8 +204,11 @@ func timesApplied(live client.Object, manager string) (map[string]bool, bool) {
 		}
 		for k, v := range jsonvalue.NestedMap(set, "f:status", "f:conditions") {
 			key, ok := strings.CutPrefix(k, "k:")
-			var selector map[string]any
-			if !ok || json.Unmarshal([]byte(key), &selector) != nil {
+			if !ok {
+				continue
+			}
+			selector, err := jsonvalue.DecodeObject(key)
+			if err != nil {
 				continue
 			}
 			if t, _ := selector["type"].(string); t != "" {

@@ -43,6 +43,7 @@ import (
 	"github.com/tenon-dev/tenon/internal/objects"
 	"github.com/tenon-dev/tenon/internal/pause"
 	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
+	"github.com/tenon-dev/tenon/patch/internal/managed"
 	"github.com/tenon-dev/tenon/patch/internal/threeway"
 )
 
@@ -528,8 +529,8 @@ func (p *patcher) snapshotShowsStatusInMain() bool {
 		if e.Subresource == "status" {
 			return false
 		}
-		var fields map[string]any
-		if e.FieldsV1 == nil || json.Unmarshal(e.FieldsV1.GetRawBytes(), &fields) != nil {
+		fields, ok := managed.FieldSet(&e)
+		if !ok {
 			continue
 		}
 		if status, ok := fields["f:status"].(map[string]any); ok && len(status) > 0 {

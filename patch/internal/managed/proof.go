@@ -17,7 +17,6 @@ limitations under the License.
 package managed
 
 import (
-	"encoding/json"
 	"strconv"
 	"strings"
 
@@ -122,8 +121,8 @@ func FieldSet(e *metav1.ManagedFieldsEntry) (map[string]any, bool) {
 	if e.FieldsV1 == nil {
 		return nil, false
 	}
-	var set map[string]any
-	if err := json.Unmarshal(e.FieldsV1.GetRawBytes(), &set); err != nil || set == nil {
+	set, err := jsonvalue.DecodeObject(e.FieldsV1.GetRawBytes())
+	if err != nil || set == nil {
 		return nil, false // not JSON, or null: no field set to read
 	}
 	return set, true
@@ -173,8 +172,8 @@ func DeclaredFields(types managedfields.TypeConverter, desired map[string]any) m
 	if err != nil {
 		return nil
 	}
-	var fields map[string]any
-	if err := json.Unmarshal(data, &fields); err != nil {
+	fields, err := jsonvalue.DecodeObject(data)
+	if err != nil || fields == nil {
 		return nil
 	}
 	delete(fields, "f:apiVersion")
@@ -419,11 +418,13 @@ func selectorsOf(owned map[string]any) selectors {
 		case 'i':
 			s.index = raw
 		case 'v':
-			if json.Unmarshal([]byte(raw), &s.value) != nil {
+			var err error
+			if s.value, err = jsonvalue.Decode(raw); err != nil {
 				continue
 			}
 		case 'k':
-			if json.Unmarshal([]byte(raw), &s.keyOf) != nil {
+			var err error
+			if s.keyOf, err = jsonvalue.DecodeObject(raw); err != nil {
 				continue
 			}
 		default:
@@ -766,8 +767,11 @@ func liveIndex(k string, l []any) (at, n int) {
 		return -1, 0
 	}
 	var want any
-	if k[0] != 'i' && json.Unmarshal([]byte(k[2:]), &want) != nil {
-		return -1, 0
+	if k[0] != 'i' {
+		var err error
+		if want, err = jsonvalue.Decode(k[2:]); err != nil {
+			return -1, 0
+		}
 	}
 	key, _ := want.(map[string]any)
 	at = -1
@@ -822,8 +826,8 @@ func defaultedSelector(owned map[string]any, used map[string]bool, e any) string
 		if used[k] || !strings.HasPrefix(k, "k:") {
 			continue
 		}
-		var key map[string]any
-		if json.Unmarshal([]byte(k[2:]), &key) != nil {
+		key, err := jsonvalue.DecodeObject(k[2:])
+		if err != nil {
 			continue
 		}
 		match := true
