@@ -562,7 +562,7 @@ func (p applyPatch) Data(obj client.Object) ([]byte, error) {
 	body := map[string]any(p)
 	rv, deleted := obj.GetResourceVersion(), obj.GetDeletionTimestamp()
 	if rv == "" && deleted == nil {
-		return json.Marshal(body)
+		return jsonvalue.Marshal(body)
 	}
 	body = maps.Clone(body)
 	meta, _ := body["metadata"].(map[string]any)
@@ -577,7 +577,7 @@ func (p applyPatch) Data(obj client.Object) ([]byte, error) {
 		meta["deletionTimestamp"] = deleted.UTC().Format(time.RFC3339)
 	}
 	body["metadata"] = meta
-	return json.Marshal(body)
+	return jsonvalue.Marshal(body)
 }
 
 // builtIn returns obj, the object a caller applies, when it is of kind gvk's Go type in

@@ -18,7 +18,6 @@ package patch
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -602,7 +601,7 @@ func (p *patcher) fail(err error, mainWritten bool) error {
 
 // send sends one JSON Patch and returns the object the server answered with.
 func (p *patcher) send(ctx context.Context, ops []threeway.Op, status bool) (client.Object, error) {
-	data, err := json.Marshal(ops)
+	data, err := threeway.Marshal(ops)
 	if err != nil {
 		return nil, fmt.Errorf("failed to encode the patch of %s: %w", p.h.describe(p.obj), err)
 	}

@@ -17,6 +17,7 @@ limitations under the License.
 package threeway
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -97,15 +98,39 @@ func patchOnto(t *testing.T, before, after, latest map[string]any, opts Merger) 
 	return doc
 }
 
-// applyJSONPatch applies ops to doc as the API server does.
+// rfc6902 returns ops as structs encoding/json writes as RFC 6902 says.
+func rfc6902(ops []Op) []any {
+	out := make([]any, len(ops))
+	for i, o := range ops {
+		if o.Kind == "remove" {
+			out[i] = struct {
+				Op   string `json:"op"`
+				Path string `json:"path"`
+			}{o.Kind, o.Path}
+			continue
+		}
+		out[i] = struct {
+			Op    string `json:"op"`
+			Path  string `json:"path"`
+			Value any    `json:"value"`
+		}{o.Kind, o.Path, o.Value}
+	}
+	return out
+}
+
+// applyJSONPatch applies ops to doc as the API server does, after checking that Marshal writes
+// them as encoding/json does.
 func applyJSONPatch(doc map[string]any, ops []Op) (map[string]any, error) {
 	d, err := json.Marshal(doc)
 	if err != nil {
 		return nil, err
 	}
-	p, err := json.Marshal(ops)
+	p, err := Marshal(ops)
 	if err != nil {
 		return nil, err
+	}
+	if want, err := json.Marshal(rfc6902(ops)); err != nil || !bytes.Equal(p, want) {
+		return nil, fmt.Errorf("Marshal writes %s, encoding/json %s (%v)", p, want, err)
 	}
 	decoded, err := jsonpatch.DecodePatch(p)
 	if err != nil {

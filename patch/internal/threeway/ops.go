@@ -20,6 +20,8 @@ import (
 	"encoding/json"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
+
+	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
 )
 
 // Op is one operation of a JSON Patch (RFC 6902). The helper sends JSON Patches rather than
@@ -40,17 +42,43 @@ type Op struct {
 
 // MarshalJSON encodes the operation as RFC 6902 says.
 func (o Op) MarshalJSON() ([]byte, error) {
-	if o.Kind == "remove" {
-		return json.Marshal(struct {
-			Op   string `json:"op"`
-			Path string `json:"path"`
-		}{o.Kind, o.Path})
+	return o.appendJSON(nil)
+}
+
+// Marshal returns the JSON Patch of ops, the bytes encoding/json writes for them, written
+// without its reflection and the pass it makes over each MarshalJSON's output.
+func Marshal(ops []Op) ([]byte, error) {
+	if ops == nil {
+		return []byte("null"), nil
 	}
-	return json.Marshal(struct {
-		Op    string `json:"op"`
-		Path  string `json:"path"`
-		Value any    `json:"value"`
-	}{o.Kind, o.Path, o.Value})
+	buf := make([]byte, 0, 256)
+	buf = append(buf, '[')
+	for i, o := range ops {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		var err error
+		if buf, err = o.appendJSON(buf); err != nil {
+			return nil, err
+		}
+	}
+	return append(buf, ']'), nil
+}
+
+// appendJSON appends the operation's encoding to buf.
+func (o Op) appendJSON(buf []byte) ([]byte, error) {
+	buf = append(buf, `{"op":`...)
+	buf = jsonvalue.AppendJSONString(buf, o.Kind)
+	buf = append(buf, `,"path":`...)
+	buf = jsonvalue.AppendJSONString(buf, o.Path)
+	if o.Kind != "remove" {
+		buf = append(buf, `,"value":`...)
+		var err error
+		if buf, err = jsonvalue.AppendJSON(buf, o.Value); err != nil {
+			return nil, err
+		}
+	}
+	return append(buf, '}'), nil
 }
 
 // Applies reports whether ops apply to doc: whether every test holds and every path they need
@@ -69,7 +97,7 @@ func Applies(doc map[string]any, ops []Op) (ok bool) {
 	if err != nil {
 		return false
 	}
-	p, err := json.Marshal(ops)
+	p, err := Marshal(ops)
 	if err != nil {
 		return false
 	}
