@@ -25,6 +25,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/tenon-dev/tenon/internal/names"
 )
 
 // ErrInvalidName is wrapped by the errors returned for a finalizer name the API server would
@@ -52,6 +54,9 @@ func validate(name string) error {
 
 // validateForRemoval applies only the API server's rule: a qualified name.
 func validateForRemoval(name string) error {
+	if names.IsQualifiedName(name) {
+		return nil
+	}
 	if errs := validation.ValidateFinalizerName(name, field.NewPath("metadata", "finalizers")); len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalidName, errs.ToAggregate())
 	}

@@ -28,6 +28,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/tenon-dev/tenon/internal/names"
 )
 
 // Set makes owner the controlling owner of child, in memory, and reports which mechanism it
@@ -135,6 +137,9 @@ func validateOwner(owner, child reference) error {
 		return fmt.Errorf("failed to set the owner of %s: %s has no UID; use the owner as read from the API server", child, owner)
 	case child.UID != "" && child.UID == owner.UID:
 		return fmt.Errorf("failed to set the owner of %s: an object cannot own itself", child)
+	}
+	if names.IsLabelValue(string(owner.UID)) {
+		return nil
 	}
 	if errs := content.IsLabelValue(string(owner.UID)); len(errs) > 0 {
 		return fmt.Errorf("failed to set the owner of %s: the UID of %s is not a valid label value: %s", child, owner, strings.Join(errs, "; "))
