@@ -250,6 +250,14 @@ func (a *Applier) readLive(ctx context.Context, r client.Reader, obj client.Obje
 	return live, nil
 }
 
+// text returns v as fmt.Sprint does, without formatting a string.
+func text(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return fmt.Sprint(v)
+}
+
 // noSuchResourceVersion is a resourceVersion no object has (the largest revision etcd can
 // count to): as the precondition of an apply, it lets the API server create the object and
 // refuses, with a 409, to change one that exists.
@@ -259,7 +267,7 @@ const noSuchResourceVersion = "9223372036854775807"
 func (a *Applier) keyOf(desired map[string]any, gvk schema.GroupVersionKind, subresource string) applyKey {
 	name, _ := jsonvalue.Nested(desired, "metadata", "name")
 	namespace, _ := jsonvalue.Nested(desired, "metadata", "namespace")
-	return applyKey{gvk: gvk, namespace: fmt.Sprint(orEmpty(namespace)), name: fmt.Sprint(name), manager: a.manager, subresource: subresource}
+	return applyKey{gvk: gvk, namespace: text(orEmpty(namespace)), name: text(name), manager: a.manager, subresource: subresource}
 }
 
 // apply sends desired, the body of an apply request for an object of kind gvk, unless live shows
