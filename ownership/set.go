@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/validate/content"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -266,6 +267,39 @@ func setOwnerReferences(child client.Object, owner reference, want metav1.OwnerR
 	if len(next) == 0 {
 		next = nil
 	}
-	child.SetOwnerReferences(next)
+	if u, ok := child.(*unstructured.Unstructured); !ok || next == nil || !setUnstructuredOwnerReferences(u.Object, next) {
+		child.SetOwnerReferences(next)
+	}
+	return true
+}
+
+// setUnstructuredOwnerReferences sets refs as the owner references of the unstructured object
+// content, as Unstructured.SetOwnerReferences sets them, without the reflection of the converter
+// it writes each with. It reports false, and leaves content as it is, when content is nil or its
+// metadata is not an object: then Unstructured.SetOwnerReferences knows what to do.
+func setUnstructuredOwnerReferences(content map[string]any, refs []metav1.OwnerReference) bool {
+	if content == nil {
+		return false
+	}
+	meta, ok := content["metadata"].(map[string]any)
+	if _, present := content["metadata"]; present && !ok {
+		return false
+	}
+	list := make([]any, len(refs))
+	for i, r := range refs {
+		m := map[string]any{"apiVersion": r.APIVersion, "kind": r.Kind, "name": r.Name, "uid": string(r.UID)}
+		if r.Controller != nil {
+			m["controller"] = *r.Controller
+		}
+		if r.BlockOwnerDeletion != nil {
+			m["blockOwnerDeletion"] = *r.BlockOwnerDeletion
+		}
+		list[i] = m
+	}
+	if meta == nil {
+		meta = map[string]any{}
+		content["metadata"] = meta
+	}
+	meta["ownerReferences"] = list
 	return true
 }
