@@ -445,8 +445,17 @@ func (a *Applier) send(ctx context.Context, desired map[string]any, gvk schema.G
 	previous := a.previousVersion(live, key, hash)
 	// An apply that wrote nothing left the object as applying it again leaves it; otherwise the
 	// answer must show it (see managed.FixedPoint), or the next apply is sent and proves it then.
-	fixed := previous != "" && previous == u.GetResourceVersion() || a.fixedPoint(desired, gvk, u, subresource) ||
-		live != nil && sameApplied(live, u)
+	fixed := previous != "" && previous == u.GetResourceVersion()
+	// The API server recorded in the manager's entry the field set it computed for this apply
+	// from the kind's schema: the set a proof of the same apply would otherwise compute anew.
+	var declared [32]byte
+	if !fixed {
+		fixed, declared = a.fixedPoint(desired, gvk, u, subresource)
+		fixed = fixed || live != nil && sameApplied(live, u)
+	} else if _, ok := u.(runtime.Unstructured); !ok {
+		// (An unstructured answer's managedFields would have to be converted to be read.)
+		declared = appliedSetHash(u.GetManagedFields(), a.manager, subresource)
+	}
 	record := applyRecord{hash: hash, resourceVersion: u.GetResourceVersion(), owner: ownerMarked(desired), fixed: fixed}
 	var conditions []any
 	if subresource == "status" {
@@ -455,13 +464,6 @@ func (a *Applier) send(ctx context.Context, desired map[string]any, gvk schema.G
 			return nil, false, err
 		}
 		conditions = transitionTimes(m)
-	}
-	// The API server recorded in the manager's entry the field set it computed for this apply
-	// from the kind's schema: the set a proof of the same apply would otherwise compute anew.
-	var declared [32]byte
-	if _, ok := u.(runtime.Unstructured); !ok {
-		// (An unstructured answer's managedFields would have to be converted to be read.)
-		declared = appliedSetHash(u.GetManagedFields(), a.manager, subresource)
 	}
 	a.cache.put(key, record.withDetails(declared, conditions))
 	changed = previous == "" || u.GetResourceVersion() != previous
@@ -472,10 +474,14 @@ func (a *Applier) send(ctx context.Context, desired map[string]any, gvk schema.G
 }
 
 // fixedPoint reports whether answer, the API server's answer to the apply of desired to
-// subresource, proves a fixed point (see managed.FixedPoint).
-func (a *Applier) fixedPoint(desired map[string]any, gvk schema.GroupVersionKind, answer client.Object, subresource string) bool {
-	m, entries, _, err := a.proofInput(answer, subresource)
-	return err == nil && managed.FixedPointOf(desired, m, entries, a.manager, subresource, a.omitted.of(gvk, desired))
+// subresource, proves a fixed point (see managed.FixedPoint), and returns the hash of the field
+// set of the manager's apply entry in it (zero when it is not known; see Applier.proofInput).
+func (a *Applier) fixedPoint(desired map[string]any, gvk schema.GroupVersionKind, answer client.Object, subresource string) (bool, [32]byte) {
+	m, entries, own, err := a.proofInput(answer, subresource)
+	if err != nil {
+		return false, [32]byte{}
+	}
+	return managed.FixedPointOf(desired, m, entries, a.manager, subresource, a.omitted.of(gvk, desired)), own
 }
 
 // request sends the apply request of desired, an object of kind gvk, to subresource, under pre,
