@@ -406,7 +406,7 @@ func (p *patcher) accepted(resp client.Object, status bool, ops []threeway.Op) (
 		// The status is merged onto what this write returned: the server's status before this
 		// Patch wrote any of it, newer than the snapshot's when the cache lagged. Previous says
 		// so, for the transitions the status write makes.
-		p.h.previous = withStatusOf(p.h.previous, p.base)
+		p.h.previous = withStatusOf(p.h.previous, resp, p.base)
 	}
 	p.mainDone, p.mainWritten = true, true
 	if p.statusInMain && p.h.statusSubresource == nil && touchesStatus(ops) {

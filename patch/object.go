@@ -49,9 +49,14 @@ func deepCopyObject(obj client.Object) client.Object {
 	return c
 }
 
-// withStatusOf returns a copy of obj with the status of m, an object the server returned, or obj
-// itself when the copy cannot be made.
-func withStatusOf(obj client.Object, m map[string]any) client.Object {
+// withStatusOf returns a copy of obj with the status of resp, an object the server returned
+// (m is resp as a JSON value), or obj itself when the copy cannot be made. When both are of one
+// Go type with a status field, the copy is made in that type, field for field; otherwise through
+// their JSON values.
+func withStatusOf(obj, resp client.Object, m map[string]any) client.Object {
+	if out, ok := withTypedStatusOf(obj, resp); ok {
+		return out
+	}
 	u, err := objects.ToMap(deepCopyObject(obj))
 	if err != nil {
 		return obj
@@ -70,4 +75,27 @@ func withStatusOf(obj client.Object, m map[string]any) client.Object {
 		return obj
 	}
 	return out
+}
+
+// withTypedStatusOf returns a deep copy of obj with a deep copy of resp's status field, when
+// obj and resp are pointers to one struct type whose field Status is its "status"; ok is false
+// otherwise.
+func withTypedStatusOf(obj, resp client.Object) (client.Object, bool) {
+	v, r := reflect.ValueOf(obj), reflect.ValueOf(resp)
+	if v.Type() != r.Type() || v.Kind() != reflect.Pointer || v.IsNil() || r.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return nil, false
+	}
+	f, ok := v.Elem().Type().FieldByName("Status")
+	if !ok || len(f.Index) != 1 {
+		return nil, false
+	}
+	if name, _ := jsonField(f); name != "status" {
+		return nil, false
+	}
+	out, from := deepCopyObject(obj), deepCopyObject(resp)
+	if out == nil || from == nil {
+		return nil, false
+	}
+	reflect.ValueOf(out).Elem().Field(f.Index[0]).Set(reflect.ValueOf(from).Elem().Field(f.Index[0]))
+	return out, true
 }
