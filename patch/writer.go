@@ -18,7 +18,6 @@ package patch
 
 import (
 	"context"
-	"reflect"
 	"sync"
 	"time"
 
@@ -31,6 +30,7 @@ import (
 
 	"github.com/tenon-dev/tenon/conditions"
 	"github.com/tenon-dev/tenon/conditions/observe"
+	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
 	"github.com/tenon-dev/tenon/requeue"
 )
 
@@ -148,7 +148,7 @@ func (h *Helper) Finish(ctx context.Context, obj client.Object, res ctrl.Result,
 	var statusChanged bool
 	if w.opts.ProgressInterval > 0 {
 		opts = append(opts, progressGate(func(before, after map[string]any) bool {
-			statusChanged = !reflect.DeepEqual(before["status"], after["status"])
+			statusChanged = !jsonvalue.Equal(before["status"], after["status"])
 			if err != nil || !w.progressOnly(h.before, obj, before, after) {
 				return false
 			}
@@ -244,14 +244,19 @@ func (g progressGate) applyToHelper(o *helperOptions) { o.wait = g }
 // progressOnly reports whether the change from the snapshot to obj reports progress only: the
 // rule of "Coalescing progress" in the package documentation, and WriteAtOnce.
 func (w *Writer) progressOnly(snapshot, obj client.Object, before, after map[string]any) bool {
-	for k := range mergeKeys(before, after) {
-		if k != "status" && !reflect.DeepEqual(before[k], after[k]) {
+	for k, v := range before {
+		if k != "status" && !jsonvalue.Equal(v, after[k]) {
+			return false
+		}
+	}
+	for k, v := range after {
+		if _, ok := before[k]; !ok && k != "status" && !jsonvalue.Equal(nil, v) {
 			return false
 		}
 	}
 	statusBefore, _ := before["status"].(map[string]any)
 	statusAfter, _ := after["status"].(map[string]any)
-	if !reflect.DeepEqual(statusBefore["observedGeneration"], statusAfter["observedGeneration"]) {
+	if !jsonvalue.Equal(statusBefore["observedGeneration"], statusAfter["observedGeneration"]) {
 		return false
 	}
 	for _, t := range []conditions.Type{conditions.Ready, conditions.Reconciling, conditions.Stalled} {
@@ -261,18 +266,6 @@ func (w *Writer) progressOnly(snapshot, obj client.Object, before, after map[str
 		}
 	}
 	return w.opts.WriteAtOnce == nil || !w.opts.WriteAtOnce(snapshot, obj)
-}
-
-// mergeKeys returns the keys of a and b.
-func mergeKeys(a, b map[string]any) map[string]struct{} {
-	keys := make(map[string]struct{}, len(a)+len(b))
-	for k := range a {
-		keys[k] = struct{}{}
-	}
-	for k := range b {
-		keys[k] = struct{}{}
-	}
-	return keys
 }
 
 // conditionIn returns the condition of type t in status.conditions, as JSON, or nil.
