@@ -58,11 +58,10 @@ func OwnerOf(child client.Object) (owner Owner, ok bool) {
 	if isNil(child) {
 		return Owner{}, false
 	}
-	all := owners(child)
-	if len(all) == 0 {
-		return Owner{}, false
+	if o, ok := controllerOf(child); ok {
+		return o, true // owners' first
 	}
-	return all[0], true
+	return trackerOf(child)
 }
 
 // Release removes owner's marks from child, in memory, and reports whether there were any: the
