@@ -279,127 +279,150 @@ func requestMap(obj client.Object) (map[string]any, error) {
 // from zero, and omitempty says the type's author means zero as unset; a pointer to a struct, a
 // field without omitempty and anything an unstructured object holds are sent as they are.
 func omitZeroStructs(v reflect.Value, m any) {
-	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
-		if v.IsNil() {
-			return
-		}
-		v = v.Elem()
-	}
-	switch v.Kind() {
-	case reflect.Struct:
-		if fields, ok := m.(map[string]any); ok {
-			omitZeroFields(v, fields)
-		}
-	case reflect.Slice, reflect.Array:
-		if list, ok := m.([]any); ok && len(list) == v.Len() && mayOmit(v.Type().Elem()) {
-			for i := range list {
-				omitZeroStructs(v.Index(i), list[i])
-			}
-		}
-	case reflect.Map:
-		if entries, ok := m.(map[string]any); ok && v.Type().Key().Kind() == reflect.String && mayOmit(v.Type().Elem()) {
-			omitZeroEntries(v, entries)
-		}
-	}
+	walkerOf(v.Type()).walk(v, m)
 }
 
-// omitZeroEntries is omitZeroStructs for v, a map with string keys, and entries, its JSON object.
-func omitZeroEntries(v reflect.Value, entries map[string]any) {
-	for it := v.MapRange(); it.Next(); {
-		if sub, ok := entries[it.Key().String()]; ok {
-			omitZeroStructs(it.Value(), sub)
-		}
-	}
+// walker is what omitZeroStructs needs of a Go type, worked out once per type (as encoding/json
+// caches its encoders), with the walkers of the types it holds, so that a walk looks up only the
+// types of values held in interfaces.
+type walker struct {
+	kind reflect.Kind
+	// elem walks the elements of a pointer, slice, array or map (a map with string keys only:
+	// nil for another).
+	elem *walker
+	// fields are the encoded fields of a struct: none for a type that encodes itself.
+	fields []fieldWalker
+	// omits is set when a value of the type may hold a struct field omitZeroStructs removes,
+	// so that it must be walked: not for scalars, strings, types that encode themselves and
+	// what holds only those.
+	omits bool
 }
 
-// omitZeroFields is omitZeroStructs for v, a struct, and fields, its JSON object.
-func omitZeroFields(v reflect.Value, fields map[string]any) {
-	for _, f := range planOf(v.Type()).fields {
-		switch {
-		case f.name == "":
-			omitZeroStructs(v.Field(f.index), fields) // inlined: its fields are this struct's
-		case f.omitZeroStruct && v.Field(f.index).IsZero():
-			delete(fields, f.name)
-		case f.walk:
-			if sub, ok := fields[f.name]; ok {
-				omitZeroStructs(v.Field(f.index), sub)
-			}
-		}
-	}
-}
-
-// structPlan is what omitZeroStructs needs of a struct type's fields, worked out once per type
-// (as encoding/json caches its encoders): the fields encoded from the struct's own fields, none
-// for a type that encodes itself.
-type structPlan struct {
-	fields []fieldPlan
-}
-
-// fieldPlan is one encoded field of a struct.
-type fieldPlan struct {
+// fieldWalker is one encoded field of a struct.
+type fieldWalker struct {
 	index int
 	// name is the field's JSON name; "" for an embedded struct whose fields are inlined.
 	name string
 	// omitZeroStruct is set for a struct field with omitempty: omitted when zero.
 	omitZeroStruct bool
-	// walk is set when the field's value may hold such a field (see mayOmit).
-	walk bool
+	walker         *walker
 }
 
-var (
-	// structPlans caches planOf by reflect.Type; omittable caches mayOmit.
-	structPlans, omittable sync.Map
-)
+// walkers caches walkerOf by reflect.Type.
+var walkers sync.Map
 
-// planOf returns the plan of struct type t.
-func planOf(t reflect.Type) *structPlan {
-	if p, ok := structPlans.Load(t); ok {
-		return p.(*structPlan)
+// walkerOf returns the walker of t.
+func walkerOf(t reflect.Type) *walker {
+	if w, ok := walkers.Load(t); ok {
+		return w.(*walker)
 	}
-	p := &structPlan{}
-	if !encodesItself(t) {
+	made := map[reflect.Type]*walker{}
+	w := makeWalker(t, made)
+	omits(w, map[*walker]bool{})
+	actual, _ := walkers.LoadOrStore(t, w)
+	return actual.(*walker)
+}
+
+// makeWalker returns the walker of t, and of every type it holds, without omits; made holds
+// those begun, for a type that holds itself.
+func makeWalker(t reflect.Type, made map[reflect.Type]*walker) *walker {
+	if w, ok := made[t]; ok {
+		return w
+	}
+	w := &walker{kind: t.Kind()}
+	made[t] = w
+	switch w.kind {
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		w.elem = makeWalker(t.Elem(), made)
+	case reflect.Map:
+		if t.Key().Kind() == reflect.String {
+			w.elem = makeWalker(t.Elem(), made)
+		}
+	case reflect.Struct:
+		if encodesItself(t) {
+			break
+		}
 		for i := range t.NumField() {
 			f := t.Field(i)
 			name, omitempty := jsonField(f)
 			if name == "-" || !f.IsExported() && !f.Anonymous {
 				continue
 			}
-			p.fields = append(p.fields, fieldPlan{index: i, name: name,
-				omitZeroStruct: omitempty && f.Type.Kind() == reflect.Struct, walk: mayOmit(f.Type)})
+			w.fields = append(w.fields, fieldWalker{index: i, name: name,
+				omitZeroStruct: omitempty && f.Type.Kind() == reflect.Struct, walker: makeWalker(f.Type, made)})
 		}
 	}
-	actual, _ := structPlans.LoadOrStore(t, p)
-	return actual.(*structPlan)
+	return w
 }
 
-// mayOmit reports whether a value of type t may hold a struct field that omitZeroStructs
-// removes, so that it must be walked: false for scalars, strings, types that encode themselves
-// and what holds only those.
-func mayOmit(t reflect.Type) bool {
-	if v, ok := omittable.Load(t); ok {
-		return v.(bool)
+// omits works out w.omits for w and the walkers it holds; seen holds those begun, taken to omit
+// while their answer is worked out (the safe answer, for a type that holds itself).
+func omits(w *walker, seen map[*walker]bool) bool {
+	if done, ok := seen[w]; ok {
+		return done
 	}
-	// A type that refers to itself is walked while its answer is worked out (the safe answer).
-	omittable.Store(t, true)
-	result := mayOmitUncached(t)
-	omittable.Store(t, result)
-	return result
-}
-
-func mayOmitUncached(t reflect.Type) bool {
-	switch t.Kind() {
+	seen[w] = true
+	w.omits = false
+	switch w.kind {
 	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
-		return mayOmit(t.Elem())
+		w.omits = w.elem != nil && omits(w.elem, seen)
 	case reflect.Interface:
-		return true
+		w.omits = true
 	case reflect.Struct:
-		for _, f := range planOf(t).fields {
-			if f.name == "" || f.omitZeroStruct || f.walk {
-				return true
+		for _, f := range w.fields {
+			// Every field's walker is worked out, for the walks that skip to it.
+			if sub := omits(f.walker, seen); f.name == "" || f.omitZeroStruct || sub {
+				w.omits = true
 			}
 		}
 	}
-	return false
+	seen[w] = w.omits
+	return w.omits
+}
+
+// walk removes what omitZeroStructs removes from m, the JSON value of v, a value of w's type.
+func (w *walker) walk(v reflect.Value, m any) {
+	switch w.kind {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			w.elem.walk(v.Elem(), m)
+		}
+	case reflect.Interface:
+		if !v.IsNil() {
+			walkerOf(v.Elem().Type()).walk(v.Elem(), m)
+		}
+	case reflect.Struct:
+		fields, ok := m.(map[string]any)
+		if !ok {
+			return
+		}
+		for _, f := range w.fields {
+			switch {
+			case f.name == "":
+				f.walker.walk(v.Field(f.index), fields) // inlined: its fields are this struct's
+			case f.omitZeroStruct && v.Field(f.index).IsZero():
+				delete(fields, f.name)
+			case f.walker.omits:
+				if sub, ok := fields[f.name]; ok {
+					f.walker.walk(v.Field(f.index), sub)
+				}
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if list, ok := m.([]any); ok && len(list) == v.Len() && w.elem.omits {
+			for i := range list {
+				w.elem.walk(v.Index(i), list[i])
+			}
+		}
+	case reflect.Map:
+		if entries, ok := m.(map[string]any); ok && w.elem != nil && w.elem.omits {
+			for it := v.MapRange(); it.Next(); {
+				if sub, ok := entries[it.Key().String()]; ok {
+					w.elem.walk(it.Value(), sub)
+				}
+			}
+		}
+	}
 }
 
 // jsonField returns the name runtime.DefaultUnstructuredConverter gives the struct field f ("" for
