@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/internal/jsontext"
 	"github.com/tenon-dev/tenon/internal/objects"
 	"github.com/tenon-dev/tenon/internal/shardlabels"
 	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
@@ -207,7 +208,7 @@ func timesApplied(live client.Object, manager string) (map[string]bool, bool) {
 			if !ok {
 				continue
 			}
-			selector, err := jsonvalue.DecodeObject(key)
+			selector, err := jsontext.DecodeObject(key)
 			if err != nil {
 				continue
 			}

@@ -40,6 +40,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/tenon-dev/tenon/conditions"
+	"github.com/tenon-dev/tenon/internal/jsontext"
 	"github.com/tenon-dev/tenon/internal/objects"
 	"github.com/tenon-dev/tenon/ownership"
 	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
@@ -576,7 +577,7 @@ func (p applyPatch) Data(obj client.Object) ([]byte, error) {
 	body := map[string]any(p)
 	rv, deleted := obj.GetResourceVersion(), obj.GetDeletionTimestamp()
 	if rv == "" && deleted == nil {
-		return jsonvalue.Marshal(body)
+		return jsontext.Marshal(body)
 	}
 	body = maps.Clone(body)
 	meta, _ := body["metadata"].(map[string]any)
@@ -591,7 +592,7 @@ func (p applyPatch) Data(obj client.Object) ([]byte, error) {
 		meta["deletionTimestamp"] = deleted.UTC().Format(time.RFC3339)
 	}
 	body["metadata"] = meta
-	return jsonvalue.Marshal(body)
+	return jsontext.Marshal(body)
 }
 
 // builtIn returns obj, the object a caller applies, when it is of kind gvk's Go type in

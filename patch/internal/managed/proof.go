@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
+	"github.com/tenon-dev/tenon/internal/jsontext"
 	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
 )
 
@@ -121,7 +122,7 @@ func FieldSet(e *metav1.ManagedFieldsEntry) (map[string]any, bool) {
 	if e.FieldsV1 == nil {
 		return nil, false
 	}
-	set, err := jsonvalue.DecodeObject(e.FieldsV1.GetRawBytes())
+	set, err := jsontext.DecodeObject(e.FieldsV1.GetRawBytes())
 	if err != nil || set == nil {
 		return nil, false // not JSON, or null: no field set to read
 	}
@@ -172,7 +173,7 @@ func DeclaredFields(types managedfields.TypeConverter, desired map[string]any) m
 	if err != nil {
 		return nil
 	}
-	fields, err := jsonvalue.DecodeObject(data)
+	fields, err := jsontext.DecodeObject(data)
 	if err != nil || fields == nil {
 		return nil
 	}
@@ -419,12 +420,12 @@ func selectorsOf(owned map[string]any) selectors {
 			s.index = raw
 		case 'v':
 			var err error
-			if s.value, err = jsonvalue.Decode(raw); err != nil {
+			if s.value, err = jsontext.Decode(raw); err != nil {
 				continue
 			}
 		case 'k':
 			var err error
-			if s.keyOf, err = jsonvalue.DecodeObject(raw); err != nil {
+			if s.keyOf, err = jsontext.DecodeObject(raw); err != nil {
 				continue
 			}
 		default:
@@ -769,7 +770,7 @@ func liveIndex(k string, l []any) (at, n int) {
 	var want any
 	if k[0] != 'i' {
 		var err error
-		if want, err = jsonvalue.Decode(k[2:]); err != nil {
+		if want, err = jsontext.Decode(k[2:]); err != nil {
 			return -1, 0
 		}
 	}
@@ -826,7 +827,7 @@ func defaultedSelector(owned map[string]any, used map[string]bool, e any) string
 		if used[k] || !strings.HasPrefix(k, "k:") {
 			continue
 		}
-		key, err := jsonvalue.DecodeObject(k[2:])
+		key, err := jsontext.DecodeObject(k[2:])
 		if err != nil {
 			continue
 		}

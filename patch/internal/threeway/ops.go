@@ -21,7 +21,7 @@ import (
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 
-	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
+	"github.com/tenon-dev/tenon/internal/jsontext"
 )
 
 // Op is one operation of a JSON Patch (RFC 6902). The helper sends JSON Patches rather than
@@ -68,13 +68,13 @@ func Marshal(ops []Op) ([]byte, error) {
 // appendJSON appends the operation's encoding to buf.
 func (o Op) appendJSON(buf []byte) ([]byte, error) {
 	buf = append(buf, `{"op":`...)
-	buf = jsonvalue.AppendJSONString(buf, o.Kind)
+	buf = jsontext.AppendJSONString(buf, o.Kind)
 	buf = append(buf, `,"path":`...)
-	buf = jsonvalue.AppendJSONString(buf, o.Path)
+	buf = jsontext.AppendJSONString(buf, o.Path)
 	if o.Kind != "remove" {
 		buf = append(buf, `,"value":`...)
 		var err error
-		if buf, err = jsonvalue.AppendJSON(buf, o.Value); err != nil {
+		if buf, err = jsontext.AppendJSON(buf, o.Value); err != nil {
 			return nil, err
 		}
 	}

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package jsonvalue_test
+package jsontext_test
 
 import (
 	"encoding/json"
@@ -24,7 +24,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
+	"github.com/tenon-dev/tenon/internal/jsontext"
 )
 
 var (
@@ -39,8 +39,8 @@ func agree(t *testing.T, text string, replay string) {
 	var want any
 	wantErr := json.Unmarshal([]byte(text), &want)
 	for form, decode := range map[string]func() (any, error){
-		"string": func() (any, error) { return jsonvalue.Decode(text) },
-		"[]byte": func() (any, error) { return jsonvalue.Decode([]byte(text)) },
+		"string": func() (any, error) { return jsontext.Decode(text) },
+		"[]byte": func() (any, error) { return jsontext.Decode([]byte(text)) },
 	} {
 		got, err := decode()
 		if (err != nil) != (wantErr != nil) || wantErr == nil && !reflect.DeepEqual(got, want) {
@@ -49,7 +49,7 @@ func agree(t *testing.T, text string, replay string) {
 	}
 	var wantObject map[string]any
 	wantObjectErr := json.Unmarshal([]byte(text), &wantObject)
-	gotObject, gotObjectErr := jsonvalue.DecodeObject(text)
+	gotObject, gotObjectErr := jsontext.DecodeObject(text)
 	if (gotObjectErr != nil) != (wantObjectErr != nil) || wantObjectErr == nil && !reflect.DeepEqual(gotObject, wantObject) {
 		t.Fatalf("DecodeObject(%q) = %#v, %v; encoding/json: %#v, %v%s", text, gotObject, gotObjectErr, wantObject, wantObjectErr, replay)
 	}
@@ -187,7 +187,7 @@ func BenchmarkDecode(b *testing.B) {
 	b.Run("Decode", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := jsonvalue.DecodeObject(data); err != nil {
+			if _, err := jsontext.DecodeObject(data); err != nil {
 				b.Fatal(err)
 			}
 		}

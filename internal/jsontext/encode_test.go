@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package jsonvalue_test
+package jsontext_test
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/tenon-dev/tenon/patch/internal/jsonvalue"
+	"github.com/tenon-dev/tenon/internal/jsontext"
 )
 
 var (
@@ -36,7 +36,7 @@ var (
 func same(t *testing.T, v any, replay string) {
 	t.Helper()
 	want, wantErr := json.Marshal(v)
-	got, err := jsonvalue.Marshal(v)
+	got, err := jsontext.Marshal(v)
 	if (err != nil) != (wantErr != nil) || !bytes.Equal(got, want) && wantErr == nil {
 		t.Fatalf("Marshal(%#v) = %s, %v; encoding/json: %s, %v%s", v, got, err, want, wantErr, replay)
 	}
@@ -129,7 +129,7 @@ func BenchmarkMarshal(b *testing.B) {
 	b.Run("Marshal", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := jsonvalue.Marshal(body); err != nil {
+			if _, err := jsontext.Marshal(body); err != nil {
 				b.Fatal(err)
 			}
 		}
