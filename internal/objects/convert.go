@@ -26,9 +26,12 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
+
+	"github.com/tenon-dev/tenon/internal/jsontext"
 )
 
 // This file converts a typed object to its JSON value as runtime.DefaultUnstructuredConverter
@@ -53,8 +56,11 @@ type plan struct {
 	// intOrString is set for intstr.IntOrString, which converts itself through its JSON only:
 	// its value is read directly (see intOrStringValue).
 	intOrString bool
-	typ         reflect.Type
-	kind        reflect.Kind
+	// fieldsV1 is set for metav1.FieldsV1, a managedFields entry's field set, which converts
+	// itself through its JSON: an object is read with jsontext (see fieldsV1Value).
+	fieldsV1 bool
+	typ      reflect.Type
+	kind     reflect.Kind
 	// elem is the plan of a pointer's, slice's or map's element.
 	elem *plan
 	// fields are a struct's fields, in their order.
@@ -185,6 +191,7 @@ func (pl *planner) convertsItself(p *plan) bool {
 	// Its upstream cache entry is made when a value is converted, as upstream: making it walks
 	// the type's fields, and a struct that embeds a pointer to itself has no end.
 	p.custom = convertsItself(p.typ)
+	p.fieldsV1 = p.typ == fieldsV1Type || p.typ == reflect.PointerTo(fieldsV1Type)
 	return p.custom
 }
 
@@ -329,6 +336,11 @@ func (p *plan) convert(v reflect.Value) (any, error) {
 			return out, nil
 		}
 	}
+	if p.fieldsV1 {
+		if out, ok := fieldsV1Value(v); ok {
+			return out, nil
+		}
+	}
 	if p.custom || p.intOrString {
 		return value.TypeReflectEntryOf(p.typ).ToUnstructured(v)
 	}
@@ -398,6 +410,55 @@ func (p *plan) convertMap(v reflect.Value) (any, error) {
 		out[it.Key().String()] = e
 	}
 	return out, nil
+}
+
+// fieldsV1Type is the type fieldsV1Value reads.
+var fieldsV1Type = reflect.TypeFor[metav1.FieldsV1]()
+
+// fieldsV1Value returns what upstream converts v, a metav1.FieldsV1 or a pointer to one, to when
+// its JSON is an object without numbers (a field set always is): that object, read with jsontext
+// rather than by encoding/json's decoder and a pass over its numbers. ok is false for anything
+// else (a nil pointer, null, another JSON value, a number anywhere, JSON that does not read),
+// which upstream converts.
+func fieldsV1Value(v reflect.Value) (out map[string]any, ok bool) {
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return nil, false
+		}
+		v = v.Elem()
+	}
+	f, _ := v.Interface().(metav1.FieldsV1)
+	data, err := f.MarshalJSON()
+	if err != nil || len(data) == 0 || data[0] != '{' {
+		return nil, false
+	}
+	m, err := jsontext.DecodeObject(data)
+	if err != nil || m == nil || holdsNumber(m) {
+		return nil, false
+	}
+	return m, true
+}
+
+// holdsNumber reports whether the JSON value v holds a number, which upstream reads as an int64
+// or a float64 as it is written.
+func holdsNumber(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			if holdsNumber(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if holdsNumber(e) {
+				return true
+			}
+		}
+	case float64:
+		return true
+	}
+	return false
 }
 
 // intOrStringType is the type intOrStringValue reads.

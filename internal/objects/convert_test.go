@@ -22,6 +22,7 @@ import (
 	"os"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -250,7 +251,41 @@ func filler(seed int64) *randfill.Filler {
 		func(j *apiextensionsv1.JSON, c randfill.Continue) {
 			j.Raw = []byte(strconv.Itoa(c.Intn(100)))
 		},
+		func(f *metav1.FieldsV1, c randfill.Continue) {
+			// Mostly field sets, which convert without encoding/json; now and then a number
+			// in one, JSON of another kind, or bytes that are not JSON, which convert upstream.
+			// (One that does not convert fails the whole object, so they are rare.)
+			switch c.Intn(40) {
+			case 0:
+				c.FillNoCustom(f)
+			case 1, 2, 3:
+				f.Raw = []byte([]string{`null`, `[{"f:a":{}}]`, `"f:a"`, `{"f:a":{}} x`, `{"f:a":1}`, `{"k:{\"port\":80}":{"f:x":[1.5]}}`, ` {}`}[c.Intn(7)])
+			default:
+				f.Raw = []byte(fieldSet(c, 3))
+			}
+		},
 	)
+}
+
+// fieldSet returns a random field set in managedFields' JSON, depth levels deep at most, with
+// keys of every kind ("f:", "k:" with escaped JSON, "v:", "i:", ".") and strings beyond ASCII.
+func fieldSet(c randfill.Continue, depth int) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := range c.Intn(4) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		key := []string{`"f:spec"`, `"."`, `"k:{\"name\":\"web\",\"port\":8080}"`, `"v:\"x\""`, `"i:0"`, `"f:é"`, `"f:\u00e9\n"`}[c.Intn(7)]
+		b.WriteString(key + ":")
+		if depth > 0 && c.Intn(2) == 0 {
+			b.WriteString(fieldSet(c, depth-1))
+		} else {
+			b.WriteString("{}")
+		}
+	}
+	b.WriteByte('}')
+	return b.String()
 }
 
 // tagCases holds the JSON tags' cases: omitempty and omitzero on every kind, fields without a
