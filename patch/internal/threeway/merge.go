@@ -18,6 +18,7 @@ package threeway
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/tenon-dev/tenon/conditions"
@@ -53,9 +54,10 @@ type Merger struct {
 }
 
 // MergeMain returns latest with this reconcile's changes to metadata and everything outside
-// status carried over, and status too when withStatus is set; latest is not modified.
+// status carried over, and status too when withStatus is set; latest is not modified, and the
+// result, which may share parts of it, is to be read only.
 func (m *Merger) MergeMain(before, after, latest map[string]any, withStatus bool) map[string]any {
-	result := jsonvalue.DeepCopyMap(latest)
+	result := copyForMain(latest)
 	if result == nil {
 		result = map[string]any{}
 	}
@@ -85,14 +87,43 @@ func (m *Merger) MergeMain(before, after, latest map[string]any, withStatus bool
 }
 
 // MergeStatus returns latest with this reconcile's changes to status carried over; latest is not
-// modified.
+// modified, and the result, which shares all but its status with it, is to be read only.
 func (m *Merger) MergeStatus(before, after, latest map[string]any) map[string]any {
-	result := jsonvalue.DeepCopyMap(latest)
-	if result == nil {
-		result = map[string]any{}
+	result := map[string]any{}
+	if latest != nil {
+		// The merge changes the status only: the rest is latest's, shared.
+		result = maps.Clone(latest)
+		if s, ok := latest["status"]; ok {
+			result["status"] = jsonvalue.DeepCopy(s)
+		}
 	}
 	m.status(result, before, after)
 	return result
+}
+
+// copyForMain returns a copy of latest for MergeMain to change, which shares with latest only
+// metadata.managedFields: the merge never changes them, and they are most of the metadata.
+func copyForMain(latest map[string]any) map[string]any {
+	meta, ok := latest["metadata"].(map[string]any)
+	managed, hasManaged := meta["managedFields"]
+	if !ok || !hasManaged {
+		return jsonvalue.DeepCopyMap(latest)
+	}
+	out := make(map[string]any, len(latest))
+	for k, v := range latest {
+		if k != "metadata" {
+			out[k] = jsonvalue.DeepCopy(v)
+		}
+	}
+	m := make(map[string]any, len(meta))
+	for k, v := range meta {
+		if k != "managedFields" {
+			m[k] = jsonvalue.DeepCopy(v)
+		}
+	}
+	m["managedFields"] = managed
+	out["metadata"] = m
+	return out
 }
 
 func (m *Merger) status(result, before, after map[string]any) {
