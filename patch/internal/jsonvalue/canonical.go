@@ -55,7 +55,8 @@ func AppendCanonical(buf []byte, v any) ([]byte, error) {
 // appendObject appends the members of object o in the order of their keys, after their count.
 func appendObject(buf []byte, o map[string]any) ([]byte, error) {
 	buf = binary.AppendUvarint(append(buf, 'o'), uint64(len(o)))
-	keys := make([]string, 0, len(o))
+	var fixed [16]string // most objects' keys, without an allocation
+	keys := fixed[:0]
 	for k := range o {
 		keys = append(keys, k)
 	}
