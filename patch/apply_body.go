@@ -393,35 +393,48 @@ func (w *walker) walk(v reflect.Value, m any) {
 			walkerOf(v.Elem().Type()).walk(v.Elem(), m)
 		}
 	case reflect.Struct:
-		fields, ok := m.(map[string]any)
-		if !ok {
-			return
-		}
-		for _, f := range w.fields {
-			switch {
-			case f.name == "":
-				f.walker.walk(v.Field(f.index), fields) // inlined: its fields are this struct's
-			case f.omitZeroStruct && v.Field(f.index).IsZero():
-				delete(fields, f.name)
-			case f.walker.omits:
-				if sub, ok := fields[f.name]; ok {
-					f.walker.walk(v.Field(f.index), sub)
-				}
-			}
+		if fields, ok := m.(map[string]any); ok {
+			w.walkFields(v, fields)
 		}
 	case reflect.Slice, reflect.Array:
 		if list, ok := m.([]any); ok && len(list) == v.Len() && w.elem.omits {
-			for i := range list {
-				w.elem.walk(v.Index(i), list[i])
-			}
+			w.walkElements(v, list)
 		}
 	case reflect.Map:
 		if entries, ok := m.(map[string]any); ok && w.elem != nil && w.elem.omits {
-			for it := v.MapRange(); it.Next(); {
-				if sub, ok := entries[it.Key().String()]; ok {
-					w.elem.walk(it.Value(), sub)
-				}
+			w.walkEntries(v, entries)
+		}
+	}
+}
+
+// walkFields is walk for v, a struct, and fields, its JSON object.
+func (w *walker) walkFields(v reflect.Value, fields map[string]any) {
+	for _, f := range w.fields {
+		switch {
+		case f.name == "":
+			f.walker.walk(v.Field(f.index), fields) // inlined: its fields are this struct's
+		case f.omitZeroStruct && v.Field(f.index).IsZero():
+			delete(fields, f.name)
+		case f.walker.omits:
+			if sub, ok := fields[f.name]; ok {
+				f.walker.walk(v.Field(f.index), sub)
 			}
+		}
+	}
+}
+
+// walkElements is walk for v, a slice or an array, and list, its JSON list.
+func (w *walker) walkElements(v reflect.Value, list []any) {
+	for i := range list {
+		w.elem.walk(v.Index(i), list[i])
+	}
+}
+
+// walkEntries is walk for v, a map with string keys, and entries, its JSON object.
+func (w *walker) walkEntries(v reflect.Value, entries map[string]any) {
+	for it := v.MapRange(); it.Next(); {
+		if sub, ok := entries[it.Key().String()]; ok {
+			w.elem.walk(it.Value(), sub)
 		}
 	}
 }

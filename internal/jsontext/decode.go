@@ -242,37 +242,50 @@ func (d *decoder[T]) string() (string, error) {
 // number reads the number at d.at, in JSON's grammar, as a float64.
 func (d *decoder[T]) number() (any, error) {
 	start := d.at
-	if d.data[d.at] == '-' {
-		d.at++
-	}
-	switch {
-	case d.at < len(d.data) && d.data[d.at] == '0':
-		d.at++
-	case d.at < len(d.data) && d.data[d.at] >= '1' && d.data[d.at] <= '9':
-		d.digits()
-	default:
+	if !d.integer() || !d.fraction() || !d.exponent() {
 		return nil, d.unexpected()
-	}
-	if d.at < len(d.data) && d.data[d.at] == '.' {
-		d.at++
-		if !d.digits() {
-			return nil, d.unexpected()
-		}
-	}
-	if d.at < len(d.data) && (d.data[d.at] == 'e' || d.data[d.at] == 'E') {
-		d.at++
-		if d.at < len(d.data) && (d.data[d.at] == '+' || d.data[d.at] == '-') {
-			d.at++
-		}
-		if !d.digits() {
-			return nil, d.unexpected()
-		}
 	}
 	f, err := strconv.ParseFloat(string(d.data[start:d.at]), 64)
 	if err != nil {
 		return nil, errors.New("json: cannot read number " + string(d.data[start:d.at]) + " as a float64")
 	}
 	return f, nil
+}
+
+// integer reads a number's sign and integer part, and reports whether they are JSON's.
+func (d *decoder[T]) integer() bool {
+	if d.data[d.at] == '-' {
+		d.at++
+	}
+	switch {
+	case d.at < len(d.data) && d.data[d.at] == '0':
+		d.at++
+		return true
+	case d.at < len(d.data) && d.data[d.at] >= '1' && d.data[d.at] <= '9':
+		return d.digits()
+	}
+	return false
+}
+
+// fraction reads a number's fraction, if it has one, and reports whether it is JSON's.
+func (d *decoder[T]) fraction() bool {
+	if d.at < len(d.data) && d.data[d.at] == '.' {
+		d.at++
+		return d.digits()
+	}
+	return true
+}
+
+// exponent reads a number's exponent, if it has one, and reports whether it is JSON's.
+func (d *decoder[T]) exponent() bool {
+	if d.at < len(d.data) && (d.data[d.at] == 'e' || d.data[d.at] == 'E') {
+		d.at++
+		if d.at < len(d.data) && (d.data[d.at] == '+' || d.data[d.at] == '-') {
+			d.at++
+		}
+		return d.digits()
+	}
+	return true
 }
 
 // digits reads one or more decimal digits, and reports whether there was one.

@@ -47,23 +47,36 @@ func AppendJSON(buf []byte, v any) ([]byte, error) {
 		if x == nil {
 			return append(buf, "null"...), nil
 		}
-		buf = append(buf, '[')
-		for i, e := range x {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			var err error
-			if buf, err = AppendJSON(buf, e); err != nil {
-				return buf, err
-			}
-		}
-		return append(buf, ']'), nil
+		return appendJSONList(buf, x)
 	case string:
 		return AppendJSONString(buf, x), nil
 	case bool:
 		return strconv.AppendBool(buf, x), nil
 	case nil:
 		return append(buf, "null"...), nil
+	}
+	return appendJSONNumber(buf, v)
+}
+
+// appendJSONList appends the elements of l.
+func appendJSONList(buf []byte, l []any) ([]byte, error) {
+	buf = append(buf, '[')
+	for i, e := range l {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		var err error
+		if buf, err = AppendJSON(buf, e); err != nil {
+			return buf, err
+		}
+	}
+	return append(buf, ']'), nil
+}
+
+// appendJSONNumber appends v, a number of the types the unstructured form holds, or anything
+// else as encoding/json encodes it.
+func appendJSONNumber(buf []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
 	case int64:
 		return strconv.AppendInt(buf, x, 10), nil
 	case int:
@@ -145,44 +158,43 @@ func AppendJSONString(buf []byte, s string) []byte {
 				i++
 				continue
 			}
-			buf = append(buf, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				buf = append(buf, '\\', c)
-			case '\b':
-				buf = append(buf, '\\', 'b')
-			case '\f':
-				buf = append(buf, '\\', 'f')
-			case '\n':
-				buf = append(buf, '\\', 'n')
-			case '\r':
-				buf = append(buf, '\\', 'r')
-			case '\t':
-				buf = append(buf, '\\', 't')
-			default:
-				buf = append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
+			buf = appendEscapedByte(append(buf, s[start:i]...), c)
 			i++
 			start = i
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			buf = append(buf, s[start:i]...)
-			buf = append(buf, `\ufffd`...)
+		switch {
+		case r == utf8.RuneError && size == 1:
+			buf = append(append(buf, s[start:i]...), `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			buf = append(append(buf, s[start:i]...), '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+		default:
 			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			buf = append(buf, s[start:i]...)
-			buf = append(buf, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
 			continue
 		}
 		i += size
+		start = i
 	}
 	buf = append(buf, s[start:]...)
 	return append(buf, '"')
+}
+
+// appendEscapedByte appends the escape of c, an ASCII byte a JSON string does not hold as it is.
+func appendEscapedByte(buf []byte, c byte) []byte {
+	switch c {
+	case '"', '\\':
+		return append(buf, '\\', c)
+	case '\b':
+		return append(buf, '\\', 'b')
+	case '\f':
+		return append(buf, '\\', 'f')
+	case '\n':
+		return append(buf, '\\', 'n')
+	case '\r':
+		return append(buf, '\\', 'r')
+	case '\t':
+		return append(buf, '\\', 't')
+	}
+	return append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 }

@@ -41,7 +41,7 @@ func IsQualifiedName(s string) bool {
 // isNamePart reports whether s is 1 to 63 alphanumeric characters, '-', '_' or '.', beginning
 // and ending with an alphanumeric one.
 func isNamePart(s string) bool {
-	if len(s) == 0 || len(s) > 63 || !isAlphanumeric(s[0]) || !isAlphanumeric(s[len(s)-1]) {
+	if s == "" || len(s) > 63 || !isAlphanumeric(s[0]) || !isAlphanumeric(s[len(s)-1]) {
 		return false
 	}
 	for i := 1; i < len(s)-1; i++ {
@@ -56,7 +56,7 @@ func isNamePart(s string) bool {
 // of lower case letters, digits and '-', each beginning and ending with a letter or digit,
 // joined by dots.
 func isSubdomain(s string) bool {
-	if len(s) == 0 || len(s) > 253 {
+	if s == "" || len(s) > 253 {
 		return false
 	}
 	start := 0
@@ -68,7 +68,7 @@ func isSubdomain(s string) bool {
 			continue
 		}
 		label := s[start:i]
-		if len(label) == 0 || !isLowerOrDigit(label[0]) || !isLowerOrDigit(label[len(label)-1]) {
+		if label == "" || !isLowerOrDigit(label[0]) || !isLowerOrDigit(label[len(label)-1]) {
 			return false
 		}
 		start = i + 1

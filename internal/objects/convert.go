@@ -331,18 +331,8 @@ func scalar(v reflect.Value) (out any, ok bool, err error) {
 
 // convert returns the JSON value of v, a value of p's type.
 func (p *plan) convert(v reflect.Value) (any, error) {
-	if p.intOrString {
-		if out, ok := intOrStringValue(v); ok {
-			return out, nil
-		}
-	}
-	if p.fieldsV1 {
-		if out, ok := fieldsV1Value(v); ok {
-			return out, nil
-		}
-	}
 	if p.custom || p.intOrString {
-		return value.TypeReflectEntryOf(p.typ).ToUnstructured(v)
+		return p.convertItself(v)
 	}
 	if out, ok, err := scalar(v); ok {
 		return out, err
@@ -374,6 +364,23 @@ func (p *plan) convert(v reflect.Value) (any, error) {
 		return out, nil
 	}
 	return nil, fmt.Errorf("unrecognized type: %v", p.kind)
+}
+
+// convertItself returns the JSON value of v, a value of p's type, which converts itself: what
+// the upstream cache's entry for the type returns, read directly where that is known to be the
+// same (see intOrStringValue and fieldsV1Value).
+func (p *plan) convertItself(v reflect.Value) (any, error) {
+	switch {
+	case p.intOrString:
+		if out, ok := intOrStringValue(v); ok {
+			return out, nil
+		}
+	case p.fieldsV1:
+		if out, ok := fieldsV1Value(v); ok {
+			return out, nil
+		}
+	}
+	return value.TypeReflectEntryOf(p.typ).ToUnstructured(v)
 }
 
 // convertSlice returns the JSON value of v, a slice of p's type.

@@ -259,9 +259,9 @@ func filler(seed int64) *randfill.Filler {
 			case 0:
 				c.FillNoCustom(f)
 			case 1, 2, 3:
-				f.Raw = []byte([]string{`null`, `[{"f:a":{}}]`, `"f:a"`, `{"f:a":{}} x`, `{"f:a":1}`, `{"k:{\"port\":80}":{"f:x":[1.5]}}`, ` {}`}[c.Intn(7)])
+				f.SetRawBytes([]byte([]string{`null`, `[{"f:a":{}}]`, `"f:a"`, `{"f:a":{}} x`, `{"f:a":1}`, `{"k:{\"port\":80}":{"f:x":[1.5]}}`, ` {}`}[c.Intn(7)]))
 			default:
-				f.Raw = []byte(fieldSet(c, 3))
+				f.SetRawBytes([]byte(fieldSet(c, 3)))
 			}
 		},
 	)

@@ -130,7 +130,7 @@ func applyJSONPatch(doc map[string]any, ops []Op) (map[string]any, error) {
 		return nil, err
 	}
 	if want, err := json.Marshal(rfc6902(ops)); err != nil || !bytes.Equal(p, want) {
-		return nil, fmt.Errorf("Marshal writes %s, encoding/json %s (%v)", p, want, err)
+		return nil, fmt.Errorf("Marshal writes %s, encoding/json %s (%w)", p, want, err)
 	}
 	decoded, err := jsonpatch.DecodePatch(p)
 	if err != nil {
