@@ -37,17 +37,29 @@ func Marshal(v any) ([]byte, error) {
 
 // AppendJSON appends the encoding [Marshal] returns for v to buf.
 func AppendJSON(buf []byte, v any) ([]byte, error) {
+	return appendJSON(buf, v, 0)
+}
+
+// deepest is the depth below which values are handed to encoding/json, which then looks for a
+// cycle (an object that holds itself) and reports it, as it does from a depth of 1,000.
+const deepest = 1000
+
+// appendJSON is AppendJSON for v, depth objects and lists deep.
+func appendJSON(buf []byte, v any, depth int) ([]byte, error) {
+	if depth > deepest {
+		return appendEncodingJSON(buf, v)
+	}
 	switch x := v.(type) {
 	case map[string]any:
 		if x == nil {
 			return append(buf, "null"...), nil
 		}
-		return appendJSONObject(buf, x)
+		return appendJSONObject(buf, x, depth)
 	case []any:
 		if x == nil {
 			return append(buf, "null"...), nil
 		}
-		return appendJSONList(buf, x)
+		return appendJSONList(buf, x, depth)
 	case string:
 		return AppendJSONString(buf, x), nil
 	case bool:
@@ -58,15 +70,15 @@ func AppendJSON(buf []byte, v any) ([]byte, error) {
 	return appendJSONNumber(buf, v)
 }
 
-// appendJSONList appends the elements of l.
-func appendJSONList(buf []byte, l []any) ([]byte, error) {
+// appendJSONList appends the elements of l, depth objects and lists deep.
+func appendJSONList(buf []byte, l []any, depth int) ([]byte, error) {
 	buf = append(buf, '[')
 	for i, e := range l {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
 		var err error
-		if buf, err = AppendJSON(buf, e); err != nil {
+		if buf, err = appendJSON(buf, e, depth+1); err != nil {
 			return buf, err
 		}
 	}
@@ -88,8 +100,13 @@ func appendJSONNumber(buf []byte, v any) ([]byte, error) {
 	case float32:
 		return appendJSONFloat(buf, float64(x), 32)
 	}
-	// Other number types, json.Number, and types JSON has no place for: encoding/json's own
-	// encoding (which is the same embedded as alone: it compacts what it embeds).
+	// Other number types, json.Number, and types JSON has no place for.
+	return appendEncodingJSON(buf, v)
+}
+
+// appendEncodingJSON appends encoding/json's own encoding of v, which is the same embedded as
+// alone: it compacts what it embeds.
+func appendEncodingJSON(buf []byte, v any) ([]byte, error) {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return buf, err
@@ -97,8 +114,8 @@ func appendJSONNumber(buf []byte, v any) ([]byte, error) {
 	return append(buf, data...), nil
 }
 
-// appendJSONObject appends o's members in the order of their keys.
-func appendJSONObject(buf []byte, o map[string]any) ([]byte, error) {
+// appendJSONObject appends o's members in the order of their keys, depth objects and lists deep.
+func appendJSONObject(buf []byte, o map[string]any, depth int) ([]byte, error) {
 	var fixed [16]string
 	keys := fixed[:0]
 	for k := range o {
@@ -112,7 +129,7 @@ func appendJSONObject(buf []byte, o map[string]any) ([]byte, error) {
 		}
 		buf = append(AppendJSONString(buf, k), ':')
 		var err error
-		if buf, err = AppendJSON(buf, o[k]); err != nil {
+		if buf, err = appendJSON(buf, o[k], depth+1); err != nil {
 			return buf, err
 		}
 	}

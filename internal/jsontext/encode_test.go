@@ -111,6 +111,29 @@ func randomJSON(r *rand.Rand, depth int) any {
 	}
 }
 
+// TestMarshalReportsACycleAndWritesDeepValues: a value that holds itself is an error, as
+// encoding/json reports it, not a stack overflow; a deep one that does not is written whole.
+func TestMarshalReportsACycleAndWritesDeepValues(t *testing.T) {
+	m := map[string]any{}
+	m["self"] = m
+	l := []any{nil}
+	l[0] = l
+	for _, v := range []any{m, l, map[string]any{"a": []any{m}}} {
+		if _, err := jsontext.Marshal(v); err == nil {
+			t.Fatalf("Marshal of a value that holds itself: no error")
+		}
+	}
+	deep := any("leaf")
+	for i := range 2500 {
+		if i%2 == 0 {
+			deep = map[string]any{"k": deep}
+		} else {
+			deep = []any{deep, "x"}
+		}
+	}
+	same(t, deep, "")
+}
+
 // FuzzMarshal compares Marshal with encoding/json on strings and numbers the fuzzer makes.
 func FuzzMarshal(f *testing.F) {
 	for _, c := range characters {
