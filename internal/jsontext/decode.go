@@ -156,19 +156,8 @@ func (d *decoder[T]) object(depth int) (any, error) {
 			return nil, err
 		}
 		o[k] = v
-		d.space()
-		if d.at >= len(d.data) {
-			return nil, d.unexpected()
-		}
-		switch d.data[d.at] {
-		case ',':
-			d.at++
-			d.space()
-		case '}':
-			d.at++
-			return o, nil
-		default:
-			return nil, d.unexpected()
+		if end, err := d.separator('}'); end || err != nil {
+			return o, err
 		}
 	}
 }
@@ -191,21 +180,29 @@ func (d *decoder[T]) list(depth int) (any, error) {
 			return nil, err
 		}
 		l = append(l, v)
-		d.space()
-		if d.at >= len(d.data) {
-			return nil, d.unexpected()
-		}
-		switch d.data[d.at] {
-		case ',':
-			d.at++
-			d.space()
-		case ']':
-			d.at++
-			return l, nil
-		default:
-			return nil, d.unexpected()
+		if end, err := d.separator(']'); end || err != nil {
+			return l, err
 		}
 	}
+}
+
+// separator reads what follows a member of an object or an element of a list: a comma, and
+// end is false; or closing, the object's or list's end, and end is true.
+func (d *decoder[T]) separator(closing byte) (end bool, err error) {
+	d.space()
+	if d.at >= len(d.data) {
+		return false, d.unexpected()
+	}
+	switch d.data[d.at] {
+	case ',':
+		d.at++
+		d.space()
+		return false, nil
+	case closing:
+		d.at++
+		return true, nil
+	}
+	return false, d.unexpected()
 }
 
 // string reads the string at d.at, which starts with its opening quote.
