@@ -19,6 +19,7 @@ package jsontext_test
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -70,17 +71,7 @@ func TestDecodeAgreesWithEncodingJSON(t *testing.T) {
 		if r.IntN(3) == 0 {
 			text = breakText(r, text)
 		}
-		agree(t, text, "; replay: -decode.seed="+uitoa(seed)+" (text "+uitoa(uint64(i))+")")
-	}
-}
-
-func uitoa(u uint64) string {
-	var b []byte
-	for {
-		b = append([]byte{byte('0' + u%10)}, b...)
-		if u /= 10; u == 0 {
-			return string(b)
-		}
+		agree(t, text, fmt.Sprintf("; replay: -decode.seed=%d (text %d)", seed, i))
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -53,7 +54,7 @@ func TestMarshalWritesWhatEncodingJSONWrites(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(seed, 0))
 	for i := range *encodeCases {
-		same(t, randomJSON(r, 4), "; replay: -encode.seed="+uitoa(seed)+" (value "+uitoa(uint64(i))+")")
+		same(t, randomJSON(r, 4), fmt.Sprintf("; replay: -encode.seed=%d (value %d)", seed, i))
 	}
 }
 
