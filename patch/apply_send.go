@@ -351,8 +351,9 @@ func appliedBy(live client.Object, manager, subresource string) bool {
 // would change nothing (see [Applier.Apply]). known is the hash of a field set of this
 // manager's entry that is the field set desired declares: the one the API server recorded for
 // an apply of the same desired object, or one an earlier proof of it found equal to the set the
-// kind's schema gives. When live's entry holds those bytes, the schema is not walked again. When the proof holds with the schema's field set, declared is the hash of the entry's
-// field set for the next proof (zero when it cannot be known).
+// kind's schema gives. When live's entry holds those bytes, the schema is not walked again.
+// When the proof holds with the schema's field set, declared is the hash of the entry's field
+// set for the next proof (zero when it cannot be known).
 func (a *Applier) provenUpToDate(desired map[string]any, gvk schema.GroupVersionKind, live client.Object, subresource string, known [32]byte) (upToDate bool, declared [32]byte, err error) {
 	liveMap, entries, own, err := a.proofInput(live, subresource)
 	if err != nil {
